@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# dbctl.sh: install, start and stop the ClickHouse and PostgreSQL servers the
+# project runs on, each on loopback with its data in one directory of ours.
+#
+#   scripts/dbctl.sh install
+#   scripts/dbctl.sh start DIR CH_TCP_PORT PG_PORT
+#   scripts/dbctl.sh stop DIR
+#
+# Servers are found again only through DIR/*.pid: stop never touches a process
+# it did not start. PostgreSQL refuses to run as root, so as root it runs as
+# the unprivileged user "nobody".
+set -euo pipefail
+
+log() { printf '\033[1m[dbctl]\033[0m %s\n' "$*" >&2; }
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+		log "need root (or sudo) to run: $*"; exit 1; fi
+}
+
+pg_bindir() {
+	local d
+	for d in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+		[ -x "$d/initdb" ] && { echo "$d"; return; }
+	done
+	command -v initdb >/dev/null && dirname "$(command -v initdb)"
+}
+
+install() {
+	local pkgs=()
+	command -v clickhouse-server >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
+	[ -n "$(pg_bindir)" ] || pkgs+=(postgresql-15)
+	if [ ${#pkgs[@]} -eq 0 ]; then return; fi
+	log "installing ${pkgs[*]} (Debian packages)"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	# The packages' own services must not start: we run our own instances.
+	as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+}
+
+ch_config() { # DIR PORT
+	local dir=$1 port=$2
+	mkdir -p "$dir/ch/data" "$dir/ch/tmp" "$dir/ch/user_files" "$dir/ch/format_schemas" "$dir/ch/log"
+	cat >"$dir/ch/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$dir/ch/log/server.log</log><errorlog>$dir/ch/log/error.log</errorlog><size>100M</size><count>2</count></logger>
+  <tcp_port>$port</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <max_connections>1024</max_connections>
+  <keep_alive_timeout>3</keep_alive_timeout>
+  <max_concurrent_queries>100</max_concurrent_queries>
+  <uncompressed_cache_size>1073741824</uncompressed_cache_size>
+  <mark_cache_size>536870912</mark_cache_size>
+  <path>$dir/ch/data/</path>
+  <tmp_path>$dir/ch/tmp/</tmp_path>
+  <user_files_path>$dir/ch/user_files/</user_files_path>
+  <format_schema_path>$dir/ch/format_schemas/</format_schema_path>
+  <users_config>$dir/ch/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <timezone>UTC</timezone>
+  <mlock_executable>false</mlock_executable>
+  <builtin_dictionaries_reload_interval>3600</builtin_dictionaries_reload_interval>
+  <max_session_timeout>3600</max_session_timeout>
+  <default_session_timeout>60</default_session_timeout>
+  <remote_servers incl="clickhouse_remote_servers" optional="true" />
+  <include_from>$dir/ch/remote_servers.xml</include_from>
+</yandex>
+XML
+	cat >"$dir/ch/users.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage><load_balancing>random</load_balancing></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+XML
+	[ -f "$dir/ch/remote_servers.xml" ] || echo '<?xml version="1.0"?><yandex><clickhouse_remote_servers></clickhouse_remote_servers></yandex>' >"$dir/ch/remote_servers.xml"
+}
+
+wait_port() { # PORT NAME PIDFILE
+	local i
+	for i in $(seq 1 150); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+		if [ -f "$3" ] && ! kill -0 "$(cat "$3")" 2>/dev/null; then log "$2 exited during start-up"; return 1; fi
+		sleep 0.2
+	done
+	log "$2 did not open port $1 within 30 s"; return 1
+}
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+start_ch() { # DIR PORT
+	local dir=$1 port=$2 pidf=$1/ch.pid
+	if alive "$pidf"; then log "ClickHouse already running (pid $(cat "$pidf"))"; return; fi
+	ch_config "$dir" "$port"
+	log "starting ClickHouse on 127.0.0.1:$port (data in $dir/ch)"
+	nohup clickhouse-server --config-file="$dir/ch/config.xml" >"$dir/ch/log/stdout.log" 2>&1 &
+	echo $! >"$pidf"
+	wait_port "$port" ClickHouse "$pidf" || { tail -20 "$dir/ch/log/error.log" "$dir/ch/log/stdout.log" >&2 || true; exit 1; }
+}
+
+start_pg() { # DIR PORT
+	local dir=$1 port=$2 bin pgdata=$1/pg run=()
+	bin=$(pg_bindir)
+	if [ "$(id -u)" = 0 ]; then run=(runuser -u nobody --); fi
+	mkdir -p "$pgdata"
+	if [ "$(id -u)" = 0 ]; then chown nobody "$pgdata"; chmod 700 "$pgdata"; fi
+	if [ ! -f "$pgdata/PG_VERSION" ]; then
+		log "initialising PostgreSQL in $pgdata"
+		"${run[@]}" "$bin/initdb" -D "$pgdata" -U telemetry --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+	fi
+	if [ -f "$pgdata/postmaster.pid" ] && kill -0 "$(head -1 "$pgdata/postmaster.pid")" 2>/dev/null; then
+		log "PostgreSQL already running"; head -1 "$pgdata/postmaster.pid" >"$dir/pg.pid"; return
+	fi
+	log "starting PostgreSQL on 127.0.0.1:$port (data in $pgdata)"
+	"${run[@]}" "$bin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w -t 60 \
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $pgdata -c fsync=on -c max_connections=200" start >/dev/null
+	head -1 "$pgdata/postmaster.pid" >"$dir/pg.pid"
+	"${run[@]}" "$bin/psql" -h 127.0.0.1 -p "$port" -U telemetry -d postgres -tAc \
+		"SELECT 1 FROM pg_database WHERE datname='telemetry'" | grep -q 1 ||
+		"${run[@]}" "$bin/createdb" -h 127.0.0.1 -p "$port" -U telemetry telemetry
+}
+
+stop() { # DIR
+	local dir=$1 pidf pid i
+	for pidf in "$dir/ch.pid" "$dir/pg.pid"; do
+		[ -f "$pidf" ] || continue
+		pid=$(cat "$pidf")
+		if kill -0 "$pid" 2>/dev/null; then
+			log "stopping $(basename "$pidf" .pid) (pid $pid)"
+			kill -TERM "$pid" 2>/dev/null || true
+			for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+			kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+		fi
+		rm -f "$pidf"
+	done
+}
+
+cmd=${1:-}
+case "$cmd" in
+install) install ;;
+start)
+	[ $# -eq 4 ] || { echo "usage: $0 start DIR CH_TCP_PORT PG_PORT" >&2; exit 2; }
+	install
+	dir=$(mkdir -p "$2" && cd "$2" && pwd)
+	chmod 755 "$dir"
+	start_ch "$dir" "$3"
+	start_pg "$dir" "$4"
+	;;
+start-ch) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_ch "$dir" "$3" ;;
+stop-ch) dir=$(cd "$2" && pwd); pidf=$dir/ch.pid; [ -f "$pidf" ] && { kill -TERM "$(cat "$pidf")" 2>/dev/null || true; for i in $(seq 1 100); do kill -0 "$(cat "$pidf")" 2>/dev/null || break; sleep 0.2; done; rm -f "$pidf"; } ;;
+stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; [ -d "$2" ] && stop "$(cd "$2" && pwd)" ;;
+*) echo "usage: $0 install | start DIR CH_TCP_PORT PG_PORT | stop DIR" >&2; exit 2 ;;
+esac
