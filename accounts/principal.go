@@ -1,0 +1,40 @@
+package accounts
+
+import "context"
+
+// CredentialKind tells the two credentials apart; they are isolated by design.
+type CredentialKind string
+
+// Credential kinds and the prefixes their secrets carry.
+const (
+	CredentialSession   CredentialKind = "session"
+	CredentialIngestKey CredentialKind = "ingest_key"
+
+	SessionTokenPrefix = "sess_"
+	IngestKeyPrefix    = "ik_"
+)
+
+// Principal is who a request acts as, resolved from its bearer credential.
+type Principal struct {
+	Kind CredentialKind
+	// Session credentials.
+	SessionID string
+	UserID    string
+	AccountID string
+	Role      Role
+	// Ingest-key credentials: the key names its MCP (and through it the
+	// account, set in AccountID too).
+	KeyID string
+	MCPID string
+}
+
+// Authenticator resolves bearer credentials.
+type Authenticator interface {
+	// AuthenticateSession returns the principal of a live session token.
+	// Errors: EUNAUTHENTICATED for an unknown, expired or revoked token.
+	AuthenticateSession(ctx context.Context, token string) (*Principal, error)
+	// AuthenticateIngestKey returns the principal of an ingest key. It must
+	// not cost a database round trip on the hot path.
+	// Errors: EUNAUTHENTICATED for an unknown or deleted key.
+	AuthenticateIngestKey(ctx context.Context, key string) (*Principal, error)
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/httpapi"
+	"github.com/mcpscope/telemetry/postgres"
+)
+
+// Main is the whole service: its connections, its HTTP server and its
+// background jobs. Tests build one with NewMain and drive it like the binary.
+type Main struct {
+	Config Config
+	Log    *slog.Logger
+
+	PG       *postgres.DB
+	CH       *clickhouse.DB
+	Registry *prometheus.Registry
+	API      *httpapi.Server
+
+	listener net.Listener
+	closers  []func()
+}
+
+// NewMain returns a service for cfg; nothing is opened yet.
+func NewMain(cfg Config, log *slog.Logger) *Main {
+	return &Main{Config: cfg, Log: log}
+}
+
+// Connect opens the database pools (without migrating).
+func (m *Main) Connect(ctx context.Context) error {
+	pg, err := postgres.Open(ctx, postgres.Config{URL: m.Config.Postgres.URL, MaxConns: m.Config.Postgres.MaxConns}, m.Log)
+	if err != nil {
+		return err
+	}
+	m.PG = pg
+	m.closers = append(m.closers, pg.Close)
+	c := m.Config.ClickHouse
+	ch, err := clickhouse.Open(ctx, clickhouse.Config{Addr: c.Addr, Database: c.Database, Username: c.Username,
+		Password: c.Password, DialTimeout: c.DialTimeout, MaxOpenConns: c.MaxOpenConns, Cluster: c.Cluster})
+	if err != nil {
+		return fmt.Errorf("clickhouse: %w", err)
+	}
+	m.CH = ch
+	m.closers = append(m.closers, func() { _ = ch.Close() })
+	return nil
+}
+
+// Migrate applies the migrations of both databases. Postgres holds an
+// advisory lock meanwhile; ClickHouse statements are idempotent.
+func (m *Main) Migrate(ctx context.Context) error {
+	if err := m.PG.Migrate(ctx); err != nil {
+		return fmt.Errorf("postgres migrations: %w", err)
+	}
+	if err := m.CH.Migrate(ctx); err != nil {
+		return fmt.Errorf("clickhouse migrations: %w", err)
+	}
+	return nil
+}
+
+// Open connects, migrates and builds every service and the HTTP API.
+func (m *Main) Open(ctx context.Context) error {
+	m.Log.Info("starting telemetryd", "config", m.Config.Redacted())
+	if err := m.Connect(ctx); err != nil {
+		return err
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return err
+	}
+	m.Registry = prometheus.NewRegistry()
+	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.API = httpapi.New(httpapi.Options{
+		Logger:      m.Log,
+		BaseURL:     m.Config.Server.BaseURL,
+		LegacyHosts: m.Config.Server.LegacyHosts,
+		Checks: map[string]func(context.Context) error{
+			"postgres":   m.PG.Ping,
+			"clickhouse": m.CH.Ping,
+		},
+		Metrics: httpapi.NewMetrics(m.Registry),
+	})
+	ln, err := net.Listen("tcp", m.Config.Server.Addr)
+	if err != nil {
+		return err
+	}
+	m.listener = ln
+	return nil
+}
+
+// Addr is the address the API listens on (useful with port 0 in tests).
+func (m *Main) Addr() string { return m.listener.Addr().String() }
+
+// Run serves until ctx is cancelled, then shuts down gracefully: in-flight
+// requests finish, background jobs drain.
+func (m *Main) Run(ctx context.Context) error {
+	srv := &http.Server{
+		Handler:           m.API.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       m.Config.Server.ReadTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		m.Log.Info("serving the API", "addr", "http://"+m.Addr(), "docs", m.Config.Server.BaseURL+"/docs")
+		if err := srv.Serve(m.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		m.Log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), m.Config.Server.ShutdownTimeout)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
+	return g.Wait()
+}
+
+// Close releases everything Open acquired, in reverse order.
+func (m *Main) Close() {
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		m.closers[i]()
+	}
+	m.closers = nil
+}

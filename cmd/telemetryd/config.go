@@ -1,0 +1,266 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/spf13/viper"
+)
+
+// Config is the whole configuration: defaults below, then the YAML file
+// (configs/telemetryd.yaml), then TELEMETRY_<SECTION>_<KEY> environment
+// variables. It is loaded once here and passed down explicitly.
+type Config struct {
+	Server     ServerConfig     `mapstructure:"server"`
+	Log        LogConfig        `mapstructure:"log"`
+	ClickHouse ClickHouseConfig `mapstructure:"clickhouse"`
+	Postgres   PostgresConfig   `mapstructure:"postgres"`
+	Auth       AuthConfig       `mapstructure:"auth"`
+	Ingest     IngestConfig     `mapstructure:"ingest"`
+	Alerting   AlertingConfig   `mapstructure:"alerting"`
+	Nightly    NightlyConfig    `mapstructure:"nightly"`
+	Metrics    MetricsConfig    `mapstructure:"metrics"`
+}
+
+// ServerConfig is the HTTP server.
+type ServerConfig struct {
+	Addr            string        `mapstructure:"addr"`
+	BaseURL         string        `mapstructure:"base_url"`
+	LegacyHosts     []string      `mapstructure:"legacy_hosts"`
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	ReadTimeout     time.Duration `mapstructure:"read_timeout"`
+}
+
+// LogConfig is the log output.
+type LogConfig struct {
+	Level  string `mapstructure:"level"`
+	Format string `mapstructure:"format"`
+}
+
+// ClickHouseConfig names the ClickHouse server (or cluster).
+type ClickHouseConfig struct {
+	Addr         []string      `mapstructure:"addr"`
+	Database     string        `mapstructure:"database"`
+	Username     string        `mapstructure:"username"`
+	Password     string        `mapstructure:"password"`
+	DialTimeout  time.Duration `mapstructure:"dial_timeout"`
+	MaxOpenConns int           `mapstructure:"max_open_conns"`
+	Cluster      string        `mapstructure:"cluster"`
+}
+
+// PostgresConfig names the PostgreSQL database.
+type PostgresConfig struct {
+	URL      string `mapstructure:"url"`
+	MaxConns int32  `mapstructure:"max_conns"`
+}
+
+// AuthConfig is sessions and login protection.
+type AuthConfig struct {
+	SessionTTL         time.Duration `mapstructure:"session_ttl"`
+	LoginMaxFailures   int           `mapstructure:"login_max_failures"`
+	LoginFailureWindow time.Duration `mapstructure:"login_failure_window"`
+	KeyCacheTTL        time.Duration `mapstructure:"key_cache_ttl"`
+}
+
+// IngestConfig is the ingest path: limits, write-ahead log and flusher.
+type IngestConfig struct {
+	RateLimitPerMinute int           `mapstructure:"rate_limit_per_minute"`
+	WALDir             string        `mapstructure:"wal_dir"`
+	WALMaxBytes        int64         `mapstructure:"wal_max_bytes"`
+	WALSegmentBytes    int64         `mapstructure:"wal_segment_bytes"`
+	FlushInterval      time.Duration `mapstructure:"flush_interval"`
+	FlushMaxRows       int           `mapstructure:"flush_max_rows"`
+	NodeID             string        `mapstructure:"node_id"`
+	DedupWindow        time.Duration `mapstructure:"dedup_window"`
+}
+
+// AlertingConfig is the rule evaluator and webhook secrets.
+type AlertingConfig struct {
+	EvaluateInterval time.Duration `mapstructure:"evaluate_interval"`
+	SecretKey        string        `mapstructure:"secret_key"`
+	SecretKeyFile    string        `mapstructure:"secret_key_file"`
+}
+
+// NightlyConfig is the nightly pass.
+type NightlyConfig struct {
+	Enabled     bool   `mapstructure:"enabled"`
+	Schedule    string `mapstructure:"schedule"`
+	CatchUpDays int    `mapstructure:"catch_up_days"`
+}
+
+// MetricsConfig is the service's own Prometheus endpoint.
+type MetricsConfig struct {
+	Enabled bool   `mapstructure:"enabled"`
+	Addr    string `mapstructure:"addr"`
+}
+
+// DefaultConfig is what runs with no file and no environment: the servers
+// `make run` starts, on loopback.
+func DefaultConfig() Config {
+	host, _ := os.Hostname()
+	return Config{
+		Server: ServerConfig{Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080", LegacyHosts: []string{},
+			ShutdownTimeout: 20 * time.Second, ReadTimeout: 30 * time.Second},
+		Log:        LogConfig{Level: "info", Format: "json"},
+		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16},
+		Postgres:   PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32},
+		Auth:       AuthConfig{SessionTTL: 30 * 24 * time.Hour, LoginMaxFailures: 5, LoginFailureWindow: 15 * time.Minute, KeyCacheTTL: 2 * time.Second},
+		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
+			FlushInterval: time.Second, FlushMaxRows: 100_000, NodeID: host, DedupWindow: 24 * time.Hour},
+		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key"},
+		Nightly:  NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
+		Metrics:  MetricsConfig{Enabled: true},
+	}
+}
+
+// LoadConfig reads the file (if path is empty, configs/telemetryd.yaml when
+// it exists) and the environment over the defaults, then validates.
+func LoadConfig(path string) (Config, error) {
+	v := viper.New()
+	setDefaults(v, "", reflect.ValueOf(DefaultConfig()))
+	v.SetEnvPrefix("TELEMETRY")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if path == "" {
+		if _, err := os.Stat("configs/telemetryd.yaml"); err == nil {
+			path = "configs/telemetryd.yaml"
+		}
+	}
+	if path != "" {
+		v.SetConfigFile(path)
+		if err := v.ReadInConfig(); err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	var c Config
+	if err := v.Unmarshal(&c); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if c.Ingest.NodeID == "" {
+		c.Ingest.NodeID, _ = os.Hostname()
+	}
+	return c, c.Validate()
+}
+
+// setDefaults registers every key with viper, so that environment variables
+// override keys the file does not mention (viper ignores them otherwise).
+func setDefaults(v *viper.Viper, prefix string, val reflect.Value) {
+	t := val.Type()
+	for i := 0; i < t.NumField(); i++ {
+		key := t.Field(i).Tag.Get("mapstructure")
+		if prefix != "" {
+			key = prefix + "." + key
+		}
+		f := val.Field(i)
+		if f.Kind() == reflect.Struct && f.Type() != reflect.TypeOf(time.Duration(0)) {
+			setDefaults(v, key, f)
+			continue
+		}
+		v.SetDefault(key, f.Interface())
+	}
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Server.Addr == "" {
+		bad("server.addr", "must be set")
+	}
+	if u, err := url.Parse(c.Server.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("server.base_url", "must be an absolute http(s) URL, got %q", c.Server.BaseURL)
+	}
+	if c.Server.ShutdownTimeout <= 0 {
+		bad("server.shutdown_timeout", "must be positive")
+	}
+	if c.Log.Level != "debug" && c.Log.Level != "info" && c.Log.Level != "warn" && c.Log.Level != "error" {
+		bad("log.level", "must be debug, info, warn or error")
+	}
+	if c.Log.Format != "json" && c.Log.Format != "text" {
+		bad("log.format", "must be json or text")
+	}
+	if len(c.ClickHouse.Addr) == 0 {
+		bad("clickhouse.addr", "must name at least one host:port")
+	}
+	if c.ClickHouse.Database == "" {
+		bad("clickhouse.database", "must be set")
+	}
+	if c.ClickHouse.MaxOpenConns < 1 {
+		bad("clickhouse.max_open_conns", "must be at least 1")
+	}
+	if !strings.HasPrefix(c.Postgres.URL, "postgres://") && !strings.HasPrefix(c.Postgres.URL, "postgresql://") {
+		bad("postgres.url", "must be a postgres:// URL")
+	}
+	if c.Auth.SessionTTL < time.Minute {
+		bad("auth.session_ttl", "must be at least 1m")
+	}
+	if c.Auth.LoginMaxFailures < 1 {
+		bad("auth.login_max_failures", "must be at least 1")
+	}
+	if c.Auth.KeyCacheTTL <= 0 || c.Auth.KeyCacheTTL > 5*time.Second {
+		bad("auth.key_cache_ttl", "must be between 1ns and 5s: a deleted key must stop working within 5 s")
+	}
+	if c.Ingest.RateLimitPerMinute < 1 {
+		bad("ingest.rate_limit_per_minute", "must be at least 1")
+	}
+	if c.Ingest.WALDir == "" {
+		bad("ingest.wal_dir", "must be set")
+	}
+	if c.Ingest.WALMaxBytes < 16<<20 {
+		bad("ingest.wal_max_bytes", "must be at least 16 MiB")
+	}
+	if c.Ingest.WALSegmentBytes < 1<<20 || c.Ingest.WALSegmentBytes > c.Ingest.WALMaxBytes {
+		bad("ingest.wal_segment_bytes", "must be at least 1 MiB and at most wal_max_bytes")
+	}
+	if c.Ingest.FlushInterval <= 0 || c.Ingest.FlushInterval > 4*time.Second {
+		bad("ingest.flush_interval", "must be positive and at most 4s: items must be readable within 5 s")
+	}
+	if c.Ingest.FlushMaxRows < 1 {
+		bad("ingest.flush_max_rows", "must be at least 1")
+	}
+	if c.Ingest.NodeID == "" {
+		bad("ingest.node_id", "must be set (defaults to the host name)")
+	}
+	if c.Ingest.DedupWindow < 24*time.Hour {
+		bad("ingest.dedup_window", "must be at least 24h (the contract's duplicate window)")
+	}
+	if c.Alerting.EvaluateInterval < time.Second {
+		bad("alerting.evaluate_interval", "must be at least 1s")
+	}
+	if c.Alerting.SecretKey == "" && c.Alerting.SecretKeyFile == "" {
+		bad("alerting.secret_key", "set secret_key or secret_key_file")
+	}
+	if _, err := cron.ParseStandard(c.Nightly.Schedule); err != nil {
+		bad("nightly.schedule", "is not a cron expression: %v", err)
+	}
+	if c.Nightly.CatchUpDays < 0 || c.Nightly.CatchUpDays > 366 {
+		bad("nightly.catch_up_days", "must be between 0 and 366")
+	}
+	return errors.Join(errs...)
+}
+
+// Redacted returns a copy safe to log.
+func (c Config) Redacted() Config {
+	r := c
+	if r.ClickHouse.Password != "" {
+		r.ClickHouse.Password = "redacted"
+	}
+	if r.Alerting.SecretKey != "" {
+		r.Alerting.SecretKey = "redacted"
+	}
+	if u, err := url.Parse(r.Postgres.URL); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "redacted")
+			r.Postgres.URL = u.String()
+		}
+	}
+	return r
+}

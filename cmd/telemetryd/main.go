@@ -1,0 +1,81 @@
+// Command telemetryd is the telemetry and alerting service.
+//
+//	telemetryd [serve]            run the API, flusher, evaluator and nightly cron
+//	telemetryd migrate            apply database migrations and exit
+//	telemetryd nightly --date D   compute the nightly metrics for day D (or --from/--to)
+//
+// Every command takes --config FILE (default configs/telemetryd.yaml when it
+// exists); every setting can be overridden as TELEMETRY_<SECTION>_<KEY>.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "telemetryd:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("telemetryd "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "configuration file (default configs/telemetryd.yaml when present)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := LoadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.Log, stderr)
+	m := NewMain(cfg, log)
+	defer m.Close()
+
+	switch cmd {
+	case "serve":
+		if err := m.Open(ctx); err != nil {
+			return err
+		}
+		return m.Run(ctx)
+	case "migrate":
+		if err := m.Connect(ctx); err != nil {
+			return err
+		}
+		if err := m.Migrate(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "migrations applied")
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q (want serve, migrate or nightly)", cmd)
+	}
+}
+
+func newLogger(c LogConfig, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

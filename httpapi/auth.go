@@ -1,0 +1,128 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/accounts"
+)
+
+const (
+	schemeSession = "sessionToken"
+	schemeIngest  = "ingestKey"
+)
+
+// Access says which credential an operation takes.
+type Access int
+
+// Access levels.
+const (
+	Public     Access = iota // no credential
+	AnyMember                // a session token, any role
+	Manager                  // a session token of an owner or admin
+	IngestOnly               // an ingest key
+)
+
+// register adds a huma operation with its access rule: the credential check
+// runs as an operation middleware, before the body is read, so an
+// unauthenticated caller learns nothing about validation.
+func register[I, O any](s *Server, op huma.Operation, access Access, h func(context.Context, *I) (*O, error)) {
+	switch access {
+	case AnyMember, Manager:
+		op.Security = []map[string][]string{{schemeSession: {}}}
+		op.Errors = appendStatus(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	case IngestOnly:
+		op.Security = []map[string][]string{{schemeIngest: {}}}
+		op.Errors = appendStatus(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	}
+	if access != Public {
+		op.Middlewares = append(huma.Middlewares{s.authenticate(access)}, op.Middlewares...)
+	}
+	huma.Register(s.api, op, h)
+}
+
+func appendStatus(list []int, codes ...int) []int {
+	for _, c := range codes {
+		found := false
+		for _, x := range list {
+			found = found || x == c
+		}
+		if !found {
+			list = append(list, c)
+		}
+	}
+	return list
+}
+
+func (s *Server) authenticate(access Access) func(huma.Context, func(huma.Context)) {
+	return func(hctx huma.Context, next func(huma.Context)) {
+		p, err := s.principalFor(hctx.Context(), hctx.Header("Authorization"), access)
+		if err != nil {
+			prob := ProblemFromError(hctx.Context(), err)
+			if prob.Status == http.StatusUnauthorized {
+				hctx.SetHeader("WWW-Authenticate", `Bearer realm="telemetry"`)
+			}
+			for k, vs := range prob.headers {
+				for _, v := range vs {
+					hctx.SetHeader(k, v)
+				}
+			}
+			_ = huma.WriteErr(s.api, hctx, prob.Status, prob.Detail, prob)
+			return
+		}
+		next(huma.WithValue(hctx, keyPrincipal, p))
+	}
+}
+
+func (s *Server) principalFor(ctx context.Context, header string, access Access) (*accounts.Principal, error) {
+	token, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok {
+		token, ok = strings.CutPrefix(header, "bearer ")
+	}
+	token = strings.TrimSpace(token)
+	if !ok || token == "" {
+		return nil, telemetry.Errorf(telemetry.EUNAUTHENTICATED, "This endpoint needs a credential in an `Authorization: Bearer …` header.")
+	}
+	if s.opts.Auth == nil {
+		return nil, telemetry.Errorf(telemetry.EUNAVAILABLE, "Authentication is not configured.")
+	}
+	switch {
+	case strings.HasPrefix(token, accounts.SessionTokenPrefix):
+		p, err := s.opts.Auth.AuthenticateSession(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		if access == IngestOnly {
+			return nil, telemetry.Errorf(telemetry.ECREDENTIAL, "Session tokens cannot post telemetry; use an ingest key.")
+		}
+		if access == Manager && !p.Role.CanManage() {
+			return nil, telemetry.Errorf(telemetry.EFORBIDDEN, "This needs the owner or admin role; yours is %s.", p.Role)
+		}
+		return p, nil
+	case strings.HasPrefix(token, accounts.IngestKeyPrefix):
+		p, err := s.opts.Auth.AuthenticateIngestKey(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		if access != IngestOnly {
+			return nil, telemetry.Errorf(telemetry.ECREDENTIAL, "Ingest keys can only post telemetry; use a session token.")
+		}
+		return p, nil
+	}
+	return nil, telemetry.Errorf(telemetry.EUNAUTHENTICATED, "The credential is not valid.")
+}
+
+// principal returns the authenticated principal of a request.
+func principal(ctx context.Context) *accounts.Principal {
+	p, _ := ctx.Value(keyPrincipal).(*accounts.Principal)
+	if p == nil {
+		// Only reachable if a route was registered without access; never
+		// serve data without a principal.
+		panic("httpapi: operation without principal")
+	}
+	return p
+}

@@ -1,0 +1,88 @@
+// Package httpapi is the HTTP transport: huma operations on gin, whose route
+// definitions both validate requests and generate the OpenAPI reference at
+// /docs. Handlers are thin: decode (huma does it), call a domain service,
+// encode. Every failure is a problem+json document with a stable code.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humagin"
+	"github.com/gin-gonic/gin"
+
+	"github.com/mcpscope/telemetry/accounts"
+)
+
+// Options are the server's dependencies and settings. Services left nil
+// leave their routes out (tests build servers with only what they need).
+type Options struct {
+	Logger      *slog.Logger
+	BaseURL     string   // public base address, used in /docs and as the SDK default
+	LegacyHosts []string // hosts that still answer, with Deprecation headers
+	// Checks are the dependencies /health reports on, by name.
+	Checks map[string]func(context.Context) error
+	Auth   accounts.Authenticator
+	// Metrics, when set, registers request metrics on it.
+	Metrics *Metrics
+}
+
+// Server is the HTTP API.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	engine  *gin.Engine
+	api     huma.API
+	metrics *Metrics
+}
+
+// New builds the server and registers every route.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = "http://127.0.0.1:8080"
+	}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics}
+
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.UseRawPath = true // a tool named a/b is addressed as a%2Fb
+	e.UnescapePathValues = true
+	e.ContextWithFallback = true
+	e.Use(s.requestContext, recoverPanics)
+	e.NoRoute(noRoute)
+	e.NoMethod(noMethod)
+	s.engine = e
+
+	cfg := huma.DefaultConfig("MCP Telemetry API", "1")
+	cfg.CreateHooks = nil // no $schema links in bodies: the wire is exactly the contract
+	cfg.DocsPath = ""
+	cfg.OpenAPIPath = "/openapi"
+	cfg.Info.Description = apiDescription
+	cfg.Servers = []*huma.Server{{URL: opts.BaseURL}}
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		schemeSession: {Type: "http", Scheme: "bearer", Description: "A session token (`sess_…`) from signup or login."},
+		schemeIngest:  {Type: "http", Scheme: "bearer", Description: "An ingest key (`ik_…`) from POST /v1/mcps/{id}/keys."},
+	}
+	s.api = humagin.New(e, cfg)
+
+	s.registerHealth()
+	s.registerDocs()
+	return s
+}
+
+// Handler returns the server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// API returns the huma API, whose OpenAPI document lists every operation.
+func (s *Server) API() huma.API { return s.api }
+
+// Engine returns the gin engine, for mounting non-API routes (the dashboard).
+func (s *Server) Engine() *gin.Engine { return s.engine }

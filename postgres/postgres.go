@@ -1,0 +1,184 @@
+// Package postgres implements the account, credential and alerting services
+// on PostgreSQL 15 with pgx. Migrations are embedded numbered SQL files,
+// applied under an advisory lock so that instances starting together apply
+// each exactly once.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcpscope/telemetry"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Advisory lock keys: one per job that must run once across instances.
+const (
+	LockMigrate   int64 = 0x74656c656d657401 // "telemet" 01
+	LockEvaluator int64 = 0x74656c656d657402
+	LockNightly   int64 = 0x74656c656d657403
+)
+
+// Config names the database and sizes the pool.
+type Config struct {
+	URL      string
+	MaxConns int32
+}
+
+// DB is the connection pool that every store in this package shares.
+type DB struct {
+	Pool *pgxpool.Pool
+	log  *slog.Logger
+}
+
+// Open connects to PostgreSQL. It does not wait for the server: the first
+// query fails fast with EUNAVAILABLE if it is down.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*DB, error) {
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse url: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &DB{Pool: pool, log: log}, nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() { db.Pool.Close() }
+
+// Ping checks the server answers a query.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	return wrap(db.Pool.QueryRow(ctx, "SELECT 1").Scan(&one))
+}
+
+// Migrate applies every embedded migration not applied yet, each in its own
+// transaction, holding a session advisory lock for the whole run.
+func (db *DB) Migrate(ctx context.Context) error {
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		return wrap(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", LockMigrate); err != nil {
+		return wrap(err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", LockMigrate) }()
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return wrap(err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.Query(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return wrap(err)
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return wrap(err)
+	}
+	for _, v := range vs {
+		applied[v] = true
+	}
+	files, err := migrationFiles()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if applied[f.version] {
+			continue
+		}
+		body, err := migrations.ReadFile("migrations/" + f.name)
+		if err != nil {
+			return err
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return fmt.Errorf("postgres: migration %s: %w", f.name, err)
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", f.version, f.name)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		db.log.Info("applied postgres migration", "migration", f.name)
+	}
+	return nil
+}
+
+type migrationFile struct {
+	version int
+	name    string
+}
+
+func migrationFiles() ([]migrationFile, error) {
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migrationFile
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("postgres: migration %q must start with a number and _", e.Name())
+		}
+		out = append(out, migrationFile{version: v, name: e.Name()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// wrap maps driver errors to domain errors: an unreachable server becomes
+// EUNAVAILABLE, no rows ENOTFOUND, a unique violation ECONFLICT. Other errors
+// pass through (they end as 500 internal, detail logged, not shown).
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &telemetry.Error{Code: telemetry.ENOTFOUND, Message: "Not found."}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "23505":
+			return &telemetry.Error{Code: telemetry.ECONFLICT, Message: "It already exists."}
+		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P03", pgErr.Code == "53300":
+			return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5}
+		}
+		return err
+	}
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
+		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5}
+	}
+	return err
+}

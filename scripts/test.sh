@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# test.sh: start ClickHouse and PostgreSQL of our own in a temporary
+# directory, run go vet and every test against them, stop them even when the
+# tests fail.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+CH_PORT=${TEST_CH_PORT:-29000}
+PG_PORT=${TEST_PG_PORT:-25432}
+dir=$(mktemp -d /tmp/telemetry-test.XXXXXX)
+cleanup() { scripts/dbctl.sh stop "$dir" || true; rm -rf "$dir"; }
+trap cleanup EXIT
+scripts/dbctl.sh start "$dir" "$CH_PORT" "$PG_PORT"
+export TELEMETRY_TEST_CLICKHOUSE_ADDR=127.0.0.1:$CH_PORT
+export TELEMETRY_TEST_POSTGRES_URL="postgres://telemetry@127.0.0.1:$PG_PORT/telemetry?sslmode=disable"
+export TELEMETRY_TEST_DBCTL_DIR=$dir # lets outage tests stop and start ClickHouse
+echo "== go vet"
+"$GO" vet ./...
+echo "== go test"
+"$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
+if [ -x scripts/fuzz.sh ]; then
+	echo "== fuzz (short)"
+	scripts/fuzz.sh "${FUZZTIME:-10s}"
+fi
+echo "== all tests passed"
