@@ -1,0 +1,279 @@
+package otlp
+
+import (
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// Attribute names read from spans and resources. The gen_ai.* names are the
+// current conventions (semconv v1.39+); mcp.tool.name and mcp.prompt.name are
+// their predecessors in earlier drafts, still emitted by some
+// instrumentations.
+const (
+	attrMethod         = "mcp.method.name"
+	attrToolName       = "gen_ai.tool.name"
+	attrOldToolName    = "mcp.tool.name"
+	attrPromptName     = "gen_ai.prompt.name"
+	attrOldPromptName  = "mcp.prompt.name"
+	attrResourceURI    = "mcp.resource.uri"
+	attrSessionID      = "mcp.session.id"
+	attrErrorType      = "error.type"
+	attrRPCStatusCode  = "rpc.response.status_code"
+	attrClientName     = "mcp.client.name"
+	attrClientVersion  = "mcp.client.version"
+	attrUserID         = "user.id"
+	attrEndUserID      = "enduser.id"
+	attrServiceVersion = "service.version"
+
+	exceptionEvent   = "exception"
+	attrExceptionTyp = "exception.type"
+	attrExceptionMsg = "exception.message"
+)
+
+// fallbackErrorType is the error_type of a failed span that names no error
+// class. It is the conventions' own fallback value for error.type.
+const fallbackErrorType = "_OTHER"
+
+// sessionPrefix starts the session id of a span without mcp.session.id. A
+// trace is the best grouping left: with context propagation every request of
+// one agent run shares it, and the MCP 2026-07-28 revision has no protocol
+// sessions at all.
+const sessionPrefix = "trace:"
+
+// maxAttributeValue bounds a copied attribute value; longer values are not
+// copied, so an item's attributes stay small whatever the exporter sends.
+const maxAttributeValue = 256
+
+// attributeKeys are the span and resource attributes copied into an item's
+// attributes: low-cardinality context worth filtering on, far below the
+// 32-pair limit of an item. Span values win over resource values.
+var attributeKeys = struct{ span, resource []string }{
+	span: []string{
+		"mcp.protocol.version", "network.transport", "network.protocol.name",
+		attrRPCStatusCode, "gen_ai.operation.name",
+	},
+	resource: []string{
+		"service.name", "service.namespace", "service.instance.id",
+		"deployment.environment.name", "deployment.environment",
+		"telemetry.sdk.language",
+	},
+}
+
+// Map turns the MCP server spans of an export request into ingest items, in
+// request order, with now as the reference time of item validation. Every
+// other span (not MCP, client-side, nested, malformed or failing an item
+// rule) is counted in rejected. The mapping is described in the package
+// comment and MAPPING.md.
+func Map(req *coltracepb.ExportTraceServiceRequest, now time.Time) (items []analytics.Item, rejected int) {
+	mcpSpans := mcpSpanIDs(req)
+	for _, rs := range req.GetResourceSpans() {
+		resource := rs.GetResource().GetAttributes()
+		for _, ss := range rs.GetScopeSpans() {
+			for _, span := range ss.GetSpans() {
+				it, ok := mapSpan(span, resource, mcpSpans)
+				if ok {
+					it.Normalize()
+					ok = it.Validate(now)
+				}
+				if !ok {
+					rejected++
+					continue
+				}
+				items = append(items, it)
+			}
+		}
+	}
+	return items, rejected
+}
+
+// spanKey identifies a span across a request: hex trace id + hex span id,
+// which is also the item id.
+func spanKey(traceID, spanID []byte) string {
+	return hex.EncodeToString(traceID) + hex.EncodeToString(spanID)
+}
+
+// mcpSpanIDs collects the keys of the request's spans carrying
+// mcp.method.name, to recognise MCP spans nested in MCP spans.
+func mcpSpanIDs(req *coltracepb.ExportTraceServiceRequest) map[string]bool {
+	ids := map[string]bool{}
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, span := range ss.GetSpans() {
+				if stringAttr(span.GetAttributes(), attrMethod) != "" {
+					ids[spanKey(span.GetTraceId(), span.GetSpanId())] = true
+				}
+			}
+		}
+	}
+	return ids
+}
+
+// mapSpan builds the item of one span, or reports false when the span is not
+// an MCP server call. The item still has to pass Normalize and Validate.
+func mapSpan(span *tracepb.Span, resource []*commonpb.KeyValue, mcpSpans map[string]bool) (analytics.Item, bool) {
+	attrs := span.GetAttributes()
+	method := stringAttr(attrs, attrMethod)
+	if method == "" || !validID(span.GetTraceId(), 16) || !validID(span.GetSpanId(), 8) {
+		return analytics.Item{}, false
+	}
+	switch span.GetKind() {
+	case tracepb.Span_SPAN_KIND_SERVER:
+	case tracepb.Span_SPAN_KIND_INTERNAL, tracepb.Span_SPAN_KIND_UNSPECIFIED:
+		if len(span.GetParentSpanId()) > 0 && mcpSpans[spanKey(span.GetTraceId(), span.GetParentSpanId())] {
+			return analytics.Item{}, false
+		}
+	default:
+		return analytics.Item{}, false
+	}
+	start := span.GetStartTimeUnixNano()
+	if start == 0 || start > math.MaxInt64 {
+		return analytics.Item{}, false
+	}
+	traceHex := hex.EncodeToString(span.GetTraceId())
+	it := analytics.Item{
+		ID:            traceHex + hex.EncodeToString(span.GetSpanId()),
+		Timestamp:     time.Unix(0, int64(start)),
+		SessionID:     stringAttr(attrs, attrSessionID),
+		Method:        method,
+		Name:          firstAttr(attrs, attrToolName, attrOldToolName, attrPromptName, attrOldPromptName, attrResourceURI),
+		DurationMs:    durationMs(start, span.GetEndTimeUnixNano()),
+		ClientName:    stringAttr(attrs, attrClientName),
+		ClientVersion: stringAttr(attrs, attrClientVersion),
+		ServerVersion: stringAttr(resource, attrServiceVersion),
+		UserID:        firstAttr(attrs, attrUserID, attrEndUserID),
+		Attributes:    copyAttributes(attrs, resource),
+	}
+	if it.SessionID == "" {
+		it.SessionID = sessionPrefix + traceHex
+	}
+	if it.Name == "" && (method == analytics.MethodToolsCall || method == "prompts/get") {
+		// Span names are "{mcp.method.name} {target}", the target being the
+		// tool or prompt name.
+		if target, ok := strings.CutPrefix(span.GetName(), method+" "); ok {
+			it.Name = target
+		}
+	}
+	if it.UserID == "" {
+		it.UserID = firstAttr(resource, attrUserID, attrEndUserID)
+	}
+	setError(&it, span)
+	return it, true
+}
+
+// setError marks the item failed when the span's status is ERROR or it
+// carries error.type (the conventions set both together, but either alone is
+// taken as a failure).
+func setError(it *analytics.Item, span *tracepb.Span) {
+	attrs := span.GetAttributes()
+	errType := stringAttr(attrs, attrErrorType)
+	if errType == "" && span.GetStatus().GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+		return
+	}
+	var excType, excMsg string
+	for _, ev := range span.GetEvents() {
+		if ev.GetName() == exceptionEvent {
+			excType = stringAttr(ev.GetAttributes(), attrExceptionTyp)
+			excMsg = stringAttr(ev.GetAttributes(), attrExceptionMsg)
+			break
+		}
+	}
+	it.Status = analytics.StatusError
+	it.ErrorType = firstNonEmpty(errType, stringAttr(attrs, attrRPCStatusCode), excType, fallbackErrorType)
+	it.ErrorMessage = firstNonEmpty(span.GetStatus().GetMessage(), excMsg)
+}
+
+// durationMs is end minus start in milliseconds, nil (not measured) when the
+// span has no end or ends before it starts.
+func durationMs(start, end uint64) *float64 {
+	if end == 0 || end < start {
+		return nil
+	}
+	ms := float64(end-start) / 1e6
+	return &ms
+}
+
+// validID reports whether id has the size OTLP requires and is not all
+// zeros, which the spec calls invalid.
+func validID(id []byte, size int) bool {
+	if len(id) != size {
+		return false
+	}
+	for _, b := range id {
+		if b != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func copyAttributes(span, resource []*commonpb.KeyValue) map[string]string {
+	out := map[string]string{}
+	add := func(attrs []*commonpb.KeyValue, keys []string) {
+		for _, k := range keys {
+			if _, done := out[k]; done {
+				continue
+			}
+			if v := stringAttr(attrs, k); v != "" && utf8.RuneCountInString(v) <= maxAttributeValue {
+				out[k] = v
+			}
+		}
+	}
+	add(span, attributeKeys.span)
+	add(resource, attributeKeys.resource)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// stringAttr returns the value of the attribute key as text: strings as they
+// are, and integers, doubles and booleans formatted, since some
+// instrumentations record ids (user.id, rpc.response.status_code) as numbers.
+// It is "" when the key is absent or holds an array, map or bytes.
+func stringAttr(attrs []*commonpb.KeyValue, key string) string {
+	for _, kv := range attrs {
+		if kv.GetKey() != key {
+			continue
+		}
+		switch v := kv.GetValue().GetValue().(type) {
+		case *commonpb.AnyValue_StringValue:
+			return v.StringValue
+		case *commonpb.AnyValue_IntValue:
+			return strconv.FormatInt(v.IntValue, 10)
+		case *commonpb.AnyValue_DoubleValue:
+			return strconv.FormatFloat(v.DoubleValue, 'g', -1, 64)
+		case *commonpb.AnyValue_BoolValue:
+			return strconv.FormatBool(v.BoolValue)
+		}
+		return ""
+	}
+	return ""
+}
+
+func firstAttr(attrs []*commonpb.KeyValue, keys ...string) string {
+	for _, k := range keys {
+		if v := stringAttr(attrs, k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
