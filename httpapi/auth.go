@@ -27,6 +27,19 @@ const (
 	IngestOnly               // an ingest key
 )
 
+// String names the access rule as /docs shows it (extension x-access).
+func (a Access) String() string {
+	switch a {
+	case AnyMember:
+		return "session"
+	case Manager:
+		return "session:admin"
+	case IngestOnly:
+		return "ingest_key"
+	}
+	return "public"
+}
+
 // register adds a huma operation with its access rule: the credential check
 // runs as an operation middleware, before the body is read, so an
 // unauthenticated caller learns nothing about validation.
@@ -39,6 +52,12 @@ func register[I, O any](s *Server, op huma.Operation, access Access, h func(cont
 		op.Security = []map[string][]string{{schemeIngest: {}}}
 		op.Errors = appendStatus(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
 	}
+	if op.Extensions == nil {
+		op.Extensions = map[string]any{}
+	}
+	// x-access publishes each operation's credential rule in /docs; the
+	// isolation test enumerates operations from it.
+	op.Extensions["x-access"] = access.String()
 	if access != Public {
 		op.Middlewares = append(huma.Middlewares{s.authenticate(access)}, op.Middlewares...)
 	}

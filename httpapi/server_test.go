@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,6 +31,9 @@ type echoOutput struct {
 
 func testServer(t *testing.T, opts Options) *Server {
 	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	opts.LegacyHosts = append(opts.LegacyHosts, "old.example.com")
 	opts.BaseURL = "https://api.example.com"
 	s := New(opts)
@@ -149,12 +154,13 @@ func TestSuccessHeadersAndLegacyHost(t *testing.T) {
 func TestHealth(t *testing.T) {
 	ok := func(context.Context) error { return nil }
 	down := func(context.Context) error { return errors.New("connection refused") }
-	s := New(Options{Checks: map[string]func(context.Context) error{"postgres": ok, "clickhouse": ok}})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := New(Options{Logger: quiet, Checks: map[string]func(context.Context) error{"postgres": ok, "clickhouse": ok}})
 	rec, m := do(t, s, "GET", "/health", "")
 	if rec.Code != 200 || m["status"] != "ok" || m["checks"].(map[string]any)["clickhouse"] != "ok" {
 		t.Fatalf("healthy: %d %v", rec.Code, m)
 	}
-	s = New(Options{Checks: map[string]func(context.Context) error{"postgres": ok, "clickhouse": down}})
+	s = New(Options{Logger: quiet, Checks: map[string]func(context.Context) error{"postgres": ok, "clickhouse": down}})
 	rec, m = do(t, s, "GET", "/health", "")
 	checks := m["checks"].(map[string]any)
 	if rec.Code != 503 || m["status"] != "degraded" || checks["clickhouse"] != "unavailable" || checks["postgres"] != "ok" {
