@@ -1,0 +1,199 @@
+package ingest
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// A write-ahead-log record is one accepted batch, in a compact binary form:
+// faster to write and read than JSON, and it keeps exactly what was accepted
+// (validated and normalised items), so a replay needs no re-validation.
+//
+//	version(1) account mcp received_at(varint ns) n(uvarint) item*
+//	item: id ts(varint ns) session method name flags(1) [duration(8)]
+//	      error_type error_message client_name client_version server_version
+//	      user_id nattr(uvarint) (key value)*
+//
+// Strings are uvarint length + bytes.
+const codecVersion = 1
+
+const (
+	flagDuration = 1 << iota
+	flagError
+)
+
+// Record is one accepted batch as the write-ahead log stores it.
+type Record struct {
+	AccountID  string
+	MCPID      string
+	ReceivedAt time.Time
+	Items      []analytics.Item
+}
+
+var errCorrupt = errors.New("ingest: corrupt write-ahead-log record")
+
+// Encode appends the binary form of r to dst.
+func (r *Record) Encode(dst []byte) []byte {
+	dst = append(dst, codecVersion)
+	dst = appendString(dst, r.AccountID)
+	dst = appendString(dst, r.MCPID)
+	dst = binary.AppendVarint(dst, r.ReceivedAt.UnixNano())
+	dst = binary.AppendUvarint(dst, uint64(len(r.Items)))
+	for i := range r.Items {
+		it := &r.Items[i]
+		dst = appendString(dst, it.ID)
+		dst = binary.AppendVarint(dst, it.Timestamp.UnixNano())
+		dst = appendString(dst, it.SessionID)
+		dst = appendString(dst, it.Method)
+		dst = appendString(dst, it.Name)
+		var flags byte
+		if it.DurationMs != nil {
+			flags |= flagDuration
+		}
+		if it.Status == analytics.StatusError {
+			flags |= flagError
+		}
+		dst = append(dst, flags)
+		if it.DurationMs != nil {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(*it.DurationMs))
+		}
+		dst = appendString(dst, it.ErrorType)
+		dst = appendString(dst, it.ErrorMessage)
+		dst = appendString(dst, it.ClientName)
+		dst = appendString(dst, it.ClientVersion)
+		dst = appendString(dst, it.ServerVersion)
+		dst = appendString(dst, it.UserID)
+		dst = binary.AppendUvarint(dst, uint64(len(it.Attributes)))
+		for k, v := range it.Attributes {
+			dst = appendString(dst, k)
+			dst = appendString(dst, v)
+		}
+	}
+	return dst
+}
+
+// DecodeRecord parses a record written by Encode. It never panics on
+// arbitrary input; anything malformed is errCorrupt.
+func DecodeRecord(b []byte) (Record, error) {
+	d := decoder{b: b}
+	if d.byte() != codecVersion {
+		return Record{}, errCorrupt
+	}
+	var r Record
+	r.AccountID = d.string()
+	r.MCPID = d.string()
+	r.ReceivedAt = time.Unix(0, d.varint()).UTC()
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) { // each item takes at least one byte
+		return Record{}, errCorrupt
+	}
+	r.Items = make([]analytics.Item, n)
+	for i := range r.Items {
+		it := &r.Items[i]
+		it.ID = d.string()
+		it.Timestamp = time.Unix(0, d.varint()).UTC()
+		it.SessionID = d.string()
+		it.Method = d.string()
+		it.Name = d.string()
+		flags := d.byte()
+		if flags&flagDuration != 0 {
+			v := math.Float64frombits(d.uint64())
+			it.DurationMs = &v
+		}
+		it.Status = analytics.StatusOK
+		if flags&flagError != 0 {
+			it.Status = analytics.StatusError
+		}
+		it.ErrorType = d.string()
+		it.ErrorMessage = d.string()
+		it.ClientName = d.string()
+		it.ClientVersion = d.string()
+		it.ServerVersion = d.string()
+		it.UserID = d.string()
+		na := d.uvarint()
+		if na > analytics.MaxAttributes {
+			return Record{}, errCorrupt
+		}
+		if na > 0 {
+			it.Attributes = make(map[string]string, na)
+			for j := uint64(0); j < na; j++ {
+				k := d.string()
+				it.Attributes[k] = d.string()
+			}
+		}
+		if d.err != nil {
+			return Record{}, errCorrupt
+		}
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return Record{}, errCorrupt
+	}
+	return r, nil
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() { d.err = errCorrupt; d.b = nil }
+
+func (d *decoder) byte() byte {
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) uint64() uint64 {
+	if len(d.b) < 8 {
+		d.fail()
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.fail()
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}

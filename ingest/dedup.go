@@ -1,0 +1,96 @@
+package ingest
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// Dedup remembers which item ids each MCP had accepted in the last window
+// (24 h by contract), so that a retried batch never double counts. It keeps a
+// 64-bit hash of (mcp, id) and the acceptance time: about 25 bytes an id. A
+// false positive needs a 64-bit collision within one window (negligible).
+//
+// It is rebuilt on start from ClickHouse (ids received in the window) and
+// from the write-ahead log (ids accepted but not flushed yet).
+type Dedup struct {
+	window time.Duration
+	seed   maphash.Seed
+	shards [64]dedupShard
+}
+
+type dedupShard struct {
+	mu   sync.Mutex
+	seen map[uint64]int64 // hash -> accepted at (unix seconds)
+}
+
+// NewDedup returns an empty filter for the given window.
+func NewDedup(window time.Duration) *Dedup {
+	d := &Dedup{window: window, seed: maphash.MakeSeed()}
+	for i := range d.shards {
+		d.shards[i].seen = make(map[uint64]int64)
+	}
+	return d
+}
+
+func (d *Dedup) key(mcpID, id string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	h.WriteString(mcpID)
+	h.WriteByte(0)
+	h.WriteString(id)
+	return h.Sum64()
+}
+
+// Reserve records (mcp, id) as accepted at now and reports true, or reports
+// false when it was already accepted within the window.
+func (d *Dedup) Reserve(mcpID, id string, now time.Time) bool {
+	k := d.key(mcpID, id)
+	s := &d.shards[k%uint64(len(d.shards))]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at, ok := s.seen[k]; ok && now.Unix()-at < int64(d.window/time.Second) {
+		return false
+	}
+	s.seen[k] = now.Unix()
+	return true
+}
+
+// Release forgets a reservation whose batch could not be made durable, so
+// that the client's retry is accepted.
+func (d *Dedup) Release(mcpID, id string) {
+	k := d.key(mcpID, id)
+	s := &d.shards[k%uint64(len(d.shards))]
+	s.mu.Lock()
+	delete(s.seen, k)
+	s.mu.Unlock()
+}
+
+// Sweep drops ids older than the window; call it periodically.
+func (d *Dedup) Sweep(now time.Time) (remaining int) {
+	cutoff := now.Add(-d.window).Unix()
+	for i := range d.shards {
+		s := &d.shards[i]
+		s.mu.Lock()
+		for k, at := range s.seen {
+			if at <= cutoff {
+				delete(s.seen, k)
+			}
+		}
+		remaining += len(s.seen)
+		s.mu.Unlock()
+	}
+	return remaining
+}
+
+// Len is the number of ids remembered.
+func (d *Dedup) Len() int {
+	n := 0
+	for i := range d.shards {
+		s := &d.shards[i]
+		s.mu.Lock()
+		n += len(s.seen)
+		s.mu.Unlock()
+	}
+	return n
+}

@@ -1,0 +1,150 @@
+// Package ingest is the durable ingest path: validated items are written to
+// the write-ahead log and fsynced before the client hears 202; a flusher
+// sends them to ClickHouse in large batches and frees the log only after
+// ClickHouse acknowledged every row. Duplicate item ids are dropped within
+// the contract's 24 h window, across restarts and log replays.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/wal"
+)
+
+// Sink is where flushed rows go: ClickHouse.
+type Sink interface {
+	InsertRows(ctx context.Context, rows []clickhouse.Row) error
+	// InsertedSeqs reports which log records of this node are already
+	// stored, so that a replay after a crash does not insert them twice.
+	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64) (map[uint64]bool, error)
+	// RecentIDs lists item ids received since a time, to rebuild Dedup.
+	RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string)) error
+}
+
+// Options configure a Pipeline.
+type Options struct {
+	Node               string        // this instance's id; each instance has its own log
+	RateLimitPerMinute int           // payloads per ingest key per minute
+	DedupWindow        time.Duration // 24 h by contract
+	FlushInterval      time.Duration // flush at least this often
+	FlushMaxRows       int           // or when this many rows wait
+	Logger             *slog.Logger
+	Metrics            *Metrics // optional
+	Now                func() time.Time
+}
+
+// Result is the answer to one accepted payload.
+type Result struct {
+	Accepted int `json:"accepted"`
+	Dropped  int `json:"dropped"`
+}
+
+// Pipeline accepts batches into the log and flushes them to the sink.
+type Pipeline struct {
+	opts    Options
+	log     *wal.Log
+	sink    Sink
+	dedup   *Dedup
+	limiter *RateLimiter
+	bufPool sync.Pool
+
+	ready chan struct{} // closed once the dedup filter is rebuilt
+}
+
+// New returns a pipeline over an open log. Call Run to flush.
+func New(l *wal.Log, sink Sink, opts Options) *Pipeline {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Pipeline{
+		opts: opts, log: l, sink: sink,
+		dedup:   NewDedup(opts.DedupWindow),
+		limiter: NewRateLimiter(opts.RateLimitPerMinute),
+		ready:   make(chan struct{}),
+	}
+}
+
+// Allow applies the per-key rate limit before the body is even read.
+func (p *Pipeline) Allow(keyID string) error {
+	ok, wait := p.limiter.Allow(keyID, p.opts.Now())
+	if ok {
+		return nil
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: secs,
+		Message: "This ingest key sent more payloads this minute than its limit allows; retry after the Retry-After delay."}
+}
+
+// Ingest makes the valid items of one payload durable and reports how many
+// were accepted; duplicates of ids accepted within the window are dropped
+// (counted with the invalid items the caller already dropped).
+func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (Result, error) {
+	select {
+	case <-p.ready:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	now := p.opts.Now()
+	kept := items[:0:0]
+	var reserved []string
+	for i := range items {
+		if id := items[i].ID; id != "" {
+			if !p.dedup.Reserve(mcpID, id, now) {
+				dropped++
+				continue
+			}
+			reserved = append(reserved, id)
+		}
+		kept = append(kept, items[i])
+	}
+	if len(kept) == 0 {
+		return Result{Accepted: 0, Dropped: dropped}, nil
+	}
+	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept}
+	buf, _ := p.bufPool.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	*buf = rec.Encode((*buf)[:0])
+	_, _, err := p.log.Append(ctx, *buf)
+	p.bufPool.Put(buf)
+	if err != nil {
+		for _, id := range reserved {
+			p.dedup.Release(mcpID, id)
+		}
+		if errors.Is(err, wal.ErrFull) {
+			p.opts.Metrics.full()
+			return Result{}, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 30,
+				Message: "Storage is catching up; the payload was not accepted. Retry after the Retry-After delay."}
+		}
+		return Result{}, err
+	}
+	p.opts.Metrics.accepted(len(kept), dropped)
+	return Result{Accepted: len(kept), Dropped: dropped}, nil
+}
+
+// Ready reports whether the pipeline accepts payloads (dedup rebuilt).
+func (p *Pipeline) Ready() bool {
+	select {
+	case <-p.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stats describe the log backlog.
+func (p *Pipeline) Stats() wal.Stats { return p.log.Stats() }
