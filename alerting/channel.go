@@ -1,0 +1,225 @@
+// Package alerting is the alerting domain: the channels alerts are delivered
+// on, the webhook connections of the team-chat channels, alert rules and
+// their states, the deliveries a firing rule fans out to, the inbox built
+// from them, and the service interfaces the postgres package implements. It
+// reads numbers through MetricSource and imports no database.
+//
+// The model, from the contract: channels are destinations; a rule says on
+// which channels it wants to be heard; a person says on which personal
+// channels they are willing to hear. A delivery exists only where the rule
+// and the person agree (personal channels), or where the rule names a team
+// channel that an admin connected.
+package alerting
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpscope/telemetry"
+)
+
+// Channel ids. They are wire values (rule channels, delivery channel, the
+// path of the webhook routes): never rename one.
+const (
+	ChannelInApp   = "in_app"
+	ChannelEmail   = "email"
+	ChannelSlack   = "slack"
+	ChannelDiscord = "discord"
+)
+
+// Channel scopes. A personal channel is switched on or off by each person
+// per account; a team channel is connected once by an admin with an incoming
+// webhook, which posts to one fixed chat channel, so it is one destination
+// for the whole team and cannot be a personal preference.
+const (
+	ScopePersonal = "personal"
+	ScopeTeam     = "team"
+)
+
+// CatalogueEntry is the fixed description of one channel kind.
+type CatalogueEntry struct {
+	ID          string
+	Label       string
+	Description string
+	// Delivers is true only for channels that actually send today. Email and
+	// team-chat deliveries are recorded as queued and nothing processes them
+	// yet; the flag tells clients not to promise more than that.
+	Delivers bool
+	Scope    string
+}
+
+// catalogue lists every channel in the order clients show them. Personal
+// channels first, then team channels; PlanFanOut follows the same order.
+var catalogue = []CatalogueEntry{
+	{ID: ChannelInApp, Label: "In-app", Scope: ScopePersonal, Delivers: true,
+		Description: "Alerts appear in your inbox in the dashboard as soon as a rule fires."},
+	{ID: ChannelEmail, Label: "Email", Scope: ScopePersonal, Delivers: false,
+		Description: "Alerts are recorded for email to your address; sending is not switched on yet."},
+	{ID: ChannelSlack, Label: "Slack", Scope: ScopeTeam, Delivers: false,
+		Description: "Alerts are recorded for one Slack channel, connected by an admin with an incoming webhook; sending is not switched on yet."},
+	{ID: ChannelDiscord, Label: "Discord", Scope: ScopeTeam, Delivers: false,
+		Description: "Alerts are recorded for one Discord channel, connected by an admin with a channel webhook; sending is not switched on yet."},
+}
+
+// Catalogue returns every channel kind, connected or not, in display order.
+// The slice is a copy: callers may not change the catalogue.
+func Catalogue() []CatalogueEntry {
+	return append([]CatalogueEntry(nil), catalogue...)
+}
+
+func catalogueEntry(id string) (CatalogueEntry, bool) {
+	for _, e := range catalogue {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return CatalogueEntry{}, false
+}
+
+// ValidChannel reports whether id is a known channel id.
+func ValidChannel(id string) bool {
+	_, ok := catalogueEntry(id)
+	return ok
+}
+
+// IsTeamChannel reports whether id is a team-chat channel (one webhook for
+// the whole account).
+func IsTeamChannel(id string) bool {
+	e, ok := catalogueEntry(id)
+	return ok && e.Scope == ScopeTeam
+}
+
+// IsPersonalChannel reports whether id is a channel each person switches on
+// or off for themselves.
+func IsPersonalChannel(id string) bool {
+	e, ok := catalogueEntry(id)
+	return ok && e.Scope == ScopePersonal
+}
+
+// Channel is one entry of GET /v1/account/channels: the catalogue entry plus
+// the account's connection state.
+type Channel struct {
+	ID          string `json:"id"`
+	Label       string `json:"label"`
+	Description string `json:"description"`
+	Delivers    bool   `json:"delivers"`
+	Scope       string `json:"scope"`
+	// Connected is whether rules naming the channel get deliveries on it.
+	// Personal channels need no connection and are always connected; a team
+	// channel is connected while the account has a webhook for it.
+	Connected bool `json:"connected"`
+	// WebhookHint is the masked webhook (see WebhookHint); null unless a team
+	// channel is connected. The URL itself is never returned.
+	WebhookHint *string `json:"webhook_hint"`
+}
+
+// ListChannels builds the full channel list from the catalogue and the
+// account's webhook hints, keyed by team channel id. A team channel absent
+// from hints is not connected.
+func ListChannels(hints map[string]string) []Channel {
+	out := make([]Channel, 0, len(catalogue))
+	for _, e := range catalogue {
+		c := Channel{ID: e.ID, Label: e.Label, Description: e.Description, Delivers: e.Delivers, Scope: e.Scope}
+		if e.Scope == ScopePersonal {
+			c.Connected = true
+		} else if h, ok := hints[e.ID]; ok {
+			c.Connected = true
+			c.WebhookHint = &h
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Preferences are one person's switches for the personal channels in one
+// account. A person who never saved preferences hears on every personal
+// channel (DefaultPreferences): alerts are opt-out, not opt-in.
+type Preferences struct {
+	InApp bool `json:"in_app"`
+	Email bool `json:"email"`
+}
+
+// DefaultPreferences returns the preferences of a person who never changed
+// them: everything on.
+func DefaultPreferences() Preferences {
+	return Preferences{InApp: true, Email: true}
+}
+
+// Allows reports whether the preferences let channel deliver to the person.
+// Team channels are not personal preferences, so they are never allowed
+// here; PlanFanOut handles them separately.
+func (p Preferences) Allows(channel string) bool {
+	switch channel {
+	case ChannelInApp:
+		return p.InApp
+	case ChannelEmail:
+		return p.Email
+	}
+	return false
+}
+
+// PreferencesUpdate is the body of PUT /v1/account/channels. It merges: a nil
+// field keeps the stored value, so {"email": false} changes only email.
+type PreferencesUpdate struct {
+	InApp *bool `json:"in_app,omitempty"`
+	Email *bool `json:"email,omitempty"`
+}
+
+// Apply returns p with the fields set in u changed.
+func (u PreferencesUpdate) Apply(p Preferences) Preferences {
+	if u.InApp != nil {
+		p.InApp = *u.InApp
+	}
+	if u.Email != nil {
+		p.Email = *u.Email
+	}
+	return p
+}
+
+// DecodePreferencesUpdate decodes a PUT /v1/account/channels body. It exists
+// to give a useful answer for the two mistakes a generic decoder reports
+// poorly: a team channel key (EINVALID, telling the caller that team channels
+// are connected with a webhook, not switched per person) and a key that is no
+// channel at all (EINVALID). A value must be true or false; null is refused
+// rather than read as "keep", so a client bug cannot pass for a no-op.
+// Malformed JSON is EBADREQUEST.
+func DecodePreferencesUpdate(body []byte) (PreferencesUpdate, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		return PreferencesUpdate{}, telemetry.Errorf(telemetry.EBADREQUEST, "The body must be a JSON object of channel switches, such as {\"email\": false}.")
+	}
+	var u PreferencesUpdate
+	for key, v := range raw {
+		field := "body." + key
+		switch {
+		case IsTeamChannel(key):
+			return PreferencesUpdate{}, telemetry.FieldError(telemetry.EINVALID, field,
+				"%s is a team channel: an admin connects it with PUT /v1/account/channels/%s/webhook; it is not a personal switch.", key, key)
+		case !IsPersonalChannel(key):
+			return PreferencesUpdate{}, telemetry.FieldError(telemetry.EINVALID, field,
+				"Unknown channel %q; the personal channels are in_app and email.", key)
+		}
+		b, err := decodeBool(v)
+		if err != nil {
+			return PreferencesUpdate{}, telemetry.FieldError(telemetry.EINVALID, field, "%s must be true or false.", key)
+		}
+		switch key {
+		case ChannelInApp:
+			u.InApp = &b
+		case ChannelEmail:
+			u.Email = &b
+		}
+	}
+	return u, nil
+}
+
+func decodeBool(v json.RawMessage) (bool, error) {
+	switch string(bytes.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("not a boolean: %s", v)
+}

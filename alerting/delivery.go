@@ -1,0 +1,209 @@
+package alerting
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/mcpscope/telemetry"
+)
+
+// Delivery statuses. Only in_app delivers today; the others are recorded as
+// queued and nothing processes them yet. New statuses (sent, failed) may come
+// when senders exist; clients must tolerate unknown values.
+const (
+	StatusDelivered = "delivered"
+	StatusQueued    = "queued"
+)
+
+// Page sizes of the paginated delivery lists (inbox, notifications).
+const (
+	DefaultPageLimit = 50
+	MaxPageLimit     = 200
+)
+
+// Notification is an item of GET /v1/account/notifications: a delivery as
+// the admins' log shows it, without what is the recipient's business (the
+// body and the read marker).
+type Notification struct {
+	ID      string `json:"id"`
+	RuleID  string `json:"rule_id"`
+	MCPID   string `json:"mcp_id"`
+	Channel string `json:"channel"`
+	// RecipientUserID is the person of a personal-channel delivery; nil for a
+	// team-chat delivery, which goes to the whole team.
+	RecipientUserID *string   `json:"recipient_user_id"`
+	Status          string    `json:"status"`
+	Title           string    `json:"title"`
+	CreatedAt       time.Time `json:"created_at"`
+}
+
+// Delivery is one record of a rule firing on one channel for one recipient:
+// the delivery log behind both the inbox (in_app rows of one person) and the
+// admins' notification log (its embedded Notification). Deliveries are
+// created when a rule fires, never when they are read, and are not changed by
+// later membership changes.
+type Delivery struct {
+	Notification
+	Body   string     `json:"body"`
+	ReadAt *time.Time `json:"read_at"`
+}
+
+// NotificationFilter selects a page of the delivery log. Empty Channel or
+// Status means any.
+type NotificationFilter struct {
+	Channel string
+	Status  string
+	Limit   int
+	Cursor  string
+}
+
+// Validate checks the filter and puts the default limit in place of 0.
+// Errors are EINVALID on the query parameter.
+func (f *NotificationFilter) Validate() error {
+	if f.Channel != "" && !ValidChannel(f.Channel) {
+		return telemetry.FieldError(telemetry.EINVALID, "query.channel", "Unknown channel %q; channels are in_app, email, slack and discord.", f.Channel)
+	}
+	if f.Status != "" && f.Status != StatusDelivered && f.Status != StatusQueued {
+		return telemetry.FieldError(telemetry.EINVALID, "query.status", "The status must be delivered or queued.")
+	}
+	return checkLimit(&f.Limit)
+}
+
+// NotificationPage is the body of GET /v1/account/notifications. Items is
+// never nil (an empty page encodes as []); NextCursor is nil on the last page.
+type NotificationPage struct {
+	Items      []Notification `json:"items"`
+	NextCursor *string        `json:"next_cursor"`
+}
+
+// Member is one person on the team when a rule fires, with their
+// preferences in the rule's account.
+type Member struct {
+	UserID string
+	Prefs  Preferences
+}
+
+// PlannedDelivery is a delivery PlanFanOut decided to create; the store adds
+// ids, the rule and MCP, and the time.
+type PlannedDelivery struct {
+	Channel         string
+	RecipientUserID *string // nil for team-chat channels
+	Status          string
+	Title           string
+	Body            string
+}
+
+// PlanFanOut decides the deliveries of one firing of rule, whose measured
+// value was value, for the people on the team at that moment. It is the
+// contract's fan-out, as a pure function:
+//
+//   - in_app (delivered) and email (queued) for each person whose
+//     preferences allow the channel and whose rule names it;
+//   - one queued delivery per team channel the rule names and connected
+//     reports as connected;
+//   - nothing, and no error, for a named team channel that is not connected.
+//
+// The order is stable: people in audience order (each person once, members
+// without a user id skipped), personal channels in catalogue order, then team
+// channels in catalogue order.
+func PlanFanOut(rule Rule, value float64, audience []Member, connected map[string]bool) []PlannedDelivery {
+	title, body := FiringTitle(rule, value), FiringBody(rule, value)
+	var out []PlannedDelivery
+	seen := make(map[string]bool, len(audience))
+	for _, m := range audience {
+		if m.UserID == "" || seen[m.UserID] {
+			continue
+		}
+		seen[m.UserID] = true
+		for _, e := range catalogue {
+			if e.Scope != ScopePersonal || !rule.Names(e.ID) || !m.Prefs.Allows(e.ID) {
+				continue
+			}
+			uid := m.UserID
+			out = append(out, PlannedDelivery{Channel: e.ID, RecipientUserID: &uid, Status: personalStatus(e.ID), Title: title, Body: body})
+		}
+	}
+	for _, e := range catalogue {
+		if e.Scope == ScopeTeam && rule.Names(e.ID) && connected[e.ID] {
+			out = append(out, PlannedDelivery{Channel: e.ID, Status: StatusQueued, Title: title, Body: body})
+		}
+	}
+	return out
+}
+
+func personalStatus(channel string) string {
+	if channel == ChannelInApp {
+		return StatusDelivered
+	}
+	return StatusQueued
+}
+
+// FiringTitle is the title of a firing rule's deliveries, short enough for a
+// notification line, e.g. "Firing: Search errors (error rate 12.5%)".
+func FiringTitle(r Rule, value float64) string {
+	return "Firing: " + r.Name + " (" + metricLabel(r.Metric) + " " + formatMetric(r.Metric, value) + ")"
+}
+
+// FiringBody says what was measured against what, e.g.
+// "Over the last 5 minutes: error rate 12.5% for tool search_docs (rule: > 5%)."
+func FiringBody(r Rule, value float64) string {
+	s := "Over the last " + windowText(r.WindowMinutes) + ": " + metricLabel(r.Metric) + " " + formatMetric(r.Metric, value)
+	if r.Tool != nil {
+		s += " for tool " + *r.Tool
+	}
+	return s + " (rule: " + r.Comparator + " " + formatMetric(r.Metric, r.Threshold) + ")."
+}
+
+func metricLabel(metric string) string {
+	switch metric {
+	case MetricErrorRate:
+		return "error rate"
+	case MetricErrors:
+		return "errors"
+	case MetricCalls:
+		return "calls"
+	case MetricP95:
+		return "p95 latency"
+	}
+	return metric
+}
+
+// formatMetric shows error rates as percentages and latencies in ms, rounded
+// for reading; the exact value is in the evaluation, not in prose.
+func formatMetric(metric string, v float64) string {
+	switch metric {
+	case MetricErrorRate:
+		return formatNumber(v*100, 2) + "%"
+	case MetricP95:
+		return formatNumber(v, 1) + " ms"
+	}
+	return formatNumber(v, 2)
+}
+
+func formatNumber(v float64, decimals int) string {
+	p := math.Pow10(decimals)
+	return strconv.FormatFloat(math.Round(v*p)/p, 'f', -1, 64)
+}
+
+func windowText(minutes int) string {
+	switch {
+	case minutes == 1:
+		return "minute"
+	case minutes == 60:
+		return "hour"
+	case minutes%60 == 0:
+		return strconv.Itoa(minutes/60) + " hours"
+	}
+	return strconv.Itoa(minutes) + " minutes"
+}
+
+func checkLimit(limit *int) error {
+	switch {
+	case *limit == 0:
+		*limit = DefaultPageLimit
+	case *limit < 1 || *limit > MaxPageLimit:
+		return telemetry.FieldError(telemetry.EINVALID, "query.limit", "The limit must be 1 to %d.", MaxPageLimit)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package alerting
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestInboxReadValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		body  string
+		field string
+	}{
+		{"ids", `{"ids": ["a", "b"]}`, ""},
+		{"all", `{"all": true}`, ""},
+		{"empty ids mark nothing", `{"ids": []}`, ""},
+		{"ids with all false", `{"ids": ["a"], "all": false}`, ""},
+		{"both", `{"ids": ["a"], "all": true}`, "body"},
+		{"empty ids and all", `{"ids": [], "all": true}`, "body"},
+		{"neither", `{}`, "body"},
+		{"all false", `{"all": false}`, "body"},
+		{"ids null", `{"ids": null}`, "body"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r InboxRead
+			if err := json.Unmarshal([]byte(tt.body), &r); err != nil {
+				t.Fatal(err)
+			}
+			wantField(t, r.Validate(), tt.field)
+		})
+	}
+	wantField(t, InboxRead{IDs: make([]string, MaxInboxReadIDs+1)}.Validate(), "body.ids")
+}
+
+func TestInboxFilterValidate(t *testing.T) {
+	tests := []struct {
+		limit, want int
+		field       string
+	}{
+		{0, DefaultPageLimit, ""}, {1, 1, ""}, {MaxPageLimit, MaxPageLimit, ""},
+		{-1, 0, "query.limit"}, {MaxPageLimit + 1, 0, "query.limit"},
+	}
+	for _, tt := range tests {
+		f := InboxFilter{Limit: tt.limit}
+		err := f.Validate()
+		wantField(t, err, tt.field)
+		if err == nil && f.Limit != tt.want {
+			t.Errorf("limit %d became %d, want %d", tt.limit, f.Limit, tt.want)
+		}
+	}
+}
+
+func TestInboxJSON(t *testing.T) {
+	b, _ := json.Marshal(InboxItem{CreatedAt: time.Unix(0, 0).UTC()})
+	want := []string{"body", "created_at", "id", "mcp_id", "read", "read_at", "rule_id", "rule_name", "title"}
+	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
+		t.Errorf("item keys = %v, want %v", got, want)
+	}
+	b, _ = json.Marshal(InboxPage{})
+	if got := jsonKeys(t, b); !reflect.DeepEqual(got, []string{"items", "next_cursor", "unread_count"}) {
+		t.Errorf("page keys = %v", got)
+	}
+}

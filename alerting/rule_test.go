@@ -1,0 +1,355 @@
+package alerting
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpscope/telemetry"
+)
+
+func strp(s string) *string { return &s }
+
+func validCreate() RuleCreate {
+	return RuleCreate{Name: "Search errors", Metric: MetricErrorRate, Comparator: CompGT,
+		Threshold: 0.05, WindowMinutes: 5, Channels: []string{ChannelInApp, ChannelSlack}}
+}
+
+// wantField asserts err is EINVALID on field (or nil when field is "").
+func wantField(t *testing.T, err error, field string) {
+	t.Helper()
+	if field == "" {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return
+	}
+	var e *telemetry.Error
+	if !errors.As(err, &e) || e.Code != telemetry.EINVALID || e.Field != field {
+		t.Fatalf("error = %v, want %s on %s", err, telemetry.EINVALID, field)
+	}
+	if e.Message == "" {
+		t.Fatal("empty message")
+	}
+}
+
+func TestRuleCreateValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*RuleCreate)
+		field string // "" = valid
+	}{
+		{"valid", func(*RuleCreate) {}, ""},
+		{"every metric and comparator", func(c *RuleCreate) { c.Metric, c.Comparator, c.Threshold = MetricP95, CompLE, 800 }, ""},
+		{"calls below", func(c *RuleCreate) { c.Metric, c.Comparator, c.Threshold = MetricCalls, CompLT, 1 }, ""},
+		{"errors at least", func(c *RuleCreate) { c.Metric, c.Comparator, c.Threshold = MetricErrors, CompGE, 10 }, ""},
+		{"tool", func(c *RuleCreate) { c.Tool = strp("search_docs") }, ""},
+		{"tool of 256 runes", func(c *RuleCreate) { c.Tool = strp(strings.Repeat("é", 256)) }, ""},
+		{"name of 200 runes", func(c *RuleCreate) { c.Name = strings.Repeat("ü", 200) }, ""},
+		{"window 1", func(c *RuleCreate) { c.WindowMinutes = 1 }, ""},
+		{"window 1440", func(c *RuleCreate) { c.WindowMinutes = 1440 }, ""},
+		{"threshold 0", func(c *RuleCreate) { c.Threshold = 0 }, ""},
+		{"error_rate threshold 1", func(c *RuleCreate) { c.Threshold = 1 }, ""},
+		{"all four channels", func(c *RuleCreate) { c.Channels = []string{"email", "discord", "in_app", "slack"} }, ""},
+		{"disabled", func(c *RuleCreate) { c.Enabled = new(bool) }, ""},
+
+		{"empty name", func(c *RuleCreate) { c.Name = "" }, "body.name"},
+		{"blank name", func(c *RuleCreate) { c.Name = " \t" }, "body.name"},
+		{"name of 201 runes", func(c *RuleCreate) { c.Name = strings.Repeat("ü", 201) }, "body.name"},
+		{"name with NUL", func(c *RuleCreate) { c.Name = "a\x00b" }, "body.name"},
+		{"name not UTF-8", func(c *RuleCreate) { c.Name = "a\xffb" }, "body.name"},
+		{"unknown metric", func(c *RuleCreate) { c.Metric = "p99_ms" }, "body.metric"},
+		{"empty metric", func(c *RuleCreate) { c.Metric = "" }, "body.metric"},
+		{"empty tool", func(c *RuleCreate) { c.Tool = strp("") }, "body.tool"},
+		{"tool of 257 runes", func(c *RuleCreate) { c.Tool = strp(strings.Repeat("a", 257)) }, "body.tool"},
+		{"tool with NUL", func(c *RuleCreate) { c.Tool = strp("\x00") }, "body.tool"},
+		{"unknown comparator", func(c *RuleCreate) { c.Comparator = "==" }, "body.comparator"},
+		{"spelled comparator", func(c *RuleCreate) { c.Comparator = "gt" }, "body.comparator"},
+		{"NaN threshold", func(c *RuleCreate) { c.Threshold = math.NaN() }, "body.threshold"},
+		{"infinite threshold", func(c *RuleCreate) { c.Metric, c.Threshold = MetricCalls, math.Inf(1) }, "body.threshold"},
+		{"negative threshold", func(c *RuleCreate) { c.Metric, c.Threshold = MetricErrors, -1 }, "body.threshold"},
+		{"error_rate as a percentage", func(c *RuleCreate) { c.Threshold = 5 }, "body.threshold"},
+		{"window 0", func(c *RuleCreate) { c.WindowMinutes = 0 }, "body.window_minutes"},
+		{"window 1441", func(c *RuleCreate) { c.WindowMinutes = 1441 }, "body.window_minutes"},
+		{"negative window", func(c *RuleCreate) { c.WindowMinutes = -5 }, "body.window_minutes"},
+		{"no channels", func(c *RuleCreate) { c.Channels = nil }, "body.channels"},
+		{"empty channels", func(c *RuleCreate) { c.Channels = []string{} }, "body.channels"},
+		{"unknown channel", func(c *RuleCreate) { c.Channels = []string{"in_app", "teams"} }, "body.channels[1]"},
+		{"upper-case channel", func(c *RuleCreate) { c.Channels = []string{"Slack"} }, "body.channels[0]"},
+		{"duplicate channel", func(c *RuleCreate) { c.Channels = []string{"slack", "in_app", "slack"} }, "body.channels[2]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validCreate()
+			tt.edit(&c)
+			wantField(t, c.Validate(), tt.field)
+		})
+	}
+}
+
+func TestRuleCreateRule(t *testing.T) {
+	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	c := validCreate()
+	c.Tool = strp("search_docs")
+	r := c.Rule("r1", "m1", now)
+	if !r.Enabled || r.State != StateOK || r.LastFiredAt != nil || r.ID != "r1" || r.MCPID != "m1" {
+		t.Fatalf("new rule = %+v", r)
+	}
+	if r.CreatedAt.Location() != time.UTC || !r.CreatedAt.Equal(now) {
+		t.Errorf("created_at = %v, want %v in UTC", r.CreatedAt, now)
+	}
+	c.Channels[0], *c.Tool = "email", "other"
+	if r.Channels[0] != ChannelInApp || *r.Tool != "search_docs" {
+		t.Error("the rule shares memory with the create body")
+	}
+	c.Enabled = new(bool)
+	if c.Rule("r2", "m1", now).Enabled {
+		t.Error("enabled: false was ignored")
+	}
+}
+
+func TestRuleJSON(t *testing.T) {
+	r := validCreate().Rule("r1", "m1", time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC))
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"channels", "comparator", "created_at", "enabled", "id", "last_fired_at", "mcp_id", "metric", "name", "state", "threshold", "tool", "window_minutes"}
+	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
+		t.Errorf("keys = %v, want %v", got, want)
+	}
+	for _, part := range []string{`"tool":null`, `"last_fired_at":null`, `"created_at":"2026-11-20T10:00:00Z"`, `"state":"ok"`} {
+		if !strings.Contains(string(b), part) {
+			t.Errorf("%s lacks %s", b, part)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		cmp        string
+		value, thr float64
+		want       bool
+	}{
+		{CompGT, 2, 1, true}, {CompGT, 1, 1, false}, {CompGT, 0, 1, false},
+		{CompGE, 2, 1, true}, {CompGE, 1, 1, true}, {CompGE, 0, 1, false},
+		{CompLT, 0, 1, true}, {CompLT, 1, 1, false}, {CompLT, 2, 1, false},
+		{CompLE, 0, 1, true}, {CompLE, 1, 1, true}, {CompLE, 2, 1, false},
+		{"==", 1, 1, false}, {"", 1, 0, false},
+		{CompGT, nan, 0, false}, {CompLT, nan, 0, false}, {CompGE, 0, nan, false},
+	}
+	for _, tt := range tests {
+		if got := Compare(tt.cmp, tt.value, tt.thr); got != tt.want {
+			t.Errorf("Compare(%q, %v, %v) = %v, want %v", tt.cmp, tt.value, tt.thr, got, tt.want)
+		}
+	}
+}
+
+func TestTransition(t *testing.T) {
+	tests := []struct {
+		state           string
+		breached        bool
+		next            string
+		fired, resolved bool
+	}{
+		{StateOK, false, StateOK, false, false},
+		{StateOK, true, StateFiring, true, false},
+		{StateFiring, true, StateFiring, false, false}, // does not fire again while firing
+		{StateFiring, false, StateOK, false, true},
+		{"", true, StateFiring, true, false}, // unknown state counts as ok
+		{"bogus", false, StateOK, false, false},
+	}
+	for _, tt := range tests {
+		next, fired, resolved := Transition(tt.state, tt.breached)
+		if next != tt.next || fired != tt.fired || resolved != tt.resolved {
+			t.Errorf("Transition(%q, %v) = %q, %v, %v; want %q, %v, %v",
+				tt.state, tt.breached, next, fired, resolved, tt.next, tt.fired, tt.resolved)
+		}
+	}
+}
+
+func TestRuleBreached(t *testing.T) {
+	tests := []struct {
+		name     string
+		metric   string
+		cmp      string
+		thr      float64
+		value    float64
+		hasValue bool
+		want     bool
+	}{
+		{"p95 above", MetricP95, CompGT, 500, 812, true, true},
+		{"p95 no data is not breached by >", MetricP95, CompGT, 500, 0, false, false},
+		{"p95 no data is not breached by <", MetricP95, CompLT, 500, 0, false, false},
+		{"silent MCP breaches calls < 1", MetricCalls, CompLT, 1, 0, true, true},
+		{"error rate 0 with no calls", MetricErrorRate, CompGT, 0.05, 0, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Rule{Metric: tt.metric, Comparator: tt.cmp, Threshold: tt.thr}
+			if got := r.Breached(tt.value, tt.hasValue); got != tt.want {
+				t.Errorf("Breached = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRuleWindow(t *testing.T) {
+	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	from, to := Rule{WindowMinutes: 90}.Window(now)
+	if !to.Equal(now) || !from.Equal(now.Add(-90*time.Minute)) {
+		t.Errorf("Window = %v, %v", from, to)
+	}
+}
+
+func firingRule() Rule {
+	fired := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	r := validCreate().Rule("r1", "m1", fired.Add(-time.Hour))
+	r.Tool = strp("search_docs")
+	r.State, r.LastFiredAt = StateFiring, &fired
+	return r
+}
+
+func TestRuleUpdateApply(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	i := func(v int) *int { return &v }
+	b := func(v bool) *bool { return &v }
+	tests := []struct {
+		name  string
+		upd   RuleUpdate
+		field string
+		check func(t *testing.T, r Rule)
+	}{
+		{"empty update keeps everything", RuleUpdate{}, "", func(t *testing.T, r Rule) {
+			if !reflect.DeepEqual(r, firingRule()) {
+				t.Errorf("changed: %+v", r)
+			}
+		}},
+		{"rename keeps firing", RuleUpdate{Name: strp("Renamed")}, "", func(t *testing.T, r Rule) {
+			if r.Name != "Renamed" || r.State != StateFiring || r.LastFiredAt == nil {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"channels change keeps firing", RuleUpdate{Channels: []string{ChannelEmail}}, "", func(t *testing.T, r Rule) {
+			if !reflect.DeepEqual(r.Channels, []string{ChannelEmail}) || r.State != StateFiring {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"threshold change resets state", RuleUpdate{Threshold: f(0.1)}, "", func(t *testing.T, r Rule) {
+			if r.Threshold != 0.1 || r.State != StateOK || r.LastFiredAt == nil {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"same threshold keeps state", RuleUpdate{Threshold: f(0.05)}, "", func(t *testing.T, r Rule) {
+			if r.State != StateFiring {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"window change resets state", RuleUpdate{WindowMinutes: i(15)}, "", func(t *testing.T, r Rule) {
+			if r.WindowMinutes != 15 || r.State != StateOK {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"comparator change resets state", RuleUpdate{Comparator: strp(CompGE)}, "", func(t *testing.T, r Rule) {
+			if r.Comparator != CompGE || r.State != StateOK {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"disabling resets state", RuleUpdate{Enabled: b(false)}, "", func(t *testing.T, r Rule) {
+			if r.Enabled || r.State != StateOK {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"tool null means all tools", RuleUpdate{Tool: NullableString{Set: true}}, "", func(t *testing.T, r Rule) {
+			if r.Tool != nil || r.State != StateOK {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"tool changed", RuleUpdate{Tool: NullableString{Set: true, Value: strp("fetch")}}, "", func(t *testing.T, r Rule) {
+			if r.Tool == nil || *r.Tool != "fetch" || r.State != StateOK {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"metric and threshold together", RuleUpdate{Metric: strp(MetricP95), Threshold: f(800)}, "", func(t *testing.T, r Rule) {
+			if r.Metric != MetricP95 || r.Threshold != 800 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"error_rate threshold above 1", RuleUpdate{Threshold: f(50)}, "body.threshold", nil},
+		{"empty channels", RuleUpdate{Channels: []string{}}, "body.channels", nil},
+		{"empty name", RuleUpdate{Name: strp("")}, "body.name", nil},
+		{"bad metric", RuleUpdate{Metric: strp("latency")}, "body.metric", nil},
+		{"empty tool", RuleUpdate{Tool: NullableString{Set: true, Value: strp("")}}, "body.tool", nil},
+		{"window too large", RuleUpdate{WindowMinutes: i(2000)}, "body.window_minutes", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			orig := firingRule()
+			got, err := tt.upd.Apply(orig)
+			wantField(t, err, tt.field)
+			if !reflect.DeepEqual(orig, firingRule()) {
+				t.Fatal("Apply changed its input")
+			}
+			if tt.check != nil {
+				tt.check(t, got)
+			}
+		})
+	}
+}
+
+func TestRuleUpdateMetricCheckedAgainstKeptThreshold(t *testing.T) {
+	r := firingRule()
+	r.Metric, r.Threshold = MetricP95, 800
+	_, err := RuleUpdate{Metric: strp(MetricErrorRate)}.Apply(r)
+	wantField(t, err, "body.threshold")
+}
+
+func TestRuleUpdateJSON(t *testing.T) {
+	tests := []struct {
+		body    string
+		toolSet bool
+		tool    *string
+	}{
+		{`{}`, false, nil},
+		{`{"name":"x"}`, false, nil},
+		{`{"tool":null}`, true, nil},
+		{`{"tool":"search"}`, true, strp("search")},
+	}
+	for _, tt := range tests {
+		var u RuleUpdate
+		if err := json.Unmarshal([]byte(tt.body), &u); err != nil {
+			t.Fatalf("%s: %v", tt.body, err)
+		}
+		if u.Tool.Set != tt.toolSet || !equalStringPtr(u.Tool.Value, tt.tool) {
+			t.Errorf("%s: tool = %+v", tt.body, u.Tool)
+		}
+		out, _ := json.Marshal(u)
+		if tt.body != `{"name":"x"}` && string(out) != tt.body {
+			t.Errorf("%s marshals back as %s", tt.body, out)
+		}
+	}
+	var u RuleUpdate
+	if err := json.Unmarshal([]byte(`{"tool":5}`), &u); err == nil {
+		t.Error("a numeric tool was accepted")
+	}
+}
+
+func jsonKeys(t *testing.T, b []byte) []string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
