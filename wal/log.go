@@ -124,7 +124,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("wal: %w", err)
 	}
 	lock, err := lockDir(dir)
@@ -156,6 +156,18 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	go l.run()
 	return l, nil
+}
+
+// makeDir creates dir if needed, durably: records appended right after the
+// first start must not vanish with a directory entry lost in a crash.
+func makeDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(filepath.Clean(dir)))
 }
 
 // recover rebuilds the in-memory state from the checkpoint and the segment

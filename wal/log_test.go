@@ -13,7 +13,7 @@ import (
 )
 
 func TestAppendReadAck(t *testing.T) {
-	l := openLog(t, t.TempDir(), Options{})
+	l := openLog(t, filepath.Join(t.TempDir(), "var", "wal"), Options{})
 	ctx := context.Background()
 
 	appendN(t, l, 1, 3)
