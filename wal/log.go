@@ -1,0 +1,369 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Default sizes, used when Options leaves them zero.
+const (
+	DefaultSegmentBytes = 64 << 20
+	DefaultMaxBytes     = 1 << 30
+)
+
+var (
+	// ErrFull is returned by Append when the records would take the
+	// unacknowledged data over Options.MaxBytes. It is temporary: the flusher
+	// frees space as ClickHouse acknowledges records, so the caller should
+	// answer 503 with Retry-After.
+	ErrFull = errors.New("wal: log is full")
+	// ErrClosed is returned by every method called after Close.
+	ErrClosed = errors.New("wal: log is closed")
+)
+
+// Options tune a Log. The zero value is valid.
+type Options struct {
+	// SegmentBytes is the size at which the log starts a new segment file.
+	// Space is given back to the disk a whole segment at a time. A record
+	// larger than this gets a segment of its own. Default 64 MiB.
+	SegmentBytes int64
+	// MaxBytes bounds the unacknowledged data (records plus 24 bytes of
+	// framing each); Append returns ErrFull beyond it. Disk use can exceed it
+	// by up to one segment of acknowledged records. Default 1 GiB.
+	MaxBytes int64
+	// Logger receives repairs and write failures. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.SegmentBytes < 0 || o.MaxBytes < 0 {
+		return o, fmt.Errorf("wal: negative size in options (SegmentBytes %d, MaxBytes %d)", o.SegmentBytes, o.MaxBytes)
+	}
+	return o, nil
+}
+
+// Stats describe the log's backlog, for metrics and health checks.
+type Stats struct {
+	// UnackedBytes and UnackedRecords count committed records not yet
+	// acknowledged; bytes include the 24-byte frame headers.
+	UnackedBytes   int64
+	UnackedRecords int64
+	// OldestUnacked is when the oldest unacknowledged record was appended;
+	// zero when everything is acknowledged. Its age is the flusher's lag.
+	OldestUnacked time.Time
+	// Segments is the number of segment files.
+	Segments int
+	// Syncs counts data fsyncs since Open. With group commit it grows much
+	// slower than the number of Append calls under concurrent load.
+	Syncs int64
+}
+
+// Log is a durable, append-only log of opaque records. It is safe for
+// concurrent use.
+type Log struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	lock *os.File
+
+	mu       sync.Mutex
+	closed   bool
+	err      error         // first write failure; the log takes no more appends after it
+	segs     []*segment    // oldest first; the last one is the active segment
+	acked    uint64        // highest acknowledged sequence number
+	lastSeq  uint64        // highest committed sequence number (>= acked)
+	ackPos   int64         // log position of record acked+1, or the end
+	oldest   time.Time     // append time of record acked+1
+	reserved int64         // bytes of queued appends, counted against MaxBytes
+	pending  []*appendReq  // appends waiting for the writer
+	notify   chan struct{} // closed and replaced at every commit, to wake readers
+	syncs    int64
+
+	wake       chan struct{} // nudges the writer; capacity 1
+	done       chan struct{} // closed by Close
+	writerDone chan struct{}
+
+	// Writer state, owned by the writer goroutine (and Open before it).
+	active   *segment
+	wf       *os.File
+	wbuf     []byte       // sealed frames not yet written
+	wOff     int64        // bytes written to the active segment, synced or not
+	wLastIdx int64        // offset of the active segment's last index entry, -1 if none
+	wIndex   []indexEntry // index entries of written but unpublished records
+	nextSeq  uint64
+	sync     func(*os.File) error // (*os.File).Sync; tests replace it
+
+	ioMu sync.Mutex // serializes Read and Ack, which share the cursor and read handles
+	cur  cursor
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the log in dir, creating dir if needed, and recovers its state:
+// a torn record at the end of the last segment (a crash in mid-write) is cut
+// off and logged; damage anywhere else is an error wrapping ErrCorrupt that
+// names the file. Only one process may have a directory open at a time.
+func Open(dir string, opts Options) (*Log, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := makeDir(dir); err != nil {
+		return nil, fmt.Errorf("wal: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{
+		dir:        dir,
+		opts:       opts,
+		log:        opts.Logger,
+		lock:       lock,
+		notify:     make(chan struct{}),
+		wake:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		sync:       (*os.File).Sync,
+	}
+	if err := l.recover(); err != nil {
+		if l.wf != nil {
+			l.wf.Close()
+		}
+		for _, s := range l.segs {
+			if s.rf != nil {
+				s.rf.Close()
+			}
+		}
+		lock.Close()
+		return nil, err
+	}
+	go l.run()
+	return l, nil
+}
+
+// makeDir creates dir if needed, durably: records appended right after the
+// first start must not vanish with a directory entry lost in a crash.
+func makeDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(filepath.Clean(dir)))
+}
+
+// recover rebuilds the in-memory state from the checkpoint and the segment
+// files, and opens the active segment for writing.
+func (l *Log) recover() error {
+	acked, err := readCheckpoint(l.dir)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(l.dir, checkpointTemp)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("wal: %w", err)
+	}
+	segs, err := listSegments(l.dir)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	// A segment followed by one that starts at or below acked+1 holds only
+	// acknowledged records: a crash came between the checkpoint and the
+	// deletion.
+	for len(segs) > 1 && segs[1].base <= acked+1 {
+		if err := os.Remove(segs[0].path); err != nil {
+			return fmt.Errorf("wal: %w", err)
+		}
+		segs = segs[1:]
+	}
+	// Segments are deleted only after their records are acknowledged, so
+	// whatever precedes the first one was acknowledged.
+	if len(segs) > 0 && segs[0].base-1 > acked {
+		l.log.Warn("wal: checkpoint behind the oldest segment, starting after it", "checkpoint", acked, "segment", segs[0].path)
+		acked = segs[0].base - 1
+	}
+
+	var pos int64
+	for i, s := range segs {
+		if i > 0 && s.base != segs[i-1].last+1 {
+			return fmt.Errorf("%w: %s starts at sequence %d but %s ends at %d", ErrCorrupt, s.path, s.base, segs[i-1].path, segs[i-1].last)
+		}
+		s.startPos = pos
+		if err := l.scanSegment(s, i == len(segs)-1); err != nil {
+			return err
+		}
+		pos += s.size
+	}
+
+	// The last segment stays active only if the next record continues it;
+	// otherwise (it is empty under another name, or the checkpoint is ahead
+	// of all it holds) it is acknowledged garbage.
+	l.nextSeq = acked + 1
+	if n := len(segs); n > 0 {
+		tail := segs[n-1]
+		l.nextSeq = max(l.nextSeq, tail.last+1)
+		if tail.last+1 != l.nextSeq {
+			if err := os.Remove(tail.path); err != nil {
+				return fmt.Errorf("wal: %w", err)
+			}
+			segs = segs[:n-1]
+			pos = tail.startPos
+		}
+	}
+	if n := len(segs); n > 0 {
+		l.active = segs[n-1]
+		if l.wf, err = os.OpenFile(l.active.path, os.O_WRONLY, 0); err != nil {
+			return fmt.Errorf("wal: %w", err)
+		}
+	} else {
+		if l.active, l.wf, err = createSegment(l.dir, l.nextSeq, pos); err != nil {
+			return err
+		}
+		segs = append(segs, l.active)
+	}
+	l.segs = segs
+	l.acked = acked
+	l.lastSeq = l.nextSeq - 1
+	l.wOff = l.active.size
+	l.wLastIdx = l.active.lastIndexed()
+	l.ackPos, l.oldest = l.endPos(), time.Time{}
+	if acked < l.lastSeq {
+		// Find the first unacknowledged record's position and time.
+		view := l.viewLocked()
+		i, off, err := l.find(view, acked+1)
+		if err == nil {
+			var h header
+			h, err = l.headerAt(view[i].seg, off)
+			l.ackPos, l.oldest = view[i].seg.startPos+off, time.Unix(0, h.nanos)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanSegment validates one segment file. A bad record in the last segment
+// is a torn write: the file is cut back to its good prefix.
+func (l *Log) scanSegment(s *segment, last bool) error {
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	err = s.scan(f, fi.Size(), nil)
+	var ce *corruptError
+	if !last || !errors.As(err, &ce) {
+		return err
+	}
+	l.log.Warn("wal: cutting torn tail of last segment", "file", s.path, "offset", s.size,
+		"dropped_bytes", fi.Size()-s.size, "reason", ce.reason)
+	if err := f.Truncate(s.size); err != nil {
+		return fmt.Errorf("wal: repair %s: %w", s.path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("wal: repair %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// createSegment creates the file for a segment whose first record will be
+// base, and makes its directory entry durable before any record goes in.
+func createSegment(dir string, base uint64, startPos int64) (*segment, *os.File, error) {
+	s := &segment{base: base, last: base - 1, path: filepath.Join(dir, segmentName(base)), startPos: startPos}
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("wal: new segment: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("wal: new segment: %w", err)
+	}
+	return s, f, nil
+}
+
+// endPos is the log position just past the last committed record. Callers
+// hold l.mu (or own the log exclusively).
+func (l *Log) endPos() int64 {
+	tail := l.segs[len(l.segs)-1]
+	return tail.startPos + tail.size
+}
+
+// Acked returns the highest acknowledged sequence number (0 if none).
+func (l *Log) Acked() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.acked
+}
+
+// LastSeq returns the highest committed sequence number (0 if none). After a
+// restart it is at least Acked(), so new records never reuse a number.
+func (l *Log) LastSeq() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastSeq
+}
+
+// Stats returns the backlog figures.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Stats{
+		UnackedBytes:   l.endPos() - l.ackPos,
+		UnackedRecords: int64(l.lastSeq - l.acked),
+		OldestUnacked:  l.oldest,
+		Segments:       len(l.segs),
+		Syncs:          l.syncs,
+	}
+}
+
+// Close commits the appends already queued, stops the writer and closes the
+// files. Later calls return the first call's result.
+func (l *Log) Close() error {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
+		close(l.done)
+		<-l.writerDone
+
+		errs := []error{l.wf.Close()}
+		l.ioMu.Lock()
+		l.mu.Lock()
+		for _, s := range l.segs {
+			if s.rf != nil {
+				errs = append(errs, s.rf.Close())
+				s.rf = nil
+			}
+		}
+		l.mu.Unlock()
+		l.cur = cursor{}
+		l.ioMu.Unlock()
+		errs = append(errs, l.lock.Close())
+		if err := errors.Join(errs...); err != nil {
+			l.closeErr = fmt.Errorf("wal: close: %w", err)
+		}
+	})
+	return l.closeErr
+}

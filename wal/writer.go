@@ -1,0 +1,243 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// writeChunk is how many bytes of frames the writer gathers before a write
+// system call; it bounds the writer's buffer whatever the batch size.
+const writeChunk = 1 << 20
+
+// appendReq is one Append call waiting for the writer.
+type appendReq struct {
+	frames      []byte // encoded by appendFrames, sealed by the writer
+	first, last uint64 // assigned by the writer
+	done        chan appendResult
+}
+
+type appendResult struct {
+	first, last uint64
+	err         error
+}
+
+// Append adds recs to the log and returns their sequence numbers, which are
+// consecutive, once they are on disk (written and fsynced). Concurrent calls
+// share one fsync (group commit). recs may be reused as soon as Append
+// returns.
+//
+// It returns ErrFull when the records do not fit in Options.MaxBytes next to
+// the unacknowledged ones, and ErrClosed after Close. When ctx ends first it
+// returns ctx.Err(), but the records are queued and may still be committed: a
+// caller that retries may store them twice, so downstream must deduplicate
+// (ingest items carry ids for that).
+func (l *Log) Append(ctx context.Context, recs ...[]byte) (first, last uint64, err error) {
+	if len(recs) == 0 {
+		return 0, 0, errors.New("wal: Append needs at least one record")
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	size := framesSize(recs)
+	if size > l.opts.MaxBytes {
+		return 0, 0, fmt.Errorf("wal: %d bytes of records can never fit MaxBytes (%d)", size, l.opts.MaxBytes)
+	}
+	frames, err := appendFrames(make([]byte, 0, size), recs)
+	if err != nil {
+		return 0, 0, err
+	}
+	req := &appendReq{frames: frames, done: make(chan appendResult, 1)}
+
+	l.mu.Lock()
+	switch {
+	case l.closed:
+		err = ErrClosed
+	case l.err != nil:
+		err = l.err
+	case l.endPos()-l.ackPos+l.reserved+size > l.opts.MaxBytes:
+		err = ErrFull
+	default:
+		l.reserved += size
+		l.pending = append(l.pending, req)
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return 0, 0, err
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default: // the writer is already nudged
+	}
+
+	select {
+	case r := <-req.done:
+		return r.first, r.last, r.err
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+}
+
+// run is the writer goroutine. Each round takes every append queued so far
+// and commits them with one fsync; appends that arrive during that fsync
+// queue up for the next round. The busier the log, the more callers share a
+// sync, which is what lets "202 means durable" scale.
+func (l *Log) run() {
+	defer close(l.writerDone)
+	for {
+		select {
+		case <-l.wake:
+			l.commitPending()
+		case <-l.done:
+			l.commitPending() // Close flushes what was queued before it
+			return
+		}
+	}
+}
+
+// commitPending commits the queued appends and answers their callers.
+func (l *Log) commitPending() {
+	l.mu.Lock()
+	batch := l.pending
+	l.pending = nil
+	err := l.err
+	l.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+
+	var total, published int64
+	for _, r := range batch {
+		total += int64(len(r.frames))
+	}
+	if err == nil {
+		published, err = l.writeBatch(batch)
+	}
+	var committed uint64
+	l.mu.Lock()
+	if err != nil {
+		if l.err == nil {
+			// After a failed write or fsync the file's state is unknown
+			// (Linux may even drop the dirty pages), so the log stops
+			// accepting appends; a restart recovers what reached the disk.
+			l.err = fmt.Errorf("wal: log stopped after a write failure: %w", err)
+			l.log.Error("wal: write failed, refusing further appends", "dir", l.dir, "err", err)
+		}
+		err = l.err
+		l.reserved -= total - published
+	}
+	committed = l.lastSeq
+	l.mu.Unlock()
+
+	for _, r := range batch {
+		if r.last != 0 && r.last <= committed {
+			r.done <- appendResult{first: r.first, last: r.last}
+		} else {
+			r.done <- appendResult{err: err}
+		}
+	}
+}
+
+// writeBatch seals, writes and syncs the frames of batch, rotating segments
+// as they fill. It returns how many bytes it made durable, even on error.
+func (l *Log) writeBatch(batch []*appendReq) (published int64, err error) {
+	now := time.Now().UnixNano()
+	for _, r := range batch {
+		first := l.nextSeq
+		for p := int64(0); p < int64(len(r.frames)); {
+			fl := parseHeader(r.frames[p:]).frameLen()
+			frame := r.frames[p : p+fl]
+			if used := l.wOff + int64(len(l.wbuf)); used > 0 && used+fl > l.opts.SegmentBytes {
+				n, err := l.syncActive(now)
+				published += n
+				if err != nil {
+					return published, err
+				}
+				if err := l.rotate(); err != nil {
+					return published, err
+				}
+			}
+			off := l.wOff + int64(len(l.wbuf))
+			if needsIndex(l.wLastIdx, off) {
+				l.wIndex = append(l.wIndex, indexEntry{seq: l.nextSeq, off: off})
+				l.wLastIdx = off
+			}
+			sealFrame(frame, l.nextSeq, now)
+			l.wbuf = append(l.wbuf, frame...)
+			l.nextSeq++
+			p += fl
+			if len(l.wbuf) >= writeChunk {
+				if err := l.writeBuf(); err != nil {
+					return published, err
+				}
+			}
+		}
+		r.first, r.last = first, l.nextSeq-1
+	}
+	n, err := l.syncActive(now)
+	return published + n, err
+}
+
+// writeBuf writes the gathered frames to the active segment, without sync.
+func (l *Log) writeBuf() error {
+	if len(l.wbuf) == 0 {
+		return nil
+	}
+	n, err := l.wf.WriteAt(l.wbuf, l.wOff)
+	l.wOff += int64(n)
+	if cap(l.wbuf) > 2*writeChunk {
+		l.wbuf = nil // a huge record went through; don't keep its buffer
+	} else {
+		l.wbuf = l.wbuf[:0]
+	}
+	return err
+}
+
+// syncActive writes and fsyncs what is pending for the active segment, then
+// publishes the records to readers and wakes them. now is the records' time.
+func (l *Log) syncActive(now int64) (int64, error) {
+	if err := l.writeBuf(); err != nil {
+		return 0, err
+	}
+	s := l.active
+	grow := l.wOff - s.size
+	if grow == 0 {
+		return 0, nil
+	}
+	if err := l.sync(l.wf); err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	if l.lastSeq == l.acked {
+		l.ackPos, l.oldest = s.startPos+s.size, time.Unix(0, now)
+	}
+	s.size, s.last = l.wOff, l.nextSeq-1
+	s.index = append(s.index, l.wIndex...)
+	l.lastSeq = s.last
+	l.reserved -= grow
+	l.syncs++
+	close(l.notify)
+	l.notify = make(chan struct{})
+	l.mu.Unlock()
+	l.wIndex = l.wIndex[:0]
+	return grow, nil
+}
+
+// rotate starts a new segment for the record l.nextSeq. The old segment is
+// already synced.
+func (l *Log) rotate() error {
+	old := l.active
+	s, f, err := createSegment(l.dir, l.nextSeq, old.startPos+old.size)
+	if err != nil {
+		return err
+	}
+	if err := l.wf.Close(); err != nil {
+		l.log.Warn("wal: closing full segment", "file", old.path, "err", err)
+	}
+	l.active, l.wf, l.wOff, l.wLastIdx = s, f, 0, -1
+	l.mu.Lock()
+	l.segs = append(l.segs, s)
+	l.mu.Unlock()
+	return nil
+}
