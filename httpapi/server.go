@@ -25,6 +25,8 @@ type Options struct {
 	// Checks are the dependencies /health reports on, by name.
 	Checks map[string]func(context.Context) error
 	Auth   accounts.Authenticator
+	// Ingester, when set, serves POST /v1/ingest.
+	Ingester Ingester
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
 }
@@ -75,6 +77,9 @@ func New(opts Options) *Server {
 
 	s.registerHealth()
 	s.registerDocs()
+	if opts.Ingester != nil {
+		s.registerIngest()
+	}
 	return s
 }
 

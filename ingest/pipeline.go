@@ -40,12 +40,6 @@ type Options struct {
 	Now                func() time.Time
 }
 
-// Result is the answer to one accepted payload.
-type Result struct {
-	Accepted int `json:"accepted"`
-	Dropped  int `json:"dropped"`
-}
-
 // Pipeline accepts batches into the log and flushes them to the sink.
 type Pipeline struct {
 	opts    Options
@@ -91,11 +85,11 @@ func (p *Pipeline) Allow(keyID string) error {
 // Ingest makes the valid items of one payload durable and reports how many
 // were accepted; duplicates of ids accepted within the window are dropped
 // (counted with the invalid items the caller already dropped).
-func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (Result, error) {
+func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (accepted, totalDropped int, err error) {
 	select {
 	case <-p.ready:
 	case <-ctx.Done():
-		return Result{}, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
 	now := p.opts.Now()
 	kept := items[:0:0]
@@ -111,7 +105,7 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		kept = append(kept, items[i])
 	}
 	if len(kept) == 0 {
-		return Result{Accepted: 0, Dropped: dropped}, nil
+		return 0, dropped, nil
 	}
 	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept}
 	buf, _ := p.bufPool.Get().(*[]byte)
@@ -119,7 +113,7 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		buf = new([]byte)
 	}
 	*buf = rec.Encode((*buf)[:0])
-	_, _, err := p.log.Append(ctx, *buf)
+	_, _, err = p.log.Append(ctx, *buf)
 	p.bufPool.Put(buf)
 	if err != nil {
 		for _, id := range reserved {
@@ -127,13 +121,13 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		}
 		if errors.Is(err, wal.ErrFull) {
 			p.opts.Metrics.full()
-			return Result{}, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 30,
+			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 30,
 				Message: "Storage is catching up; the payload was not accepted. Retry after the Retry-After delay."}
 		}
-		return Result{}, err
+		return 0, 0, err
 	}
 	p.opts.Metrics.accepted(len(kept), dropped)
-	return Result{Accepted: len(kept), Dropped: dropped}, nil
+	return len(kept), dropped, nil
 }
 
 // Ready reports whether the pipeline accepts payloads (dedup rebuilt).

@@ -122,19 +122,22 @@ start_pg() { # DIR PORT
 		"${run[@]}" "$bin/createdb" -h 127.0.0.1 -p "$port" -U telemetry telemetry
 }
 
+stop_pid() { # PIDFILE: stop that process (only it) and wait for its exit
+	local pidf=$1 pid i
+	[ -f "$pidf" ] || return 0
+	pid=$(cat "$pidf")
+	if kill -0 "$pid" 2>/dev/null; then
+		log "stopping $(basename "$pidf" .pid) (pid $pid)"
+		kill -TERM "$pid" 2>/dev/null || true
+		for i in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+		if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; fi
+	fi
+	rm -f "$pidf"
+}
+
 stop() { # DIR
-	local dir=$1 pidf pid i
-	for pidf in "$dir/ch.pid" "$dir/pg.pid"; do
-		[ -f "$pidf" ] || continue
-		pid=$(cat "$pidf")
-		if kill -0 "$pid" 2>/dev/null; then
-			log "stopping $(basename "$pidf" .pid) (pid $pid)"
-			kill -TERM "$pid" 2>/dev/null || true
-			for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-			kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-		fi
-		rm -f "$pidf"
-	done
+	stop_pid "$1/ch.pid"
+	stop_pid "$1/pg.pid"
 }
 
 cmd=${1:-}
@@ -149,7 +152,7 @@ start)
 	start_pg "$dir" "$4"
 	;;
 start-ch) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_ch "$dir" "$3" ;;
-stop-ch) dir=$(cd "$2" && pwd); pidf=$dir/ch.pid; [ -f "$pidf" ] && { kill -TERM "$(cat "$pidf")" 2>/dev/null || true; for i in $(seq 1 100); do kill -0 "$(cat "$pidf")" 2>/dev/null || break; sleep 0.2; done; rm -f "$pidf"; } ;;
+stop-ch) stop_pid "$(cd "$2" && pwd)/ch.pid" ;;
 stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; [ -d "$2" ] && stop "$(cd "$2" && pwd)" ;;
 *) echo "usage: $0 install | start DIR CH_TCP_PORT PG_PORT | stop DIR" >&2; exit 2 ;;
 esac

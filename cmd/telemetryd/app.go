@@ -13,9 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/httpapi"
+	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/postgres"
+	"github.com/mcpscope/telemetry/wal"
 )
 
 // Main is the whole service: its connections, its HTTP server and its
@@ -28,6 +31,8 @@ type Main struct {
 	CH       *clickhouse.DB
 	Registry *prometheus.Registry
 	API      *httpapi.Server
+	WAL      *wal.Log
+	Ingest   *ingest.Pipeline
 
 	listener net.Listener
 	closers  []func()
@@ -80,6 +85,19 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	ic := m.Config.Ingest
+	wl, err := wal.Open(ic.WALDir, wal.Options{SegmentBytes: ic.WALSegmentBytes, MaxBytes: ic.WALMaxBytes, Logger: m.Log})
+	if err != nil {
+		return fmt.Errorf("write-ahead log: %w", err)
+	}
+	m.WAL = wl
+	m.closers = append(m.closers, func() { _ = wl.Close() })
+	m.Ingest = ingest.New(wl, m.CH, ingest.Options{
+		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, DedupWindow: ic.DedupWindow,
+		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
+		Metrics: ingest.NewMetrics(m.Registry, wl.Stats),
+	})
 	m.API = httpapi.New(httpapi.Options{
 		Logger:      m.Log,
 		BaseURL:     m.Config.Server.BaseURL,
@@ -88,7 +106,8 @@ func (m *Main) Open(ctx context.Context) error {
 			"postgres":   m.PG.Ping,
 			"clickhouse": m.CH.Ping,
 		},
-		Metrics: httpapi.NewMetrics(m.Registry),
+		Metrics:  httpapi.NewMetrics(m.Registry),
+		Ingester: m.Ingest,
 	})
 	ln, err := net.Listen("tcp", m.Config.Server.Addr)
 	if err != nil {
@@ -119,6 +138,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		return nil
 	})
+	g.Go(func() error { return m.Ingest.Run(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		m.Log.Info("shutting down")

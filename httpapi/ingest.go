@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// Ingester makes accepted telemetry durable (the ingest pipeline).
+type Ingester interface {
+	// Allow applies the per-key rate limit. Errors: ERATELIMITED.
+	Allow(keyID string) error
+	// Ingest appends the valid items of one payload to the write-ahead log
+	// and returns once they are durable. Errors: EUNAVAILABLE (log full).
+	Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (accepted, totalDropped int, err error)
+}
+
+// IngestResult is the 202 body of POST /v1/ingest.
+type IngestResult struct {
+	Accepted int `json:"accepted" doc:"Items made durable; they become readable within 5 seconds."`
+	Dropped  int `json:"dropped" doc:"Items dropped: invalid ones and duplicates of ids accepted for this MCP in the last 24 hours."`
+}
+
+type rawBodyInput struct {
+	ContentType     string `header:"Content-Type"`
+	ContentEncoding string `header:"Content-Encoding"`
+	RawBody         []byte
+}
+
+type ingestOutput struct {
+	Body IngestResult
+}
+
+// ingestBatchDoc documents the ingest body; the handler decodes it itself
+// so that an invalid item drops alone instead of failing the batch.
+type ingestBatchDoc struct {
+	Items []analytics.Item `json:"items" maxItems:"1000" doc:"Up to 1000 telemetry items."`
+}
+
+func (s *Server) registerIngest() {
+	op := huma.Operation{
+		OperationID:   "ingest",
+		Method:        http.MethodPost,
+		Path:          "/v1/ingest",
+		Summary:       "Send a batch of telemetry items",
+		Tags:          []string{"Ingest"},
+		DefaultStatus: http.StatusAccepted,
+		MaxBodyBytes:  analytics.MaxBodyBytes,
+		Errors:        []int{400, 413, 415, 429, 503},
+		Description: `Takes an ingest key; the key names the MCP. The body is ` + "`{\"items\": [...]}`" + `, JSON,
+optionally ` + "`Content-Encoding: gzip`" + `. At most 1000 items and 1 MiB after decompression.
+
+Each item is checked against the field rules below; an invalid item is dropped without an
+error and the valid items of the batch are kept. An item whose ` + "`id`" + ` was already accepted for
+this MCP in the last 24 hours is dropped too, so retried batches never double count.
+Unknown item fields are ignored.
+
+| field | rule |
+|---|---|
+| timestamp | required, RFC 3339; not older than 30 days, not more than 10 minutes ahead |
+| session_id | required, 1–128 characters |
+| method | required, 1–64 characters (tools/call, resources/read, prompts/get, initialize, …) |
+| name | tool name for tools/call (required there), resource URI or prompt name otherwise; <= 256 characters |
+| duration_ms | number 0–86 400 000; absent means not measured |
+| status | ok or error; default ok; an item with error_type is an error |
+| error_type, error_message | optional; the message is cut to 1024 characters |
+| id | optional, <= 64 characters; deduplicated per MCP for 24 hours |
+| client_name, client_version, server_version, user_id | optional, <= 128 characters |
+| attributes | optional object of string to string, at most 32 pairs |
+
+**202 means durable**: the accepted items are in the service's fsynced write-ahead log before
+the answer; they survive a crash of the service and an outage of ClickHouse and become readable
+in metric reads within 5 seconds while ClickHouse is up.
+
+Refused as a whole only when it is not a batch: not JSON or no items array (400), over 1 MiB
+after decompression (413 ` + "`payload_too_large`" + `), over 1000 items (413 ` + "`too_many_items`" + `), another
+content type (415). Payloads per ingest key per minute are limited (default 600): beyond it
+429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. While storage is catching up beyond its disk budget:
+503 with ` + "`Retry-After`" + `.`,
+	}
+	op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+		"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(ingestBatchDoc{}), true, "IngestBatch")},
+	}}
+	register(s, op, IngestOnly, func(ctx context.Context, in *rawBodyInput) (*ingestOutput, error) {
+		p := principal(ctx)
+		if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
+			return nil, err
+		}
+		if err := requireMediaType(in.ContentType, "application/json"); err != nil {
+			return nil, err
+		}
+		body, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+		if err != nil {
+			return nil, err
+		}
+		batch, err := analytics.ParseBatch(body, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		accepted, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, batch.Items, batch.Dropped)
+		if err != nil {
+			return nil, err
+		}
+		return &ingestOutput{Body: IngestResult{Accepted: accepted, Dropped: dropped}}, nil
+	})
+}
+
+// requireMediaType refuses a body whose media type is not one of want.
+func requireMediaType(contentType string, want ...string) error {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err == nil {
+		for _, w := range want {
+			if strings.EqualFold(mt, w) {
+				return nil
+			}
+		}
+	}
+	return telemetry.Errorf(telemetry.EUNSUPPORTEDMEDIA, "The body must be sent as %s, not %q.", strings.Join(want, " or "), contentType)
+}
+
+var gzipReaders sync.Pool
+
+// decodeBody undoes Content-Encoding and enforces the size limit on the
+// decompressed bytes, reading at most limit+1 of them: a gzip bomb is never
+// inflated into memory.
+func decodeBody(raw []byte, encoding string, limit int64) ([]byte, error) {
+	switch strings.ToLower(strings.TrimSpace(encoding)) {
+	case "", "identity":
+		return raw, nil
+	case "gzip", "x-gzip":
+	default:
+		return nil, telemetry.Errorf(telemetry.EUNSUPPORTEDMEDIA, "Content-Encoding %q is not supported; use gzip or none.", encoding)
+	}
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(bytes.NewReader(raw))
+	} else {
+		err = zr.Reset(bytes.NewReader(raw))
+	}
+	if err != nil {
+		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid gzip.")
+	}
+	defer gzipReaders.Put(zr)
+	buf := bytes.NewBuffer(make([]byte, 0, min(int64(len(raw))*8, limit+1)))
+	n, err := io.Copy(buf, io.LimitReader(zr, limit+1))
+	if n > limit {
+		return nil, telemetry.Errorf(telemetry.ETOOLARGE, "The body is over %d bytes after decompression.", limit)
+	}
+	if err != nil {
+		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid gzip.")
+	}
+	return buf.Bytes(), nil
+}

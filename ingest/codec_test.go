@@ -1,0 +1,106 @@
+package ingest
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+func sampleRecord() Record {
+	d := 182.5
+	zero := 0.0
+	ts := time.Date(2026, 11, 20, 10, 0, 0, 120_000_000, time.UTC)
+	return Record{
+		AccountID: "acc_1", MCPID: "mcp_1", ReceivedAt: ts.Add(time.Second),
+		Items: []analytics.Item{
+			{ID: "6f1c", Timestamp: ts, SessionID: "s-81", Method: "tools/call", Name: "search_docs", DurationMs: &d,
+				Status: "error", ErrorType: "TimeoutError", ErrorMessage: "upstream timed out", ClientName: "claude-desktop",
+				ClientVersion: "0.9.1", ServerVersion: "1.4.0", UserID: "u-42", Attributes: map[string]string{"region": "eu", "é": "🚀"}},
+			{Timestamp: ts, SessionID: "s", Method: "initialize", Status: "ok"},
+			{Timestamp: ts, SessionID: "s", Method: "tools/call", Name: "搜索/docs", Status: "ok", DurationMs: &zero},
+		},
+	}
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	r := sampleRecord()
+	got, err := DecodeRecord(r.Encode(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, r) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, r)
+	}
+}
+
+func TestCodecRejectsTruncation(t *testing.T) {
+	b := sampleRecord().Encode(nil)
+	for n := 0; n < len(b); n++ {
+		if _, err := DecodeRecord(b[:n]); err == nil {
+			t.Fatalf("truncated record of %d/%d bytes decoded", n, len(b))
+		}
+	}
+	if _, err := DecodeRecord(append(b, 0)); err == nil {
+		t.Fatal("trailing garbage accepted")
+	}
+}
+
+func FuzzDecodeRecord(f *testing.F) {
+	f.Add(sampleRecord().Encode(nil))
+	f.Add([]byte{1, 0, 0, 0, 0})
+	f.Add([]byte{1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeRecord(b)
+		if err != nil {
+			return
+		}
+		// Whatever decodes must encode back to a record that decodes equal.
+		again, err := DecodeRecord(r.Encode(nil))
+		if err != nil || !reflect.DeepEqual(again, r) {
+			t.Fatalf("re-encode mismatch: %v", err)
+		}
+	})
+}
+
+func TestDedup(t *testing.T) {
+	d := NewDedup(24 * time.Hour)
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	if !d.Reserve("m1", "a", now) || d.Reserve("m1", "a", now.Add(time.Hour)) {
+		t.Fatal("second reserve within the window must fail")
+	}
+	if !d.Reserve("m2", "a", now) {
+		t.Fatal("the same id on another MCP is not a duplicate")
+	}
+	if !d.Reserve("m1", "a", now.Add(25*time.Hour)) {
+		t.Fatal("an id older than the window is no longer a duplicate")
+	}
+	d.Release("m2", "a")
+	if !d.Reserve("m2", "a", now) {
+		t.Fatal("a released id must be accepted again")
+	}
+	if n := d.Sweep(now.Add(49 * time.Hour)); n != 0 {
+		t.Fatalf("sweep left %d", n)
+	}
+}
+
+func TestRateLimiter(t *testing.T) {
+	r := NewRateLimiter(3)
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 3; i++ {
+		if ok, _ := r.Allow("k", now); !ok {
+			t.Fatalf("payload %d refused", i)
+		}
+	}
+	ok, wait := r.Allow("k", now)
+	if ok || wait != 20*time.Second {
+		t.Fatalf("fourth payload: ok=%v wait=%v, want refused with 20s", ok, wait)
+	}
+	if ok, _ := r.Allow("other", now); !ok {
+		t.Fatal("limits are per key")
+	}
+	if ok, _ := r.Allow("k", now.Add(20*time.Second)); !ok {
+		t.Fatal("a token is back after 20s")
+	}
+}

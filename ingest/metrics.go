@@ -1,0 +1,85 @@
+package ingest
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcpscope/telemetry/wal"
+)
+
+// Metrics are the ingest path's Prometheus metrics. A nil *Metrics records
+// nothing, so tests need not build one.
+type Metrics struct {
+	items       *prometheus.CounterVec
+	walFull     prometheus.Counter
+	batchRows   prometheus.Histogram
+	flushTime   prometheus.Histogram
+	flushErrors prometheus.Counter
+}
+
+// NewMetrics registers the ingest metrics on reg, with gauges that read the
+// log's backlog at scrape time.
+func NewMetrics(reg prometheus.Registerer, stats func() wal.Stats) *Metrics {
+	m := &Metrics{
+		items: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "telemetry_ingest_items_total", Help: "Ingested items by outcome (accepted, dropped).",
+		}, []string{"outcome"}),
+		walFull: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_ingest_wal_full_total", Help: "Payloads refused with 503 because the write-ahead log hit its disk budget.",
+		}),
+		batchRows: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "telemetry_flush_batch_rows", Help: "Rows per ClickHouse insert.",
+			Buckets: prometheus.ExponentialBuckets(10, 4, 8),
+		}),
+		flushTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "telemetry_flush_duration_seconds", Help: "Time of one ClickHouse insert.",
+			Buckets: prometheus.DefBuckets,
+		}),
+		flushErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_flush_failures_total", Help: "Failed ClickHouse inserts or lookups (retried).",
+		}),
+	}
+	reg.MustRegister(m.items, m.walFull, m.batchRows, m.flushTime, m.flushErrors,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_backlog_bytes", Help: "Unflushed bytes in the write-ahead log."},
+			func() float64 { return float64(stats().UnackedBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_backlog_records", Help: "Unflushed payloads in the write-ahead log."},
+			func() float64 { return float64(stats().UnackedRecords) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_oldest_unflushed_age_seconds", Help: "Age of the oldest unflushed payload (0 when none)."},
+			func() float64 {
+				s := stats()
+				if s.UnackedRecords == 0 || s.OldestUnacked.IsZero() {
+					return 0
+				}
+				return time.Since(s.OldestUnacked).Seconds()
+			}),
+	)
+	return m
+}
+
+func (m *Metrics) accepted(accepted, dropped int) {
+	if m == nil {
+		return
+	}
+	m.items.WithLabelValues("accepted").Add(float64(accepted))
+	m.items.WithLabelValues("dropped").Add(float64(dropped))
+}
+
+func (m *Metrics) full() {
+	if m != nil {
+		m.walFull.Inc()
+	}
+}
+
+func (m *Metrics) flushed(rows int, d time.Duration) {
+	if m != nil {
+		m.batchRows.Observe(float64(rows))
+		m.flushTime.Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) flushFailed() {
+	if m != nil {
+		m.flushErrors.Inc()
+	}
+}
