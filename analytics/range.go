@@ -107,11 +107,3 @@ func (r Range) Days() []string {
 func (r Range) Before(n int) Range {
 	return Range{From: r.From.AddDate(0, 0, -n), To: r.From.AddDate(0, 0, -1)}
 }
-
-// ErrorRate returns errors / calls, or 0 when there were no calls.
-func ErrorRate(errors, calls int64) float64 {
-	if calls == 0 {
-		return 0
-	}
-	return float64(errors) / float64(calls)
-}
