@@ -1,0 +1,40 @@
+package analytics
+
+// Overview is the headline view of one MCP over a range
+// (GET /v1/mcps/{id}/overview). Calls count every item of any method;
+// latencies cover the items of any method that carry duration_ms and are
+// null when none does.
+type Overview struct {
+	MCPID     string  `json:"mcp_id"`
+	From      string  `json:"from"`
+	To        string  `json:"to"`
+	Calls     int64   `json:"calls"`
+	Errors    int64   `json:"errors"`
+	ErrorRate float64 `json:"error_rate"`
+	// Sessions counts distinct session ids with an item in the range.
+	Sessions int64 `json:"sessions"`
+	// Users counts distinct user ids, a session without one counting as a
+	// user of its own.
+	Users int64    `json:"users"`
+	AvgMs *float64 `json:"avg_ms"`
+	P50Ms *float64 `json:"p50_ms"`
+	P95Ms *float64 `json:"p95_ms"`
+	P99Ms *float64 `json:"p99_ms"`
+	// Series has one entry per day of the range, oldest first, zero-filled.
+	Series []OverviewDay `json:"series"`
+	// Nightly holds the figures of the last nightly pass, and NightlyAsOf
+	// the last day they cover (null, with null figures, before the first).
+	Nightly     Nightly `json:"nightly"`
+	NightlyAsOf *string `json:"nightly_as_of"`
+}
+
+// OverviewDay is one day of an overview series; its distinct counts are
+// within that day.
+type OverviewDay struct {
+	Date     string   `json:"date"`
+	Calls    int64    `json:"calls"`
+	Errors   int64    `json:"errors"`
+	Sessions int64    `json:"sessions"`
+	Users    int64    `json:"users"`
+	P95Ms    *float64 `json:"p95_ms"`
+}

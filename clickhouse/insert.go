@@ -1,0 +1,154 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// Row is one accepted item on its way to the events table, with what the
+// item itself does not say: whose it is, when it was accepted, and which
+// write-ahead-log record (Node, Seq) carried it.
+type Row struct {
+	AccountID  string
+	MCPID      string
+	Node       string
+	Seq        uint64
+	ReceivedAt time.Time
+	Item       analytics.Item
+}
+
+// eventColumns is the column list of every insert into events: 18.16
+// refuses a batch insert without one.
+const eventColumns = `account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
+	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
+	server_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq`
+
+// UserKey is the identity that "users" counts: the user id, or the
+// session id for an item without one. The prefixes keep a user id from
+// colliding with somebody's session id.
+func UserKey(userID, sessionID string) string {
+	if userID != "" {
+		return "u:" + userID
+	}
+	return "s:" + sessionID
+}
+
+// InsertRows writes rows to events (and through the views to every rollup)
+// in one batch: one block, so one part per UTC day the rows span. Batch
+// big (thousands of rows): every insert makes parts and runs the views.
+// The rows' items are expected normalized and valid (analytics.Item).
+func (db *DB) InsertRows(ctx context.Context, rows []Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	n := len(rows)
+	var (
+		account, mcp, id, session, method, name  = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		errType, errMsg, client, clientVer, serv = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		user, userKey, node                      = make([]string, n), make([]string, n), make([]string, n)
+		ts, received                             = make([]time.Time, n), make([]time.Time, n)
+		ms                                       = make([]uint16, n)
+		isErr, hasDur                            = make([]uint8, n), make([]uint8, n)
+		dur                                      = make([]float64, n)
+		attrK, attrV                             = make([][]string, n), make([][]string, n)
+		seq                                      = make([]uint64, n)
+	)
+	for i := range rows {
+		r := &rows[i]
+		it := &r.Item
+		t := it.Timestamp.UTC()
+		account[i], mcp[i], id[i], session[i], method[i], name[i] = r.AccountID, r.MCPID, it.ID, it.SessionID, it.Method, it.Name
+		errType[i], errMsg[i], client[i], clientVer[i], serv[i] = it.ErrorType, it.ErrorMessage, it.ClientName, it.ClientVersion, it.ServerVersion
+		user[i], userKey[i], node[i] = it.UserID, UserKey(it.UserID, it.SessionID), r.Node
+		ts[i], ms[i], received[i] = t.Truncate(time.Second), uint16(t.Nanosecond()/int(time.Millisecond)), r.ReceivedAt.UTC()
+		if it.Status == analytics.StatusError || it.ErrorType != "" {
+			isErr[i] = 1
+		}
+		if it.DurationMs != nil {
+			hasDur[i], dur[i] = 1, *it.DurationMs
+		}
+		attrK[i], attrV[i] = sortedAttributes(it.Attributes)
+		seq[i] = r.Seq
+	}
+	batch, err := db.conn.PrepareBatch(ctx, "INSERT INTO "+db.db+".events ("+eventColumns+")")
+	if err != nil {
+		return wrapErr("insert events", err)
+	}
+	columns := []any{account, mcp, ts, ms, received, id, session, method, name,
+		isErr, errType, errMsg, dur, hasDur, client, clientVer,
+		serv, user, userKey, attrK, attrV, node, seq}
+	for i, col := range columns {
+		if err := batch.Column(i).Append(col); err != nil {
+			_ = batch.Abort()
+			return wrapErr(fmt.Sprintf("insert events (column %d)", i), err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return wrapErr("insert events", err)
+	}
+	return nil
+}
+
+// sortedAttributes flattens attributes into parallel key and value arrays,
+// sorted by key so that equal maps store equally.
+func sortedAttributes(attrs map[string]string) (keys, values []string) {
+	keys = make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	values = make([]string, len(keys))
+	for i, k := range keys {
+		values[i] = attrs[k]
+	}
+	return keys, values
+}
+
+// InsertedSeqs returns which write-ahead-log records of node, among
+// fromSeq..toSeq, already have rows in events: after a crash between an
+// insert and the log's checkpoint, replay skips them instead of counting
+// them twice. It scans the two small ingest columns of the whole table,
+// which is fine once at start-up.
+func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64) (map[uint64]bool, error) {
+	rows, err := db.conn.Query(ctx, "SELECT DISTINCT ingest_seq FROM "+db.db+
+		".events WHERE ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?", node, fromSeq, toSeq)
+	if err != nil {
+		return nil, wrapErr("inserted seqs", err)
+	}
+	defer rows.Close()
+	seen := map[uint64]bool{}
+	for rows.Next() {
+		var s uint64
+		if err := rows.Scan(&s); err != nil {
+			return nil, wrapErr("inserted seqs", err)
+		}
+		seen[s] = true
+	}
+	return seen, wrapErr("inserted seqs", rows.Err())
+}
+
+// RecentIDs calls fn with the MCP and id of every item with an id that was
+// accepted at or after since, to rebuild the duplicate filter on start. An
+// item is at most analytics.MaxItemAge old when accepted, which bounds the
+// partitions to read.
+func (db *DB) RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string)) error {
+	q := fmt.Sprintf("SELECT mcp_id, id FROM %s.events PREWHERE received_at >= %s WHERE ts >= %s AND id != ''",
+		db.db, timeLit(since), timeLit(since.Add(-analytics.MaxItemAge-time.Hour)))
+	rows, err := db.conn.Query(ctx, q)
+	if err != nil {
+		return wrapErr("recent ids", err)
+	}
+	defer rows.Close()
+	var mcpID, id string
+	for rows.Next() {
+		if err := rows.Scan(&mcpID, &id); err != nil {
+			return wrapErr("recent ids", err)
+		}
+		fn(mcpID, id)
+	}
+	return wrapErr("recent ids", rows.Err())
+}

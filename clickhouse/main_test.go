@@ -1,0 +1,35 @@
+package clickhouse_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/testenv"
+)
+
+// openTestDB opens a fresh, migrated database that is dropped when the test
+// ends.
+func openTestDB(t testing.TB) *clickhouse.DB {
+	t.Helper()
+	addr := testenv.ClickHouseAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t")})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := db.DropDatabase(ctx); err != nil {
+			t.Errorf("drop database: %v", err)
+		}
+		db.Close()
+	})
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db
+}

@@ -1,0 +1,14 @@
+package clickhouse_test
+
+import (
+	"context"
+	"testing"
+)
+
+func TestMigrateTwice(t *testing.T) {
+	db := openTestDB(t)
+	// A second run (another instance starting) must be a no-op.
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatalf("second migrate: %v", err)
+	}
+}

@@ -1,0 +1,87 @@
+package clickhouse
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// The span of ClickHouse's Date and DateTime (UInt32 seconds): literals are
+// clamped into it, so that a far-away date in a valid request reads as "no
+// data" instead of an overflowed value.
+var (
+	minStoreTime = time.Unix(0, 0).UTC()
+	maxStoreTime = time.Date(2105, 12, 31, 0, 0, 0, 0, time.UTC)
+)
+
+func clampTime(t time.Time) time.Time {
+	if t.Before(minStoreTime) {
+		return minStoreTime
+	}
+	if t.After(maxStoreTime) {
+		return maxStoreTime
+	}
+	return t.UTC()
+}
+
+// timeLit renders t (to the second) as a DateTime literal in UTC.
+func timeLit(t time.Time) string {
+	return clampTime(t).Format("toDateTime('2006-01-02 15:04:05', 'UTC')")
+}
+
+// dateLit renders the UTC day of t as a Date literal.
+func dateLit(t time.Time) string {
+	return clampTime(t).Format("toDate('2006-01-02')")
+}
+
+// dayFilter selects the rollup rows of the range's days.
+func dayFilter(r analytics.Range) string {
+	return fmt.Sprintf("day >= %s AND day <= %s", dateLit(r.From), dateLit(r.To))
+}
+
+// msTime converts a rollup's Unix milliseconds to a UTC time.
+func msTime(ms uint64) time.Time {
+	return time.UnixMilli(int64(ms)).UTC()
+}
+
+// quantile converts a t-digest result (Float32 on the server) to the
+// shortest decimal that identifies it, so that 182.5 reads 182.5 and not
+// 182.50000762939453.
+func quantile(v float32) float64 {
+	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	return f
+}
+
+// latency holds the duration figures merged from a rollup: how many items
+// carried a duration, their sum, and the p50, p95, p99 t-digest estimates.
+type latency struct {
+	n   uint64
+	sum float64
+	q   []float32
+}
+
+func (l latency) avg() *float64 {
+	if l.n == 0 {
+		return nil
+	}
+	v := l.sum / float64(l.n)
+	return &v
+}
+
+// p returns quantile i (0: p50, 1: p95, 2: p99), nil without durations.
+func (l latency) p(i int) *float64 {
+	if l.n == 0 || i >= len(l.q) {
+		return nil
+	}
+	v := quantile(l.q[i])
+	return &v
+}
+
+// latencyCols reads a rollup's duration states in the order latency scans.
+const latencyCols = "sumMerge(dur_n), sumMerge(dur_sum), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(dur_q)"

@@ -1,0 +1,69 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// WindowStats implements analytics.WindowReader with one scan of events:
+// rule windows are minutes to a day long, which the (mcp_id, ts) key and
+// day partitions make a narrow read, while a rollup by day could not cut
+// them. Each row counts for its MCP under "" and, for tools/call, again
+// under its tool name (ARRAY JOIN), so one GROUP BY yields both. The window
+// is [from, to) to the millisecond.
+func (db *DB) WindowStats(ctx context.Context, from, to time.Time, mcpIDs []string) (map[string]map[string]analytics.WindowStat, error) {
+	out := make(map[string]map[string]analytics.WindowStat, len(mcpIDs))
+	if len(mcpIDs) == 0 || !from.Before(to) {
+		return out, nil
+	}
+	ids := make([]any, len(mcpIDs))
+	for i, id := range mcpIDs {
+		ids[i] = id
+	}
+	q := fmt.Sprintf(`SELECT mcp_id, key, count(), sum(is_error), sum(has_duration),
+			quantileTDigestIf(0.95)(duration_ms, has_duration)
+		FROM %s.events
+		ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
+		WHERE mcp_id IN ? AND %s
+		GROUP BY mcp_id, key`, db.db, msRange(from, to))
+	rows, err := db.conn.Query(ctx, q, clickhouse.GroupSet{Value: ids})
+	if err != nil {
+		return nil, wrapErr("window stats", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			mcpID, key           string
+			calls, errs, withDur uint64
+			p95                  float32
+		)
+		if err := rows.Scan(&mcpID, &key, &calls, &errs, &withDur, &p95); err != nil {
+			return nil, wrapErr("window stats", err)
+		}
+		st := analytics.WindowStat{Calls: int64(calls), Errors: int64(errs)}
+		if withDur > 0 {
+			v := quantile(p95)
+			st.P95Ms = &v
+		}
+		if out[mcpID] == nil {
+			out[mcpID] = map[string]analytics.WindowStat{}
+		}
+		out[mcpID][key] = st
+	}
+	return out, wrapErr("window stats", rows.Err())
+}
+
+// msRange selects the events in [from, to) to the millisecond: a coarse
+// range on ts, which the primary key and partitions use, refined on the
+// boundary seconds with ts_ms.
+func msRange(from, to time.Time) string {
+	from, to = from.UTC(), to.UTC()
+	fromMs, toMs := from.Nanosecond()/1e6, to.Nanosecond()/1e6
+	return fmt.Sprintf("ts >= %[1]s AND ts <= %[2]s AND (ts > %[1]s OR ts_ms >= %[3]d) AND (ts < %[2]s OR ts_ms < %[4]d)",
+		timeLit(from), timeLit(to), fromMs, toMs)
+}
