@@ -37,7 +37,7 @@ type Record struct {
 var errCorrupt = errors.New("ingest: corrupt write-ahead-log record")
 
 // Encode appends the binary form of r to dst.
-func (r *Record) Encode(dst []byte) []byte {
+func (r Record) Encode(dst []byte) []byte {
 	dst = append(dst, codecVersion)
 	dst = appendString(dst, r.AccountID)
 	dst = appendString(dst, r.MCPID)
