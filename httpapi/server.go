@@ -79,6 +79,7 @@ func New(opts Options) *Server {
 	s.registerDocs()
 	if opts.Ingester != nil {
 		s.registerIngest()
+		s.registerOTLP()
 	}
 	return s
 }

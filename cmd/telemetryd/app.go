@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcpscope/telemetry/clickhouse"
@@ -108,6 +110,9 @@ func (m *Main) Open(ctx context.Context) error {
 		Metrics:  httpapi.NewMetrics(m.Registry),
 		Ingester: m.Ingest,
 	})
+	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
+		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
+	}
 	ln, err := net.Listen("tcp", m.Config.Server.Addr)
 	if err != nil {
 		return err
@@ -138,6 +143,22 @@ func (m *Main) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { return m.Ingest.Run(gctx) })
+	if mc := m.Config.Metrics; mc.Enabled && mc.Addr != "" {
+		ms := &http.Server{Addr: mc.Addr, Handler: promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+		g.Go(func() error {
+			m.Log.Info("serving metrics", "addr", mc.Addr)
+			if err := ms.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error { <-gctx.Done(); return ms.Close() })
+	}
+	if m.Config.Nightly.Enabled {
+		n := &nightly{svc: m.CH, pg: m.PG, log: m.Log, catchUp: m.Config.Nightly.CatchUpDays, now: time.Now,
+			lastSuccess: m.nightlyGauge()}
+		g.Go(func() error { return n.run(gctx, m.Config.Nightly.Schedule) })
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		m.Log.Info("shutting down")
@@ -146,6 +167,14 @@ func (m *Main) Run(ctx context.Context) error {
 		return srv.Shutdown(sctx)
 	})
 	return g.Wait()
+}
+
+// nightlyGauge registers the nightly pass's last success time.
+func (m *Main) nightlyGauge() func(time.Time) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "telemetry_nightly_last_success_timestamp_seconds",
+		Help: "Unix time of the last successful nightly day computation."})
+	m.Registry.MustRegister(g)
+	return func(t time.Time) { g.Set(float64(t.Unix())) }
 }
 
 // Close releases everything Open acquired, in reverse order.
