@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 // Options are the server's dependencies and settings. Services left nil
@@ -27,6 +28,12 @@ type Options struct {
 	Auth   accounts.Authenticator
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
+	// MCPs resolves the caller's MCPs (ownership checks of metric reads).
+	MCPs accounts.MCPService
+	// Analytics, when set with MCPs, serves the metric reads.
+	Analytics analytics.Reader
+	// Limits are the ingest limits /v1/account/usage reports.
+	Limits analytics.UsageLimits
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
 }
@@ -77,6 +84,9 @@ func New(opts Options) *Server {
 
 	s.registerHealth()
 	s.registerDocs()
+	if opts.Analytics != nil && opts.MCPs != nil {
+		s.registerMetricReads()
+	}
 	if opts.Ingester != nil {
 		s.registerIngest()
 		s.registerOTLP()
