@@ -84,7 +84,7 @@ function buildShell() {
       logout));
   const count = h('span', { class: 'count', testid: 'inbox-badge', hidden: true, dataset: { count: '0' } }, '0');
   const inbox = h('a', { href: router.href('/inbox'), class: 'inbox-link', testid: 'nav-inbox', dataset: { path: '/inbox' } },
-    h('span', { class: 'bell', 'aria-hidden': 'true' }, '🔔'), h('span', { class: 'inbox-text' }, 'Inbox'), count);
+    bellIcon(), h('span', { class: 'inbox-text' }, 'Inbox'), count);
   const toggle = h('button', { type: 'button', class: 'nav-toggle', testid: 'nav-toggle', 'aria-expanded': 'false', 'aria-controls': 'nav' },
     h('span', { class: 'burger', 'aria-hidden': 'true' }), h('span', { class: 'sr-only' }, 'Menu'));
   const header = h('header', { class: 'topbar' },
@@ -122,6 +122,19 @@ function buildShell() {
       }
     },
   };
+}
+
+// Drawn inline: emoji fonts are not everywhere and external images are out.
+function bellIcon() {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('class', 'bell');
+  svg.setAttribute('aria-hidden', 'true');
+  const path = document.createElementNS(ns, 'path');
+  path.setAttribute('d', 'M6 8a6 6 0 1 1 12 0c0 7 3 9 3 9H3s3-2 3-9M10.3 21a1.94 1.94 0 0 0 3.4 0');
+  svg.append(path);
+  return svg;
 }
 
 async function signOut(button) {

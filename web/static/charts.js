@@ -10,6 +10,7 @@ import { h } from './ui.js';
 import * as fmt from './format.js';
 
 const DAY_S = 86400;
+const DAY_INCRS = [1, 2, 3, 7, 14, 30, 60, 90, 180, 365].map((n) => n * DAY_S);
 
 function cssVar(name, fallback) {
   const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -37,15 +38,22 @@ export function dailyChart({ dates, series, format = fmt.number, title, testid, 
   }
 
   let chart = null;
+  let frame = 0;
+  // Drawing inside the observer callback would resize what is observed in
+  // the same frame (a "ResizeObserver loop" warning); defer to the next one.
   const observer = new ResizeObserver(() => {
-    const width = Math.floor(plot.clientWidth);
-    if (width <= 0) return;
-    if (!chart) chart = create(plot, width, height, dates, series, format);
-    else if (Math.abs(chart.width - width) > 1) chart.setSize({ width, height });
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => {
+      const width = Math.floor(plot.clientWidth);
+      if (width <= 0 || signal?.aborted) return;
+      if (!chart) chart = create(plot, width, height, dates, series, format);
+      else if (Math.abs(chart.width - width) > 1) chart.setSize({ width, height });
+    });
   });
   observer.observe(plot);
   signal?.addEventListener('abort', () => {
     observer.disconnect();
+    cancelAnimationFrame(frame);
     chart?.destroy();
   }, { once: true });
   return wrap;
@@ -73,7 +81,10 @@ function create(el, width, height, dates, series, format) {
       },
     },
     axes: [
-      { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } },
+      // Whole days only: the data has one point per UTC day, so hour ticks
+      // would suggest a resolution it does not have. 30 and 365 days are
+      // the lengths uPlot treats as month and year steps.
+      { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, incrs: DAY_INCRS },
       {
         stroke: axis,
         size: 64,

@@ -21,6 +21,7 @@ export function ms(v) {
   if (v >= 10000) return `${numFmt.format(v / 1000)} s`;
   if (v >= 100) return `${intFmt.format(v)} ms`;
   if (v >= 10) return `${v.toFixed(1)} ms`;
+  if (v === 0) return '0 ms';
   return `${v.toFixed(2)} ms`;
 }
 

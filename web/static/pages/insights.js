@@ -51,6 +51,9 @@ export function renderValue(key, value, { toolLink } = {}) {
     if (value.every((v) => v && typeof v === 'object' && !Array.isArray(v))) {
       const keys = [];
       for (const row of value) for (const k of Object.keys(row)) if (!keys.includes(k)) keys.push(k);
+      // Labels (names, types, versions) read best on the left, figures after.
+      const isLabel = (k) => value.some((r) => typeof r[k] === 'string' && !fmt.looksLikeTimestamp(r[k]));
+      keys.sort((a, b) => Number(isLabel(b)) - Number(isLabel(a)));
       return table({
         rows: value,
         testid: `insights-${key.replace(/_/g, '-')}-table`,

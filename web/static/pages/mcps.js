@@ -23,7 +23,7 @@ export async function render({ root }) {
       rows: items,
       empty: 'No MCPs yet. Add one to get an ingest key and start sending telemetry.',
       columns: [
-        { key: 'name', label: 'Name', render: (m) => h('a', { href: router.href(`/mcps/${router.seg(m.id)}/overview`), testid: 'mcp-link', class: 'strong' }, m.name) },
+        { key: 'name', label: 'Name', render: (m) => h('a', { href: router.href(`/mcps/${router.seg(m.id)}/overview`), testid: 'mcp-link', class: 'strong nowrap' }, m.name) },
         { key: 'description', label: 'Description', render: (m) => m.description || h('span', { class: 'muted' }, '—') },
         { key: 'created_at', label: 'Created', render: (m) => time(m.created_at) },
         {

@@ -28,10 +28,16 @@ export function totals(d, prefix) {
     { key: 'p95_ms', label: 'p95', f: fmt.ms, testid: 'p95' },
     { key: 'p99_ms', label: 'p99', f: fmt.ms, testid: 'p99' },
   ].filter((i) => i.key in d);
-  return h('div', { class: 'stats' }, items.map((i) => stat({
-    label: i.label, value: i.f(d[i.key]), raw: d[i.key], tone: i.tone,
-    testid: `${prefix}-${i.testid || i.key.replace(/_/g, '-')}`,
-  })));
+  const grid = (title, list) => (list.length ? h('div', { class: 'stats-group' },
+    h('h2', { class: 'stats-title' }, title),
+    h('div', { class: 'stats' }, list.map((i) => stat({
+      label: i.label, value: i.f(d[i.key]), raw: d[i.key], tone: i.tone,
+      testid: `${prefix}-${i.testid || i.key.replace(/_/g, '-')}`,
+    })))) : null);
+  // Traffic and latency read as two rows rather than one wrapped line.
+  return h('div', { class: 'totals' },
+    grid('Traffic', items.filter((i) => !i.key.endsWith('_ms'))),
+    grid('Latency', items.filter((i) => i.key.endsWith('_ms'))));
 }
 
 /** The two daily charts: calls + errors, and p95. */

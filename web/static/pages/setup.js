@@ -31,26 +31,25 @@ export async function render(ctx) {
   });
 
   frame.content.append(
-    h('div', { class: 'grid-2 grid-wide-first' },
-      section('Ingest keys',
-        h('p', { class: 'muted' }, 'An ingest key lets an MCP server post telemetry for this MCP, and nothing else. Give each deployment its own key so you can revoke one without touching the others.'),
-        newKey,
-        keys),
-      admin ? section('Create a key', createKeyForm(frame.mcpId, (created) => {
+    section('Ingest keys',
+      h('p', { class: 'muted' }, 'An ingest key lets an MCP server post telemetry for this MCP, and nothing else. Give each deployment its own key so you can revoke one without touching the others.'),
+      newKey,
+      keys,
+      admin ? createKeyForm(frame.mcpId, (created) => {
         newKey.replaceChildren(showOnce(created));
         drawSnippets(created.key);
         reloadKeys();
-      })) : section('Create a key', h('p', { class: 'muted' }, 'Only owners and admins can create keys.'))),
+      }) : h('p', { class: 'muted' }, 'Only owners and admins can create keys.')),
     section('Send telemetry', snippets),
     admin ? mcpSettings(frame) : null);
   await reloadKeys();
 }
 
 function createKeyForm(mcpId, onCreated) {
-  const form = h('form', { class: 'form', testid: 'key-create-form', novalidate: true },
-    field({ label: 'Key name', name: 'name', required: true, testid: 'key-name', placeholder: 'production' }),
-    formProblem(),
-    h('button', { type: 'submit', class: 'btn btn-primary', testid: 'key-create-submit' }, 'Create key'));
+  const form = h('form', { class: 'form-bar', testid: 'key-create-form', novalidate: true },
+    field({ label: 'New key name', name: 'name', required: true, testid: 'key-name', placeholder: 'production' }),
+    h('button', { type: 'submit', class: 'btn btn-primary', testid: 'key-create-submit' }, 'Create key'),
+    formProblem());
   onSubmit(form, async () => {
     const created = await api.post(api.path`/v1/mcps/${mcpId}/keys`, { name: formValues(form).name || '' });
     form.reset();
@@ -124,7 +123,9 @@ function setupSnippets(key, isReal) {
     `curl -X POST '${origin}/v1/ingest' \\`,
     `  -H 'Authorization: Bearer ${key}' \\`,
     "  -H 'Content-Type: application/json' \\",
-    `  -d '${JSON.stringify(sample)}'`,
+    "  --data-binary @- <<'JSON'",
+    JSON.stringify(sample, null, 2),
+    'JSON',
   ].join('\n');
   const otel = [
     `OTEL_EXPORTER_OTLP_ENDPOINT=${origin}/v1/otlp`,
