@@ -70,7 +70,7 @@ export async function load(container, build, { onError } = {}) {
   container.setAttribute('aria-busy', 'true');
   try {
     const node = await build();
-    container.replaceChildren(...(node ? [node].flat() : []));
+    container.replaceChildren(...[node].flat().filter(Boolean));
   } catch (err) {
     if (isAbort(err)) return;
     container.replaceChildren(problemBox(err));
