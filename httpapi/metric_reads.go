@@ -148,4 +148,3 @@ func (s *Server) mcpRange(ctx context.Context, mcpID string, q rangeQuery) (anal
 	_, err = s.opts.MCPs.FindMCP(ctx, principal(ctx).AccountID, mcpID)
 	return r, err
 }
-

@@ -34,6 +34,9 @@ type Options struct {
 	Analytics analytics.Reader
 	// Limits are the ingest limits /v1/account/usage reports.
 	Limits analytics.UsageLimits
+	// App, when set, is the dashboard served under /app/; GET / sends
+	// browsers there.
+	App http.Handler
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
 }
@@ -82,6 +85,19 @@ func New(opts Options) *Server {
 	}
 	s.api = humagin.New(e, cfg)
 
+	if opts.App != nil {
+		app := gin.WrapH(opts.App)
+		e.GET("/app/*path", app)
+		e.HEAD("/app/*path", app)
+		e.GET("/app", app)
+		e.GET("/", func(c *gin.Context) {
+			if wantsHTML(c.GetHeader("Accept")) {
+				c.Redirect(http.StatusFound, "/app/")
+				return
+			}
+			noRoute(c)
+		})
+	}
 	s.registerHealth()
 	s.registerDocs()
 	if opts.Analytics != nil && opts.MCPs != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/postgres"
 	"github.com/mcpscope/telemetry/wal"
+	"github.com/mcpscope/telemetry/web"
 )
 
 // Main is the whole service: its connections, its HTTP server and its
@@ -109,6 +110,7 @@ func (m *Main) Open(ctx context.Context) error {
 		},
 		Metrics:  httpapi.NewMetrics(m.Registry),
 		Ingester: m.Ingest,
+		App:      web.Handler(),
 	})
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
