@@ -25,6 +25,12 @@ type Options struct {
 	// Checks are the dependencies /health reports on, by name.
 	Checks map[string]func(context.Context) error
 	Auth   accounts.Authenticator
+	// Account services; each one's routes are registered when it is set.
+	Sessions accounts.AuthService    // /v1/auth/signup, /login, /logout
+	Accounts accounts.AccountService // /v1/account, /profile, /company
+	Members  accounts.MemberService  // /v1/account/members
+	MCPs     accounts.MCPService     // /v1/mcps
+	Keys     accounts.KeyService     // /v1/mcps/{id}/keys, /v1/keys/{keyId}
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
 }
@@ -75,6 +81,21 @@ func New(opts Options) *Server {
 
 	s.registerHealth()
 	s.registerDocs()
+	if opts.Sessions != nil {
+		s.registerAuth()
+	}
+	if opts.Accounts != nil {
+		s.registerAccount()
+	}
+	if opts.Members != nil {
+		s.registerMembers()
+	}
+	if opts.MCPs != nil {
+		s.registerMCPs()
+	}
+	if opts.Keys != nil {
+		s.registerKeys()
+	}
 	return s
 }
 

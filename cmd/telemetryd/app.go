@@ -29,6 +29,14 @@ type Main struct {
 	Registry *prometheus.Registry
 	API      *httpapi.Server
 
+	// Account services (PostgreSQL). Keys runs the revocation listener and
+	// last_used_at writer in Run.
+	Auth     *postgres.AuthService
+	Keys     *postgres.KeyService
+	Accounts *postgres.AccountService
+	Members  *postgres.MemberService
+	MCPs     *postgres.MCPService
+
 	listener net.Listener
 	closers  []func()
 }
@@ -80,6 +88,13 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a := m.Config.Auth
+	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
+	m.Auth = postgres.NewAuthService(m.PG, postgres.AuthConfig{SessionTTL: a.SessionTTL, LoginMaxFailures: a.LoginMaxFailures,
+		LoginFailureWindow: a.LoginFailureWindow, KeyCacheTTL: a.KeyCacheTTL}, m.Keys)
+	m.Accounts = postgres.NewAccountService(m.PG)
+	m.Members = postgres.NewMemberService(m.PG)
+	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
 	m.API = httpapi.New(httpapi.Options{
 		Logger:      m.Log,
 		BaseURL:     m.Config.Server.BaseURL,
@@ -88,7 +103,13 @@ func (m *Main) Open(ctx context.Context) error {
 			"postgres":   m.PG.Ping,
 			"clickhouse": m.CH.Ping,
 		},
-		Metrics: httpapi.NewMetrics(m.Registry),
+		Metrics:  httpapi.NewMetrics(m.Registry),
+		Auth:     m.Auth,
+		Sessions: m.Auth,
+		Accounts: m.Accounts,
+		Members:  m.Members,
+		MCPs:     m.MCPs,
+		Keys:     m.Keys,
 	})
 	ln, err := net.Listen("tcp", m.Config.Server.Addr)
 	if err != nil {
@@ -119,6 +140,9 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		return nil
 	})
+	// Deleted ingest keys are evicted from this instance's cache as soon as
+	// PostgreSQL announces them; the loop reconnects on its own.
+	g.Go(func() error { return m.Keys.Run(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		m.Log.Info("shutting down")
