@@ -33,7 +33,8 @@ type NewKeyRequest struct {
 	Name string `json:"name" minLength:"1" maxLength:"200" doc:"A label, e.g. where the key is used." example:"production"`
 }
 
-type keyPath struct {
+// KeyPath names an ingest key in a path.
+type KeyPath struct {
 	KeyID string `path:"keyId" doc:"The ingest key's id." example:"key_8pW3nB6vC1xZ4mQ9"`
 }
 
@@ -58,7 +59,7 @@ func (s *Server) registerKeys() {
 		Description: "Hints only: a key is never shown again after its creation.",
 		Tags:        tags,
 		Errors:      []int{http.StatusNotFound},
-	}, AnyMember, func(ctx context.Context, in *mcpPath) (*struct{ Body KeyList }, error) {
+	}, AnyMember, func(ctx context.Context, in *MCPPath) (*struct{ Body KeyList }, error) {
 		keys, err := svc.ListKeys(ctx, principal(ctx).AccountID, in.ID)
 		if err != nil {
 			return nil, err
@@ -85,7 +86,7 @@ func (s *Server) registerKeys() {
 		DefaultStatus: http.StatusCreated,
 		Errors:        []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, Manager, func(ctx context.Context, in *struct {
-		mcpPath
+		MCPPath
 		Body NewKeyRequest
 	}) (*createdKeyOutput, error) {
 		k, err := svc.CreateKey(ctx, principal(ctx).AccountID, in.ID, accounts.NewKey{Name: in.Body.Name})
@@ -103,7 +104,7 @@ func (s *Server) registerKeys() {
 		Tags:          tags,
 		DefaultStatus: http.StatusNoContent,
 		Errors:        []int{http.StatusNotFound},
-	}, Manager, func(ctx context.Context, in *keyPath) (*struct{}, error) {
+	}, Manager, func(ctx context.Context, in *KeyPath) (*struct{}, error) {
 		return nil, svc.DeleteKey(ctx, principal(ctx).AccountID, in.KeyID)
 	})
 }

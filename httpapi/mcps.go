@@ -30,9 +30,9 @@ type MCPPatch struct {
 	Description *string `json:"description,omitempty" maxLength:"2000" doc:"An empty string clears it." example:"Searches docs and changelogs."`
 }
 
-// mcpPath names an MCP in a path. Other packages' routes under
-// /v1/mcps/{id} use the same parameter.
-type mcpPath struct {
+// MCPPath names an MCP in a path; embed it in the input of any route under
+// /v1/mcps/{id}.
+type MCPPath struct {
 	ID string `path:"id" doc:"The MCP's id." example:"mcp_3kTMd9Xq0bE7vR2a"`
 }
 
@@ -93,7 +93,7 @@ func (s *Server) registerMCPs() {
 		Description: "Another account's MCP is a 404, exactly like one that does not exist.",
 		Tags:        tags,
 		Errors:      []int{http.StatusNotFound},
-	}, AnyMember, func(ctx context.Context, in *mcpPath) (*mcpOutput, error) {
+	}, AnyMember, func(ctx context.Context, in *MCPPath) (*mcpOutput, error) {
 		m, err := svc.FindMCP(ctx, principal(ctx).AccountID, in.ID)
 		if err != nil {
 			return nil, err
@@ -109,7 +109,7 @@ func (s *Server) registerMCPs() {
 		Tags:        tags,
 		Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, Manager, func(ctx context.Context, in *struct {
-		mcpPath
+		MCPPath
 		Body MCPPatch
 	}) (*mcpOutput, error) {
 		m, err := svc.UpdateMCP(ctx, principal(ctx).AccountID, in.ID, accounts.MCPUpdate{Name: in.Body.Name, Description: in.Body.Description})
@@ -127,7 +127,7 @@ func (s *Server) registerMCPs() {
 		Tags:          tags,
 		DefaultStatus: http.StatusNoContent,
 		Errors:        []int{http.StatusNotFound},
-	}, Manager, func(ctx context.Context, in *mcpPath) (*struct{}, error) {
+	}, Manager, func(ctx context.Context, in *MCPPath) (*struct{}, error) {
 		return nil, svc.DeleteMCP(ctx, principal(ctx).AccountID, in.ID)
 	})
 }

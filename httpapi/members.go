@@ -52,7 +52,8 @@ type MemberPatch struct {
 	Role string `json:"role" enum:"owner,admin,member" example:"admin"`
 }
 
-type memberPath struct {
+// MemberPath names a member (by user id) in a path.
+type MemberPath struct {
 	UserID string `path:"user_id" doc:"The member's user id." example:"usr_9dK2mQ7xL0pV3sB8"`
 }
 
@@ -131,7 +132,7 @@ func (s *Server) registerMembers() {
 		Tags:        tags,
 		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
 	}, Manager, func(ctx context.Context, in *struct {
-		memberPath
+		MemberPath
 		Body MemberPatch
 	}) (*struct{ Body MemberBody }, error) {
 		m, err := svc.UpdateMember(ctx, principal(ctx), in.UserID, accounts.MemberUpdate{Role: accounts.Role(in.Body.Role)})
@@ -150,7 +151,7 @@ func (s *Server) registerMembers() {
 		Tags:          tags,
 		DefaultStatus: http.StatusNoContent,
 		Errors:        []int{http.StatusNotFound, http.StatusConflict},
-	}, Manager, func(ctx context.Context, in *memberPath) (*struct{}, error) {
+	}, Manager, func(ctx context.Context, in *MemberPath) (*struct{}, error) {
 		return nil, svc.RemoveMember(ctx, principal(ctx), in.UserID)
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"testing"
 
 	"github.com/mcpscope/telemetry"
@@ -14,11 +13,7 @@ import (
 
 var pg testenv.PostgresDB
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Drop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pg.Main(m) }
 
 // testDB opens a pool on the package's database, migrated.
 func testDB(t testing.TB) *DB {

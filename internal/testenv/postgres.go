@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -10,11 +11,11 @@ import (
 )
 
 // PostgresDB is one test package's own PostgreSQL database, created on first
-// use and dropped by Drop. Declare one per package and drop it in TestMain:
+// use and dropped when the package's tests end:
 //
 //	var pg testenv.PostgresDB
 //
-//	func TestMain(m *testing.M) { code := m.Run(); pg.Drop(); os.Exit(code) }
+//	func TestMain(m *testing.M) { pg.Main(m) }
 //
 // Tests then call pg.URL(t), which skips (fails under CI) without a server.
 type PostgresDB struct {
@@ -38,6 +39,13 @@ func (d *PostgresDB) URL(t testing.TB) string {
 		t.Fatalf("create test database: %v", d.err)
 	}
 	return d.url
+}
+
+// Main runs the package's tests, drops the database and exits.
+func (d *PostgresDB) Main(m *testing.M) {
+	code := m.Run()
+	d.Drop()
+	os.Exit(code)
 }
 
 // Drop removes the database, closing whatever connections are left.
