@@ -80,7 +80,7 @@ func (s *AuthService) Signup(ctx context.Context, in accounts.Signup) (*accounts
 	user := accounts.User{ID: newID(prefixUser), Email: in.Email, Name: in.Name}
 	var acc accounts.Account
 	token := newSecret(accounts.SessionTokenPrefix)
-	expires := now.Add(s.cfg.SessionTTL)
+	expires := now.Add(s.cfg.SessionTTL).Truncate(time.Microsecond) // as PostgreSQL keeps it
 	err = pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
 		var invID string
 		if in.InviteToken != "" {
@@ -188,7 +188,7 @@ func (s *AuthService) Login(ctx context.Context, in accounts.Login) (*accounts.S
 		return nil, wrap(err)
 	}
 	token := newSecret(accounts.SessionTokenPrefix)
-	expires := s.now().Add(s.cfg.SessionTTL)
+	expires := s.now().Add(s.cfg.SessionTTL).Truncate(time.Microsecond)
 	if err := insertSession(ctx, s.db.Pool, token, user.ID, acc.ID, expires); err != nil {
 		return nil, wrap(err)
 	}

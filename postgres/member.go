@@ -90,6 +90,11 @@ func (s *MemberService) AddMember(ctx context.Context, p *accounts.Principal, in
 			} else if err != nil {
 				return err
 			}
+			// An invitation they no longer need would linger in the list.
+			if _, err := tx.Exec(ctx, `DELETE FROM invitations WHERE account_id = $1 AND email_key = $2 AND accepted_at IS NULL`,
+				p.AccountID, key); err != nil {
+				return err
+			}
 			m, err := scanMember(tx.QueryRow(ctx, memberQuery+` WHERE m.account_id = $1 AND m.user_id = $2`, p.AccountID, userID))
 			out.Member = &m
 			return err

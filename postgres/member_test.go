@@ -82,6 +82,22 @@ func TestInvitations(t *testing.T) {
 	_, err = f.members.AddMember(ctx, p, accounts.NewMember{Email: other.User.Email, Role: accounts.RoleAdmin})
 	wantCode(t, err, telemetry.ECONFLICT)
 
+	// Someone invited who signed up on their own is added directly, and
+	// their pending invitation goes.
+	late := email("late")
+	if _, err := f.members.AddMember(ctx, p, accounts.NewMember{Email: late, Role: accounts.RoleMember}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.auth.Signup(ctx, accounts.Signup{Email: late, Password: testPassword, Name: "Late"}); err != nil {
+		t.Fatal(err)
+	}
+	if added, err := f.members.AddMember(ctx, p, accounts.NewMember{Email: late, Role: accounts.RoleMember}); err != nil || added.Member == nil {
+		t.Fatalf("%+v %v", added, err)
+	}
+	if list, _ := f.members.ListMembers(ctx, p.AccountID); len(list.Invitations) != 0 || len(list.Items) != 4 {
+		t.Fatalf("after direct add %+v", list)
+	}
+
 	// Members cannot add; admins cannot grant owner.
 	_, err = f.members.AddMember(ctx, f.principal(t, s.Token), accounts.NewMember{Email: email("x"), Role: accounts.RoleMember})
 	wantCode(t, err, telemetry.EFORBIDDEN)
