@@ -13,7 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/ingest"
+	"github.com/mcpscope/telemetry/internal/testenv"
 	"github.com/mcpscope/telemetry/postgres"
+	"github.com/mcpscope/telemetry/wal"
 )
 
 // accountServer is the API with the real account services on the package's
@@ -32,8 +37,50 @@ func accountServer(t *testing.T, cfg postgres.AuthConfig) *Server {
 	}
 	keys := postgres.NewKeyService(db, cfg.KeyCacheTTL)
 	auth := postgres.NewAuthService(db, cfg, keys)
+	ch := testClickHouse(t)
 	return New(Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
-		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys})
+		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys,
+		Ingester: testPipeline(t, ch), Analytics: ch,
+		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: 600, MaxBatchItems: 1000, MaxBodyBytes: 1 << 20}})
+}
+
+// testClickHouse opens a fresh migrated ClickHouse database, dropped when
+// the test ends.
+func testClickHouse(t *testing.T) *clickhouse.DB {
+	t.Helper()
+	ctx := context.Background()
+	addr := testenv.ClickHouseAddr(t)
+	name := testenv.Name("httpapi")
+	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = db.DropDatabase(context.Background())
+		db.Close()
+	})
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// testPipeline runs a real ingest pipeline (write-ahead log in a temporary
+// directory, flushing to ch) until the test ends.
+func testPipeline(t *testing.T, ch *clickhouse.DB) *ingest.Pipeline {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l, err := wal.Open(t.TempDir(), wal.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ingest.New(l, ch, ingest.Options{Node: "test", RateLimitPerMinute: 600, DedupWindow: 24 * time.Hour,
+		FlushInterval: 100 * time.Millisecond, FlushMaxRows: 10000, Logger: quiet})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = p.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; l.Close() })
+	return p
 }
 
 // uniqueEmail returns an address no other test uses.
