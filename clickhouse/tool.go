@@ -55,7 +55,7 @@ func (db *DB) toolSummaries(ctx context.Context, mcpID string, r analytics.Range
 
 // Tool implements analytics.Reader: the tool's day series and totals from
 // tool_daily, its error types from error_daily and its clients from
-// client_daily, read concurrently.
+// tool_client_daily, read concurrently.
 func (db *DB) Tool(ctx context.Context, mcpID, name string, r analytics.Range) (*analytics.ToolDetail, error) {
 	type toolDay struct {
 		day         time.Time
@@ -115,10 +115,10 @@ func (db *DB) Tool(ctx context.Context, mcpID, name string, r analytics.Range) (
 		return wrapErr("tool errors", rows.Err())
 	})
 	g.Go(func() error {
-		q := fmt.Sprintf(`SELECT client_name, countMerge(calls) AS n
-			FROM %s.client_daily WHERE mcp_id = ? AND method = ? AND name = ? AND %s
+		q := fmt.Sprintf(`SELECT client_name, sum(calls) AS n
+			FROM %s.tool_client_daily WHERE mcp_id = ? AND name = ? AND %s
 			GROUP BY client_name ORDER BY n DESC, client_name`, db.db, dayFilter(r))
-		rows, err := db.conn.Query(gctx, q, mcpID, analytics.MethodToolsCall, name)
+		rows, err := db.conn.Query(gctx, q, mcpID, name)
 		if err != nil {
 			return wrapErr("tool clients", err)
 		}
