@@ -133,22 +133,31 @@ func TestSessionsPaginationWhileIngesting(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
 	base := day0.Add(6 * time.Hour)
-	r := analytics.NewRange(day0, day0)
-	var rows []clickhouse.Row
+	r := analytics.NewRange(day0, day0.AddDate(0, 0, 11))
+	var rows, inserted []clickhouse.Row
 	seq := uint64(0)
 	add := func(session string, at time.Time) {
 		seq++
-		rows = append(rows, itemSpec{account: acct1, mcp: "mcp-p", ts: at, session: session,
-			method: analytics.MethodToolsCall, name: "t"}.row(seq))
+		row := itemSpec{account: acct1, mcp: "mcp-p", ts: at, session: session,
+			method: analytics.MethodToolsCall, name: "t"}.row(seq)
+		rows = append(rows, row)
+		inserted = append(inserted, row)
 	}
-	// 37 sessions, one minute apart; two share a start time (tie broken by id).
-	for i := 0; i < 37; i++ {
-		at := base.Add(time.Duration(i) * time.Minute)
+	// 37 sessions, 6 hours apart over 9 days; two share a start time (tie
+	// broken by id); every fifth lasts two more days.
+	start := func(i int) time.Time {
 		if i == 20 {
-			at = base.Add(19 * time.Minute)
+			i = 19
 		}
-		add(fmt.Sprintf("p-%02d", i), at)
-		add(fmt.Sprintf("p-%02d", i), at.Add(30*time.Second))
+		return base.Add(time.Duration(i) * 6 * time.Hour)
+	}
+	for i := 0; i < 37; i++ {
+		id := fmt.Sprintf("p-%02d", i)
+		add(id, start(i))
+		add(id, start(i).Add(30*time.Second))
+		if i%5 == 0 {
+			add(id, start(i).AddDate(0, 0, 2))
+		}
 	}
 	if err := db.InsertRows(ctx, rows); err != nil {
 		t.Fatal(err)
@@ -157,12 +166,13 @@ func TestSessionsPaginationWhileIngesting(t *testing.T) {
 	for i := 0; i < 37; i++ {
 		before[fmt.Sprintf("p-%02d", i)] = true
 	}
-	got := walkSessions(t, db, "mcp-p", r, 5, func(page int) {
+	got := walkSessions(t, db, "mcp-p", r, 4, func(page int) {
 		rows = rows[:0]
-		add(fmt.Sprintf("new-late-%d", page), base.Add(12*time.Hour+time.Duration(page)*time.Minute)) // newer than all
-		add(fmt.Sprintf("new-mid-%d", page), base.Add(17*time.Minute+10*time.Second))                 // among the old ones
-		for i := 0; i < 37; i += 4 {                                                                  // more calls in known sessions
-			add(fmt.Sprintf("p-%02d", i), base.Add(time.Duration(i)*time.Minute+time.Duration(page+1)*time.Second+45*time.Second))
+		add(fmt.Sprintf("new-late-%d", page), start(40).Add(time.Duration(page)*time.Minute)) // newer than all
+		add(fmt.Sprintf("new-mid-%d", page), start(17).Add(10*time.Second))                   // among the old ones
+		for i := 0; i < 37; i += 3 {                                                          // more calls in known sessions
+			add(fmt.Sprintf("p-%02d", i), start(i).Add(time.Duration(page+1)*time.Second+45*time.Second))
+			add(fmt.Sprintf("p-%02d", i), start(i).AddDate(0, 0, 1))
 		}
 		if err := db.InsertRows(ctx, rows); err != nil {
 			t.Fatal(err)
@@ -188,4 +198,6 @@ func TestSessionsPaginationWhileIngesting(t *testing.T) {
 			t.Errorf("session %s visited %d times, want once", id, seen[id])
 		}
 	}
+	// Once the data is still, a fresh walk is exactly the oracle's list.
+	sameJSON(t, "final walk", walkSessions(t, db, "mcp-p", r, 7, nil), oracle{rows: inserted}.sessions("mcp-p", r))
 }
