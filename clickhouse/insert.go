@@ -122,21 +122,18 @@ func sortedAttributes(attrs map[string]string) (keys, values []string) {
 // them twice. It scans the two small ingest columns of the whole table,
 // which is fine once at start-up.
 func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64) (map[uint64]bool, error) {
-	rows, err := db.conn.Query(ctx, "SELECT DISTINCT ingest_seq FROM "+db.db+
-		".events WHERE ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?", node, fromSeq, toSeq)
+	var seqs []uint64
+	err := db.query(ctx, "inserted seqs", "SELECT DISTINCT ingest_seq FROM "+db.db+
+		".events WHERE ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?",
+		[]any{node, fromSeq, toSeq}, func() []any { return []any{appendRow(&seqs)} })
 	if err != nil {
-		return nil, wrapErr("inserted seqs", err)
+		return nil, err
 	}
-	defer rows.Close()
-	seen := map[uint64]bool{}
-	for rows.Next() {
-		var s uint64
-		if err := rows.Scan(&s); err != nil {
-			return nil, wrapErr("inserted seqs", err)
-		}
+	seen := make(map[uint64]bool, len(seqs))
+	for _, s := range seqs {
 		seen[s] = true
 	}
-	return seen, wrapErr("inserted seqs", rows.Err())
+	return seen, nil
 }
 
 // RecentIDs calls fn with the MCP and id of every item with an id that was

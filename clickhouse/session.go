@@ -78,33 +78,32 @@ func (db *DB) sessionsStartedFrom(ctx context.Context, mcpID string, r analytics
 		having = "HAVING s < ? OR (s = ? AND session_id < ?)"
 		args = append(args, started, started, after.SessionID)
 	}
-	q := fmt.Sprintf(`SELECT session_id, minMerge(started) AS s, maxMerge(last_seen), countMerge(calls), sumMerge(errors),
+	q := fmt.Sprintf(`SELECT session_id, minMerge(started) AS s, maxMerge(last_seen), toInt64(countMerge(calls)), toInt64(sumMerge(errors)),
 			argMinIfMerge(first_client_name), argMinIfMerge(first_client_version), argMinIfMerge(first_user_id)
 		FROM %s.session_daily WHERE mcp_id = ? AND %s %s
 		GROUP BY session_id %s
 		ORDER BY s DESC, session_id DESC
 		LIMIT %d`, db.db, dayFilter(window), startedBefore, having, n)
-	rows, err := db.conn.Query(ctx, q, args...)
+	type session struct {
+		s                             analytics.Session
+		started, last                 uint64
+		clientName, clientVer, userID string
+	}
+	var rows []session
+	err := db.query(ctx, "sessions", q, args, func() []any {
+		r := appendRow(&rows)
+		return []any{&r.s.SessionID, &r.started, &r.last, &r.s.Calls, &r.s.Errors, &r.clientName, &r.clientVer, &r.userID}
+	})
 	if err != nil {
-		return nil, wrapErr("sessions", err)
+		return nil, err
 	}
-	defer rows.Close()
-	items := make([]analytics.Session, 0, n)
-	for rows.Next() {
-		var (
-			s                             analytics.Session
-			started, last, calls, errs    uint64
-			clientName, clientVer, userID string
-		)
-		if err := rows.Scan(&s.SessionID, &started, &last, &calls, &errs, &clientName, &clientVer, &userID); err != nil {
-			return nil, wrapErr("sessions", err)
-		}
-		s.StartedAt, s.LastSeenAt = msTime(started), msTime(last)
-		s.Calls, s.Errors = int64(calls), int64(errs)
-		s.ClientName, s.ClientVersion, s.UserID = nonEmpty(clientName), nonEmpty(clientVer), nonEmpty(userID)
-		items = append(items, s)
+	items := make([]analytics.Session, len(rows))
+	for i, r := range rows {
+		items[i] = r.s
+		items[i].StartedAt, items[i].LastSeenAt = msTime(r.started), msTime(r.last)
+		items[i].ClientName, items[i].ClientVersion, items[i].UserID = nonEmpty(r.clientName), nonEmpty(r.clientVer), nonEmpty(r.userID)
 	}
-	return items, wrapErr("sessions", rows.Err())
+	return items, nil
 }
 
 // sessionPage cuts items (up to limit+1) to a page; the extra item only
