@@ -48,6 +48,37 @@
 // Duplicates are not removed here: ingest drops repeated item ids before
 // they reach the store (RecentIDs rebuilds its filter), and the flusher
 // skips write-ahead-log records already inserted (InsertedSeqs).
+//
+// # Cluster mode
+//
+// With Config.Cluster set, the store spreads over the shards of a cluster
+// of the servers' remote_servers configuration. Every host of the cluster
+// holds the local tables (events_local, mcp_daily_local, ...; the views
+// read events_local into the local rollups) and Distributed tables over
+// them named as the single-server tables are (events, mcp_daily, ...), so
+// the reads are the same statements in both modes, and any host can
+// answer them. Inserts go through the Distributed events table, sharded by
+// cityHash64(mcp_id): each MCP's rows, and so its rollup rows, live on one
+// shard, and a read of one MCP merges the -State columns of that shard
+// (the others contribute nothing). Sums, counts, uniq and t-digest states
+// merge across shards anyway; the sharding keeps per-MCP figures exact
+// where states would not merge exactly, and keeps one write-ahead-log
+// record (one payload, one MCP) on one shard. The only statements that
+// name a local table are IN subqueries: ClickHouse refuses a Distributed
+// table inside a query over a Distributed table, and a shard's own rows
+// are all the subquery needs since the MCP lives there.
+//
+// Distributed inserts are asynchronous by default (queued on the receiving
+// host, sent later); the store sets insert_distributed_sync = 1 on its
+// inserts, so an acknowledged insert is stored on its shard and the
+// write-ahead log may let it go.
+//
+// The DDL is run on every host by the store itself (hosts listed by
+// system.clusters of the first server), not with ON CLUSTER: on 18.16,
+// ON CLUSTER needs the distributed DDL queue, hence ZooKeeper ("DDL
+// background thread is not initialized" otherwise). Each host records its
+// own schema_migrations. Tables are not replicated: a shard is one server
+// (see docs/scale.md for growing into replicated tables).
 package clickhouse
 
 import (
@@ -58,6 +89,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -81,10 +113,9 @@ type Config struct {
 	DialTimeout time.Duration
 	// MaxOpenConns caps the pool; default 10. Queries beyond it wait.
 	MaxOpenConns int
-	// Cluster names a cluster for ON CLUSTER DDL with replicated engines.
-	// Empty means a single server. The migrations are templated for it,
-	// but reads do not go through Distributed tables yet, so Open refuses
-	// a cluster for now.
+	// Cluster names a cluster of the servers' remote_servers
+	// configuration: local tables on every host of it, Distributed tables
+	// over them (see the package doc). Empty means a single server.
 	Cluster string
 }
 
@@ -95,7 +126,12 @@ const (
 	DefaultMaxOpenConns = 10
 )
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+var (
+	identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	// clusterName is what an XML element name of remote_servers usually
+	// is; it is quoted as a string wherever it appears in SQL.
+	clusterName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+)
 
 // Validate checks the configuration and fills defaults.
 func (c *Config) Validate() error {
@@ -108,8 +144,8 @@ func (c *Config) Validate() error {
 	if !identifier.MatchString(c.Database) {
 		return telemetry.Errorf(telemetry.EINVALID, "clickhouse: database name %q must be a plain identifier", c.Database)
 	}
-	if c.Cluster != "" {
-		return telemetry.Errorf(telemetry.EINVALID, "clickhouse: cluster %q: cluster mode is not supported yet", c.Cluster)
+	if c.Cluster != "" && !clusterName.MatchString(c.Cluster) {
+		return telemetry.Errorf(telemetry.EINVALID, "clickhouse: cluster name %q must be letters, digits, '_', '.' or '-'", c.Cluster)
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = DefaultDialTimeout
@@ -127,6 +163,8 @@ type DB struct {
 	// every table with it, so the connection's default database is unused.
 	db      string
 	cluster string
+	// cfg dials each host of a cluster for DDL.
+	cfg Config
 }
 
 var (
@@ -136,15 +174,31 @@ var (
 )
 
 // Open connects to ClickHouse (native protocol, LZ4) and creates the
-// database if it is missing. Call Migrate to create the tables. It fails
-// with EUNAVAILABLE when the server cannot be reached.
+// database if it is missing (on every host of a cluster). Call Migrate to
+// create the tables. It fails with EUNAVAILABLE when the server cannot be
+// reached, and with EINVALID when the cluster is not configured there.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	conn, err := clickhouse.Open(&clickhouse.Options{
+	conn, err := dial(cfg, cfg.Addr, cfg.MaxOpenConns)
+	if err != nil {
+		return nil, wrapErr("open", err)
+	}
+	db := &DB{conn: conn, db: cfg.Database, cluster: cfg.Cluster, cfg: cfg}
+	if err := db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		return conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db.db)
+	}); err != nil {
+		conn.Close()
+		return nil, wrapErr("create database", err)
+	}
+	return db, nil
+}
+
+func dial(cfg Config, addr []string, maxConns int) (driver.Conn, error) {
+	return clickhouse.Open(&clickhouse.Options{
 		Protocol: clickhouse.Native,
-		Addr:     cfg.Addr,
+		Addr:     addr,
 		Auth: clickhouse.Auth{
 			Database: "default",
 			Username: cfg.Username,
@@ -152,19 +206,63 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		},
 		Compression:     &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
 		DialTimeout:     cfg.DialTimeout,
-		MaxOpenConns:    cfg.MaxOpenConns,
-		MaxIdleConns:    cfg.MaxOpenConns,
+		MaxOpenConns:    maxConns,
+		MaxIdleConns:    maxConns,
 		ConnMaxLifetime: time.Hour,
 	})
+}
+
+// onEveryHost runs f on the store's connection on a single server, and on
+// a connection to each host of the cluster otherwise (DDL: the tables of
+// every host are its own).
+func (db *DB) onEveryHost(ctx context.Context, f func(context.Context, driver.Conn) error) error {
+	if db.cluster == "" {
+		return f(ctx, db.conn)
+	}
+	hosts, err := db.Hosts(ctx)
 	if err != nil {
-		return nil, wrapErr("open", err)
+		return err
 	}
-	db := &DB{conn: conn, db: cfg.Database, cluster: cfg.Cluster}
-	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db.db+db.onCluster()); err != nil {
+	for _, h := range hosts {
+		conn, err := dial(db.cfg, []string{h}, 1)
+		if err != nil {
+			return fmt.Errorf("host %s: %w", h, err)
+		}
+		err = f(ctx, conn)
 		conn.Close()
-		return nil, wrapErr("create database", err)
+		if err != nil {
+			return fmt.Errorf("host %s: %w", h, err)
+		}
 	}
-	return db, nil
+	return nil
+}
+
+// Hosts lists the native-protocol address of every host of the cluster
+// (every replica of every shard, as system.clusters of the server the
+// store is connected to names them), or nil on a single server. They must
+// be reachable from the service too: DDL runs on each of them.
+func (db *DB) Hosts(ctx context.Context) ([]string, error) {
+	if db.cluster == "" {
+		return nil, nil
+	}
+	type host struct {
+		name string
+		port uint16
+	}
+	var rows []host
+	err := db.query(ctx, "cluster hosts", "SELECT host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num",
+		[]any{db.cluster}, func() []any { h := appendRow(&rows); return []any{&h.name, &h.port} })
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, telemetry.Errorf(telemetry.EINVALID, "clickhouse: cluster %q is not in the remote_servers configuration of the server", db.cluster)
+	}
+	hosts := make([]string, len(rows))
+	for i, h := range rows {
+		hosts[i] = net.JoinHostPort(h.name, strconv.Itoa(int(h.port)))
+	}
+	return hosts, nil
 }
 
 // Ping checks that the server answers (for /health).
@@ -180,11 +278,32 @@ func (db *DB) Close() error {
 // Database returns the database name the store uses.
 func (db *DB) Database() string { return db.db }
 
-func (db *DB) onCluster() string {
+// local names the table that holds a shard's own rows: name itself on a
+// single server, name_local on a cluster (where name is the Distributed
+// table over them). Only subqueries inside a read of a Distributed table
+// name it.
+func (db *DB) local(name string) string {
 	if db.cluster == "" {
-		return ""
+		return db.db + "." + name
 	}
-	return " ON CLUSTER " + db.cluster
+	return db.db + "." + name + "_local"
+}
+
+// writeContext sets up a statement that writes through a Distributed table:
+// synchronously, so that an acknowledged write is stored on its shard (by
+// default the receiving host queues it and sends it later). Unchanged on a
+// single server.
+func (db *DB) writeContext(ctx context.Context, settings clickhouse.Settings) context.Context {
+	if db.cluster != "" {
+		if settings == nil {
+			settings = clickhouse.Settings{}
+		}
+		settings["insert_distributed_sync"] = 1
+	}
+	if settings == nil {
+		return ctx
+	}
+	return clickhouse.Context(ctx, clickhouse.WithSettings(settings))
 }
 
 // Server exception codes that mean "try again later" rather than a bug.

@@ -80,13 +80,14 @@ func TestConfigValidate(t *testing.T) {
 	for _, c := range []clickhouse.Config{
 		{},
 		{Addr: []string{"x:1"}, Database: "bad-name; DROP"},
-		{Addr: []string{"x:1"}, Cluster: "c1"},
+		{Addr: []string{"x:1"}, Cluster: "c1 ON CLUSTER x"},
+		{Addr: []string{"x:1"}, Cluster: "c1'"},
 	} {
 		if err := c.Validate(); telemetry.ErrorCode(err) != telemetry.EINVALID {
 			t.Errorf("%+v: %v", c, err)
 		}
 	}
-	c := clickhouse.Config{Addr: []string{"x:1"}}
+	c := clickhouse.Config{Addr: []string{"x:1"}, Cluster: "prod-eu.1"}
 	if err := c.Validate(); err != nil || c.Database != "telemetry" || c.MaxOpenConns != 10 || c.DialTimeout != 5*time.Second {
 		t.Errorf("defaults: %+v %v", c, err)
 	}

@@ -10,13 +10,15 @@ import (
 )
 
 // openTestDB opens a fresh, migrated database that is dropped when the test
-// ends.
+// ends; in cluster mode when TELEMETRY_TEST_CLICKHOUSE_CLUSTER names a
+// cluster of the test server (`make test-cluster` runs the package so).
 func openTestDB(t testing.TB) *clickhouse.DB {
 	t.Helper()
 	addr := testenv.ClickHouseAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t")})
+	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t"),
+		Cluster: testenv.ClickHouseCluster()})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -12,12 +12,22 @@ import (
 	"text/template"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // migrations are numbered files (NNN_name.sql) of ';'-terminated
 // statements, each idempotent (IF NOT EXISTS), templated with the database
-// name ({{.DB}}), the ON CLUSTER clause ({{.OnCluster}}) and the engine
-// ({{engine "AggregatingMergeTree"}}, replicated on a cluster).
+// name ({{.DB}}) and, for cluster mode, with:
+//
+//   - {{local "events"}}: the table holding rows (db.events on a single
+//     server, db.events_local on a cluster);
+//   - {{distributed "events" "cityHash64(mcp_id)"}}: nothing on a single
+//     server, on a cluster a statement creating the Distributed table
+//     db.events over the local ones (the sharding key, optional, is needed
+//     only by tables written through the Distributed table);
+//   - {{engine "AggregatingMergeTree"}}: the table engine.
+//
+// On a single server they render the statements this package always ran.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -29,31 +39,38 @@ type migration struct {
 	statements []string
 }
 
-// Migrate creates or completes the schema. Applied versions are recorded in
-// schema_migrations and skipped; a file interrupted half-way is simply run
-// again, its statements being idempotent. Concurrent runs are harmless.
+// Migrate creates or completes the schema, on every host of a cluster.
+// Applied versions are recorded in each host's schema_migrations and
+// skipped; a file interrupted half-way is simply run again, its statements
+// being idempotent. Concurrent runs are harmless.
 func (db *DB) Migrate(ctx context.Context) error {
 	migs, err := loadMigrations(templateData{DB: db.db, Cluster: db.cluster})
 	if err != nil {
 		return err
 	}
+	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		return migrateHost(ctx, conn, db.db, migs)
+	})
+}
+
+func migrateHost(ctx context.Context, conn driver.Conn, database string, migs []migration) error {
 	// LowCardinality is experimental on 18.x and must be allowed when a
 	// table using it is created. Later servers made the setting obsolete;
 	// it is sent only to the servers that need it.
-	if v, err := db.conn.ServerVersion(); err != nil {
+	if v, err := conn.ServerVersion(); err != nil {
 		return wrapErr("migrate", err)
 	} else if v.Version.Major < 19 {
 		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
 			"allow_experimental_low_cardinality_type": 1,
 		}))
 	}
-	if err := db.conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s.schema_migrations%s
+	if err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s.schema_migrations
 		(version UInt32, name String, applied_at DateTime('UTC'))
-		ENGINE = %s ORDER BY version`, db.db, db.onCluster(), engine(db.cluster, "MergeTree"))); err != nil {
+		ENGINE = MergeTree() ORDER BY version`, database)); err != nil {
 		return wrapErr("migrate", err)
 	}
 	applied := map[uint32]bool{}
-	rows, err := db.conn.Query(ctx, "SELECT DISTINCT version FROM "+db.db+".schema_migrations")
+	rows, err := conn.Query(ctx, "SELECT DISTINCT version FROM "+database+".schema_migrations")
 	if err != nil {
 		return wrapErr("migrate", err)
 	}
@@ -74,11 +91,11 @@ func (db *DB) Migrate(ctx context.Context) error {
 			continue
 		}
 		for _, stmt := range m.statements {
-			if err := db.conn.Exec(ctx, stmt); err != nil {
+			if err := conn.Exec(ctx, stmt); err != nil {
 				return wrapErr("migrate "+m.name, err)
 			}
 		}
-		if err := db.conn.Exec(ctx, "INSERT INTO "+db.db+".schema_migrations (version, name, applied_at) SELECT ?, ?, now()",
+		if err := conn.Exec(ctx, "INSERT INTO "+database+".schema_migrations (version, name, applied_at) SELECT ?, ?, now()",
 			m.version, m.name); err != nil {
 			return wrapErr("migrate "+m.name, err)
 		}
@@ -91,22 +108,31 @@ type templateData struct {
 	Cluster string
 }
 
-// OnCluster renders the ON CLUSTER clause, empty on a single server.
-func (d templateData) OnCluster() string {
+// local renders the qualified name of the table that holds rows.
+func (d templateData) local(name string) string {
+	if d.Cluster == "" {
+		return d.DB + "." + name
+	}
+	return d.DB + "." + name + "_local"
+}
+
+// distributed renders, on a cluster, the statement creating the
+// Distributed table name over the local tables, with an optional sharding
+// key; nothing on a single server. Names are quoted as strings: a cluster
+// name may hold '-' or '.'.
+func (d templateData) distributed(name string, shardingKey ...string) string {
 	if d.Cluster == "" {
 		return ""
 	}
-	return "ON CLUSTER " + d.Cluster
+	args := []string{quoteString(d.Cluster), quoteString(d.DB), quoteString(name + "_local")}
+	args = append(args, shardingKey...)
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s AS %s ENGINE = Distributed(%s);",
+		d.DB, name, d.local(name), strings.Join(args, ", "))
 }
 
-// engine renders a table engine: name(args...) on a single server, its
-// replicated variant on a cluster (path and replica from the server's
-// macros).
-func engine(cluster, name string, args ...string) string {
-	if cluster != "" {
-		name = "Replicated" + name
-		args = append([]string{"'/clickhouse/tables/{shard}/{database}/{table}'", "'{replica}'"}, args...)
-	}
+// engine renders a table engine: name(args...). Tables are not replicated
+// (a shard is one server); replicated engines would be rendered here.
+func engine(name string, args ...string) string {
 	return name + "(" + strings.Join(args, ", ") + ")"
 }
 
@@ -116,7 +142,7 @@ func loadMigrations(data templateData) ([]migration, error) {
 		return nil, err
 	}
 	sort.Strings(names)
-	funcs := template.FuncMap{"engine": func(name string, args ...string) string { return engine(data.Cluster, name, args...) }}
+	funcs := template.FuncMap{"engine": engine, "local": data.local, "distributed": data.distributed}
 	var migs []migration
 	for _, path := range names {
 		base := strings.TrimPrefix(path, "migrations/")

@@ -37,7 +37,7 @@ func (db *DB) ComputeNightly(ctx context.Context, day time.Time) (int, error) {
 		GROUP BY mcp_id`,
 		db.db, at(0), analytics.NightlyWindowDays, version,
 		at(-13), at(-7), at(-6), at(-(analytics.NightlyWindowDays - 1)))
-	if err := db.conn.Exec(ctx, q); err != nil {
+	if err := db.conn.Exec(db.writeContext(ctx, nil), q); err != nil {
 		return 0, wrapErr("nightly", err)
 	}
 	var mcps uint64
@@ -45,7 +45,7 @@ func (db *DB) ComputeNightly(ctx context.Context, day time.Time) (int, error) {
 		db.db, at(0), version)).Scan(&mcps); err != nil {
 		return 0, wrapErr("nightly", err)
 	}
-	if err := db.conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s.nightly_runs (day, mcps, version) SELECT %s, %d, %d",
+	if err := db.conn.Exec(db.writeContext(ctx, nil), fmt.Sprintf("INSERT INTO %s.nightly_runs (day, mcps, version) SELECT %s, %d, %d",
 		db.db, at(0), mcps, version)); err != nil {
 		return 0, wrapErr("nightly", err)
 	}

@@ -41,7 +41,7 @@ func TestReads(t *testing.T) {
 	}
 	t.Run("unmerged", checkAll)
 	for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily", "tool_client_daily", "user_daily", "usage_daily"} {
-		if err := db.Exec(ctx, "OPTIMIZE TABLE "+db.Database()+"."+table+" FINAL"); err != nil {
+		if err := db.OptimizeFinal(ctx, table); err != nil {
 			t.Fatalf("optimize %s: %v", table, err)
 		}
 	}

@@ -56,7 +56,7 @@ func (db *DB) SeedHistory(ctx context.Context, opt SeedOptions) error {
 	span := int64(opt.Days) * 86400
 	for done := int64(0); done < opt.Events; {
 		n := min(opt.BatchSize, opt.Events-done)
-		if err := db.conn.Exec(insertContext(ctx), seedQuery(db.db, opt, start.Unix(), span, done, n)); err != nil {
+		if err := db.conn.Exec(db.insertContext(ctx), seedQuery(db.db, opt, start.Unix(), span, done, n)); err != nil {
 			return wrapErr("seed", err)
 		}
 		done += n

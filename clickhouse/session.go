@@ -66,10 +66,11 @@ func (db *DB) sessionsStartedFrom(ctx context.Context, mcpID string, r analytics
 	startedBefore := ""
 	if x.After(r.From) {
 		earlier := analytics.Range{From: r.From, To: x.AddDate(0, 0, -1)}
+		// The subqueries read the shard's own table (see the package doc).
 		startedBefore = fmt.Sprintf(`AND session_id NOT IN (
-				SELECT session_id FROM %[1]s.session_daily WHERE mcp_id = ? AND %[2]s AND session_id IN (
-					SELECT session_id FROM %[1]s.session_daily WHERE mcp_id = ? AND %[3]s))`,
-			db.db, dayFilter(earlier), dayFilter(window))
+				SELECT session_id FROM %[1]s WHERE mcp_id = ? AND %[2]s AND session_id IN (
+					SELECT session_id FROM %[1]s WHERE mcp_id = ? AND %[3]s))`,
+			db.local("session_daily"), dayFilter(earlier), dayFilter(window))
 		args = append(args, mcpID, mcpID)
 	}
 	having := ""

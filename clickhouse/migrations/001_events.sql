@@ -12,7 +12,7 @@
 -- never collide. ingest_node and ingest_seq name the write-ahead-log record
 -- that carried the row, so that a replay after a crash can skip what a
 -- previous run already inserted.
-CREATE TABLE IF NOT EXISTS {{.DB}}.events {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "events"}}
 (
     account_id     String,
     mcp_id         String,
@@ -41,3 +41,7 @@ CREATE TABLE IF NOT EXISTS {{.DB}}.events {{.OnCluster}}
 ENGINE = {{engine "MergeTree"}}
 PARTITION BY toDate(ts)
 ORDER BY (mcp_id, ts);
+-- On a cluster the rows live in events_local on each shard, and events is
+-- the Distributed table over them that inserts and reads use, sharded by
+-- MCP: each MCP's rows, and so its rollup rows, stay on one shard.
+{{distributed "events" "cityHash64(mcp_id)"}}

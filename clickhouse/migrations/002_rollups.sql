@@ -8,9 +8,13 @@
 -- default 8192 made a rollup read slower than the raw scan). Monthly
 -- partitions keep the part count low while allowing old months to be
 -- dropped. "at" below is the item time in Unix milliseconds.
+--
+-- On a cluster each shard's views read its events_local into its local
+-- rollups (name_local), and reads merge the states of every shard through
+-- the Distributed rollups.
 
 -- Per MCP per day, any method: the overview.
-CREATE TABLE IF NOT EXISTS {{.DB}}.mcp_daily {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "mcp_daily"}}
 (
     mcp_id   String,
     day      Date,
@@ -26,8 +30,9 @@ ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
 ORDER BY (mcp_id, day)
 SETTINGS index_granularity = 256;
+{{distributed "mcp_daily"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.mcp_daily_mv {{.OnCluster}} TO {{.DB}}.mcp_daily AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.mcp_daily_mv TO {{local "mcp_daily"}} AS
 SELECT
     mcp_id,
     toDate(ts) AS day,
@@ -38,11 +43,11 @@ SELECT
     sumState(toUInt64(has_duration)) AS dur_n,
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
-FROM {{.DB}}.events
+FROM {{local "events"}}
 GROUP BY mcp_id, day;
 
 -- Per MCP per day per tool, tools/call only: the tool reads and insights.
-CREATE TABLE IF NOT EXISTS {{.DB}}.tool_daily {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "tool_daily"}}
 (
     mcp_id    String,
     day       Date,
@@ -59,8 +64,9 @@ ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
 ORDER BY (mcp_id, day, name)
 SETTINGS index_granularity = 256;
+{{distributed "tool_daily"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.tool_daily_mv {{.OnCluster}} TO {{.DB}}.tool_daily AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.tool_daily_mv TO {{local "tool_daily"}} AS
 SELECT
     mcp_id,
     toDate(ts) AS day,
@@ -72,14 +78,14 @@ SELECT
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q,
     maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
-FROM {{.DB}}.events
+FROM {{local "events"}}
 WHERE method = 'tools/call'
 GROUP BY mcp_id, day, name;
 
 -- Per MCP per day per session: the sessions list. Keyed by day so that a
 -- range reads only its days; the first client and user of a session are
 -- the argMin over item time among items that carry one.
-CREATE TABLE IF NOT EXISTS {{.DB}}.session_daily {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "session_daily"}}
 (
     mcp_id               String,
     day                  Date,
@@ -96,8 +102,9 @@ ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
 ORDER BY (mcp_id, day, session_id)
 SETTINGS index_granularity = 256;
+{{distributed "session_daily"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.session_daily_mv {{.OnCluster}} TO {{.DB}}.session_daily AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.session_daily_mv TO {{local "session_daily"}} AS
 SELECT
     mcp_id,
     toDate(ts) AS day,
@@ -109,12 +116,12 @@ SELECT
     argMinIfState(CAST(client_name AS String), toUInt64(ts) * 1000 + ts_ms, client_name != '') AS first_client_name,
     argMinIfState(CAST(client_version AS String), toUInt64(ts) * 1000 + ts_ms, client_name != '') AS first_client_version,
     argMinIfState(user_id, toUInt64(ts) * 1000 + ts_ms, user_id != '') AS first_user_id
-FROM {{.DB}}.events
+FROM {{local "events"}}
 GROUP BY mcp_id, day, session_id;
 
 -- Per MCP per day per (method, name, error type), error items only: the
 -- tool's error types and the insights' top errors.
-CREATE TABLE IF NOT EXISTS {{.DB}}.error_daily {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "error_daily"}}
 (
     mcp_id       String,
     day          Date,
@@ -129,8 +136,9 @@ ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
 ORDER BY (mcp_id, day, method, name, error_type)
 SETTINGS index_granularity = 256;
+{{distributed "error_daily"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.error_daily_mv {{.OnCluster}} TO {{.DB}}.error_daily AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.error_daily_mv TO {{local "error_daily"}} AS
 SELECT
     mcp_id,
     toDate(ts) AS day,
@@ -140,7 +148,7 @@ SELECT
     countState() AS errors,
     argMaxState(error_message, toUInt64(ts) * 1000 + ts_ms) AS last_message,
     maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
-FROM {{.DB}}.events
+FROM {{local "events"}}
 WHERE is_error = 1
 GROUP BY mcp_id, day, method, name, error_type;
 
@@ -148,7 +156,7 @@ GROUP BY mcp_id, day, method, name, error_type;
 -- client shares. No method or name in the key: resource URIs are
 -- unbounded, and a uniq state per (client, version, name) would multiply
 -- the rows to merge. uniq states merge into distinct sessions.
-CREATE TABLE IF NOT EXISTS {{.DB}}.client_daily {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "client_daily"}}
 (
     mcp_id         String,
     day            Date,
@@ -161,8 +169,9 @@ ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
 ORDER BY (mcp_id, day, client_name, client_version)
 SETTINGS index_granularity = 256;
+{{distributed "client_daily"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.client_daily_mv {{.OnCluster}} TO {{.DB}}.client_daily AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.client_daily_mv TO {{local "client_daily"}} AS
 SELECT
     mcp_id,
     toDate(ts) AS day,
@@ -170,12 +179,12 @@ SELECT
     client_version,
     countState() AS calls,
     uniqState(session_id) AS sessions
-FROM {{.DB}}.events
+FROM {{local "events"}}
 GROUP BY mcp_id, day, client_name, client_version;
 
 -- Per MCP per day per tool per client name, tools/call only: the tool's
 -- clients. Plain counts, summed on merge; readers still GROUP BY.
-CREATE TABLE IF NOT EXISTS {{.DB}}.tool_client_daily {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "tool_client_daily"}}
 (
     mcp_id      String,
     day         Date,
@@ -187,17 +196,18 @@ ENGINE = {{engine "SummingMergeTree"}}
 PARTITION BY toYYYYMM(day)
 ORDER BY (mcp_id, day, name, client_name)
 SETTINGS index_granularity = 256;
+{{distributed "tool_client_daily"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.tool_client_daily_mv {{.OnCluster}} TO {{.DB}}.tool_client_daily AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.tool_client_daily_mv TO {{local "tool_client_daily"}} AS
 SELECT mcp_id, toDate(ts) AS day, name, client_name, count() AS calls
-FROM {{.DB}}.events
+FROM {{local "events"}}
 WHERE method = 'tools/call'
 GROUP BY mcp_id, day, name, client_name;
 
 -- Per MCP per day per user: the exact user sets of the nightly pass
 -- (distinct users, days active per user, retention cohorts). Plain rows
 -- summed on merge; readers still GROUP BY.
-CREATE TABLE IF NOT EXISTS {{.DB}}.user_daily {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "user_daily"}}
 (
     mcp_id   String,
     day      Date,
@@ -208,15 +218,16 @@ ENGINE = {{engine "SummingMergeTree"}}
 PARTITION BY toYYYYMM(day)
 ORDER BY (mcp_id, day, user_key)
 SETTINGS index_granularity = 256;
+{{distributed "user_daily"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.user_daily_mv {{.OnCluster}} TO {{.DB}}.user_daily AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.user_daily_mv TO {{local "user_daily"}} AS
 SELECT mcp_id, toDate(ts) AS day, user_key, count() AS calls
-FROM {{.DB}}.events
+FROM {{local "events"}}
 GROUP BY mcp_id, day, user_key;
 
 -- Per account per day of acceptance per MCP: account usage. By
 -- received_at, not ts: usage meters the day the service did the work.
-CREATE TABLE IF NOT EXISTS {{.DB}}.usage_daily {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{local "usage_daily"}}
 (
     account_id String,
     day        Date,
@@ -227,8 +238,9 @@ ENGINE = {{engine "SummingMergeTree"}}
 PARTITION BY toYYYYMM(day)
 ORDER BY (account_id, day, mcp_id)
 SETTINGS index_granularity = 256;
+{{distributed "usage_daily"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.usage_daily_mv {{.OnCluster}} TO {{.DB}}.usage_daily AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.usage_daily_mv TO {{local "usage_daily"}} AS
 SELECT account_id, toDate(received_at) AS day, mcp_id, count() AS events
-FROM {{.DB}}.events
+FROM {{local "events"}}
 GROUP BY account_id, day, mcp_id;

@@ -24,6 +24,9 @@ import (
 const (
 	EnvClickHouse = "TELEMETRY_TEST_CLICKHOUSE_ADDR" // host:port of the native protocol
 	EnvPostgres   = "TELEMETRY_TEST_POSTGRES_URL"    // postgres://user@host:port/db?sslmode=disable
+	// EnvClickHouseCluster names a cluster of the test ClickHouse server
+	// (set by `make test-cluster`): store tests then run in cluster mode.
+	EnvClickHouseCluster = "TELEMETRY_TEST_CLICKHOUSE_CLUSTER"
 )
 
 // Defaults match the ports of `make test`.
@@ -40,6 +43,10 @@ func ClickHouseAddr(t testing.TB) string {
 	require(t, "ClickHouse", addr)
 	return addr
 }
+
+// ClickHouseCluster returns the cluster the store tests run on, or "" for
+// a single server.
+func ClickHouseCluster() string { return os.Getenv(EnvClickHouseCluster) }
 
 // PostgresURL returns the test PostgreSQL URL (of its maintenance database),
 // or skips (fails in CI) when nothing listens there.

@@ -1,0 +1,74 @@
+package clickhouse_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/testenv"
+)
+
+// On a cluster, inserts through the Distributed table keep each MCP's rows
+// and rollup rows on one shard, use every shard, and are readable at once
+// (synchronous distributed inserts). The rest of the package's tests check
+// the figures in cluster mode when run by `make test-cluster`.
+func TestClusterShardsByMCP(t *testing.T) {
+	if testenv.ClickHouseCluster() == "" {
+		t.Skip("single server; `make test-cluster` runs this on two shards")
+	}
+	db := openTestDB(t)
+	ctx := context.Background()
+	hosts, err := db.Hosts(ctx)
+	if err != nil || len(hosts) < 2 {
+		t.Fatalf("hosts %v, %v: want a cluster of at least two", hosts, err)
+	}
+	now := time.Now().UTC().Add(-time.Minute)
+	var rows []clickhouse.Row
+	var mcps []string
+	for m := 0; m < 16; m++ {
+		id := fmt.Sprintf("mcp-%02d", m)
+		mcps = append(mcps, id)
+		for i := 0; i < 5; i++ {
+			rows = append(rows, itemSpec{account: acct1, mcp: id, ts: now.Add(time.Duration(i) * time.Second),
+				session: "s", method: analytics.MethodToolsCall, name: "t", id: fmt.Sprint(m, "-", i)}.row(uint64(m)))
+		}
+	}
+	if err := db.InsertRows(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	// Readable at once: the insert was acknowledged by the shards.
+	o, err := db.Overview(ctx, "mcp-03", analytics.NewRange(now, now))
+	if err != nil || o.Calls != 5 {
+		t.Fatalf("overview right after the insert: %+v, %v", o, err)
+	}
+	events, rollups, err := db.LocalMCPs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for i := range events {
+		if len(events[i]) == 0 {
+			t.Errorf("host %s holds no MCP: the sharding key does not spread", hosts[i])
+		}
+		if !slices.Equal(events[i], rollups[i]) {
+			t.Errorf("host %s: events of %v, rollups of %v: views must read the shard's own rows", hosts[i], events[i], rollups[i])
+		}
+		all = append(all, events[i]...)
+	}
+	slices.Sort(all)
+	if !slices.Equal(all, mcps) {
+		t.Errorf("MCPs over the hosts: %v, want each of %v exactly once", all, mcps)
+	}
+	seqs, err := db.InsertedSeqs(ctx, "node-1", 0, 100)
+	if err != nil || len(seqs) != 16 {
+		t.Errorf("inserted seqs through the Distributed table: %v, %v", seqs, err)
+	}
+	n := 0
+	if err := db.RecentIDs(ctx, now.Add(-time.Hour), func(string, string) { n++ }); err != nil || n != len(rows) {
+		t.Errorf("recent ids through the Distributed table: %d, %v", n, err)
+	}
+}
