@@ -314,6 +314,7 @@ var transientCodes = map[int32]bool{
 	210: true, // NETWORK_ERROR
 	241: true, // MEMORY_LIMIT_EXCEEDED
 	252: true, // TOO_MANY_PARTS
+	279: true, // ALL_CONNECTION_TRIES_FAILED (a shard of a cluster is down)
 	394: true, // QUERY_WAS_CANCELLED
 }
 

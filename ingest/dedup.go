@@ -11,8 +11,15 @@ import (
 // 64-bit hash of (mcp, id) and the acceptance time: about 25 bytes an id. A
 // false positive needs a 64-bit collision within one window (negligible).
 //
-// It is rebuilt on start from ClickHouse (ids received in the window) and
-// from the write-ahead log (ids accepted but not flushed yet).
+// It is rebuilt on start from ClickHouse (ids received in the window, by
+// any instance) and from the write-ahead log (ids accepted but not flushed
+// yet).
+//
+// Each instance has its own filter: a retry that reaches another instance
+// than its first attempt is recognised only if that instance started after
+// the first attempt was flushed. With several instances, route each ingest
+// key to one instance (hash the Authorization header at the load balancer)
+// to keep the guarantee; docs/scale.md says why no shared filter.
 type Dedup struct {
 	window time.Duration
 	seed   maphash.Seed

@@ -93,8 +93,17 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			continue
 		}
 		start := time.Now()
+		failed := false
 		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
-			return struct{}{}, p.sink.InsertRows(ctx, rows)
+			if failed {
+				var err error
+				if rows, err = p.withoutStored(ctx, rows); err != nil {
+					return struct{}{}, err
+				}
+			}
+			err := p.sink.InsertRows(ctx, rows)
+			failed = err != nil
+			return struct{}{}, err
 		}); err != nil {
 			return nil // ctx cancelled; the log keeps the rows for the next start
 		}
@@ -104,6 +113,31 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		rows = rows[:0]
 	}
+}
+
+// withoutStored drops from rows (in log order) the records that a failed
+// insert stored all the same, so that the retry does not count them twice:
+// on a cluster, the shards that answered keep their rows when another shard
+// is down; on one server, the answer may be lost after the insert. A record
+// is one payload of one MCP, so its rows went to one shard in one block:
+// stored whole or not at all, short of a server failing half-way through
+// writing a block.
+func (p *Pipeline) withoutStored(ctx context.Context, rows []clickhouse.Row) ([]clickhouse.Row, error) {
+	if len(rows) == 0 {
+		return rows, nil
+	}
+	stored, err := p.sink.InsertedSeqs(ctx, p.opts.Node, rows[0].Seq, rows[len(rows)-1].Seq)
+	if err != nil || len(stored) == 0 {
+		return rows, err
+	}
+	kept := rows[:0]
+	for _, r := range rows {
+		if !stored[r.Seq] {
+			kept = append(kept, r)
+		}
+	}
+	p.opts.Logger.Info("ingest: records stored by a failed insert are left out of its retry", "records", len(stored))
+	return kept, nil
 }
 
 // retry runs f until it succeeds or ctx ends, backing off up to 5 s.

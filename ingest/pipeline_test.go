@@ -70,14 +70,13 @@ func countIDs(t *testing.T, addr, database, mcp string) map[string]int {
 type harness struct {
 	t      *testing.T
 	dir    string
-	db     *clickhouse.DB
 	log    *wal.Log
 	p      *ingest.Pipeline
 	cancel context.CancelFunc
 	done   chan error
 }
 
-func start(t *testing.T, dir string, db *clickhouse.DB) *harness {
+func start(t *testing.T, dir string, db ingest.Sink) *harness {
 	t.Helper()
 	l, err := wal.Open(dir, wal.Options{SegmentBytes: 1 << 20, MaxBytes: 64 << 20, Logger: quiet})
 	if err != nil {
@@ -86,7 +85,7 @@ func start(t *testing.T, dir string, db *clickhouse.DB) *harness {
 	p := ingest.New(l, db, ingest.Options{Node: "node-a", RateLimitPerMinute: 600, DedupWindow: 24 * time.Hour,
 		FlushInterval: 200 * time.Millisecond, FlushMaxRows: 5000, Logger: quiet})
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, dir: dir, db: db, log: l, p: p, cancel: cancel, done: make(chan error, 1)}
+	h := &harness{t: t, dir: dir, log: l, p: p, cancel: cancel, done: make(chan error, 1)}
 	go func() { h.done <- p.Run(ctx) }()
 	return h
 }
@@ -252,4 +251,61 @@ func TestOutageKeepsAcceptingAndDeliversOnce(t *testing.T) {
 	}
 	own.Start(t)
 	waitRows(t, own.Addr, db.Database(), "m", 60)
+}
+
+// partialSink makes the first insert fail after storing only the rows of
+// its first record, as a Distributed insert does when one shard took its
+// rows and another was down.
+type partialSink struct {
+	*clickhouse.DB
+	mu     sync.Mutex
+	failed bool
+}
+
+func (s *partialSink) InsertRows(ctx context.Context, rows []clickhouse.Row) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed || len(rows) == 0 {
+		return s.DB.InsertRows(ctx, rows)
+	}
+	s.failed = true
+	n := 0
+	for n < len(rows) && rows[n].Seq == rows[0].Seq {
+		n++
+	}
+	if err := s.DB.InsertRows(ctx, rows[:n]); err != nil {
+		return err
+	}
+	return fmt.Errorf("connection refused by the other shard (%d of %d rows stored)", n, len(rows))
+}
+
+// A failed insert that stored some records is retried without them: every
+// item is stored exactly once.
+func TestPartlyFailedInsertRetriedOnce(t *testing.T) {
+	addr := testenv.ClickHouseAddr(t)
+	db := chDB(t, addr)
+	sink := &partialSink{DB: db}
+	dir := t.TempDir()
+	ctx := context.Background()
+	// Two records in the log before the flusher starts, so that they go
+	// in one insert.
+	l, err := wal.Open(dir, wal.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"first", "second"} {
+		rec := ingest.Record{AccountID: "acc", MCPID: "m", ReceivedAt: time.Now().UTC(), Items: items(prefix, 25)}
+		if _, _, err := l.Append(ctx, rec.Encode(nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	h := start(t, dir, sink)
+	defer h.stop()
+	waitRows(t, addr, db.Database(), "m", 50)
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if !sink.failed {
+		t.Fatal("the insert never failed: the test tested nothing")
+	}
 }
