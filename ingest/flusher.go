@@ -17,6 +17,9 @@ const readChunk = 8 << 20
 // keeps accepting up to its disk budget meanwhile.
 func (p *Pipeline) Run(ctx context.Context) error {
 	if err := p.rebuild(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it was ready
+		}
 		return err
 	}
 	close(p.ready)

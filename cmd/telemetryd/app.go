@@ -46,7 +46,9 @@ type Main struct {
 	MCPs     *postgres.MCPService
 
 	listener net.Listener
-	closers  []func()
+	// metricsListener serves /metrics when metrics.addr is set.
+	metricsListener net.Listener
+	closers         []func()
 }
 
 // NewMain returns a service for cfg; nothing is opened yet.
@@ -145,11 +147,28 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.listener = ln
+	if mc := m.Config.Metrics; mc.Enabled && mc.Addr != "" {
+		mln, err := net.Listen("tcp", mc.Addr)
+		if err != nil {
+			return fmt.Errorf("metrics.addr: %w", err)
+		}
+		m.metricsListener = mln
+		m.closers = append(m.closers, func() { _ = mln.Close() })
+	}
 	return nil
 }
 
 // Addr is the address the API listens on (useful with port 0 in tests).
 func (m *Main) Addr() string { return m.listener.Addr().String() }
+
+// MetricsAddr is the address of the separate /metrics listener, "" when
+// metrics are served by the API or not at all.
+func (m *Main) MetricsAddr() string {
+	if m.metricsListener == nil {
+		return ""
+	}
+	return m.metricsListener.Addr().String()
+}
 
 // Run serves until ctx is cancelled, then shuts down gracefully: in-flight
 // requests finish, background jobs drain.
@@ -170,11 +189,13 @@ func (m *Main) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { return m.Ingest.Run(gctx) })
-	if mc := m.Config.Metrics; mc.Enabled && mc.Addr != "" {
-		ms := &http.Server{Addr: mc.Addr, Handler: promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+	if m.metricsListener != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		g.Go(func() error {
-			m.Log.Info("serving metrics", "addr", mc.Addr)
-			if err := ms.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Log.Info("serving metrics", "addr", "http://"+m.MetricsAddr()+"/metrics")
+			if err := ms.Serve(m.metricsListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil
