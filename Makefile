@@ -9,12 +9,13 @@ TEST_CH_PORT ?= 29000
 TEST_PG_PORT ?= 25432
 GO           ?= go
 
-.PHONY: help run stop build test bench vet fmt
+.PHONY: help run stop build test test-cluster bench vet fmt
 
 help:
 	@echo "make run    install what is missing, start ClickHouse and PostgreSQL under $(DATA_DIR)/, migrate, serve on http://127.0.0.1:8080"
 	@echo "make stop   stop the database servers make run started"
 	@echo "make test   run go vet and every test against fresh servers of its own"
+	@echo "make test-cluster  two ClickHouse shards, two telemetryd instances in cluster mode: reads must match a single server"
 	@echo "make bench  run the benchmarks (ingest, reads, alerting) and print the figures"
 
 build:
@@ -31,6 +32,9 @@ stop:
 
 test:
 	@TEST_CH_PORT=$(TEST_CH_PORT) TEST_PG_PORT=$(TEST_PG_PORT) GO=$(GO) scripts/test.sh
+
+test-cluster:
+	@GO=$(GO) scripts/test-cluster.sh
 
 bench: build
 	@scripts/bench.sh

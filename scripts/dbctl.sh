@@ -4,7 +4,14 @@
 #
 #   scripts/dbctl.sh install
 #   scripts/dbctl.sh start DIR CH_TCP_PORT PG_PORT
+#   scripts/dbctl.sh start-ch DIR CH_TCP_PORT
+#   scripts/dbctl.sh start-pg DIR PG_PORT
+#   scripts/dbctl.sh start-cluster DIR NAME CH_TCP_PORT...
 #   scripts/dbctl.sh stop DIR
+#
+# start-cluster runs one ClickHouse per port, in DIR/shard1, DIR/shard2, ...,
+# each with a remote_servers configuration naming the cluster NAME of one
+# shard per server (no replicas, so no ZooKeeper). stop DIR stops them too.
 #
 # Servers are found again only through DIR/*.pid: stop never touches a process
 # it did not start. PostgreSQL refuses to run as root, so as root it runs as
@@ -122,6 +129,21 @@ start_pg() { # DIR PORT
 		"${run[@]}" "$bin/createdb" -h 127.0.0.1 -p "$port" -U telemetry telemetry
 }
 
+start_cluster() { # DIR NAME PORT...
+	local dir=$1 name=$2 port i=0 shards=""
+	shift 2
+	for port in "$@"; do
+		shards+="<shard><replica><host>127.0.0.1</host><port>$port</port></replica></shard>"
+	done
+	for port in "$@"; do
+		i=$((i + 1))
+		mkdir -p "$dir/shard$i/ch"
+		echo "<?xml version=\"1.0\"?><yandex><clickhouse_remote_servers><$name>$shards</$name></clickhouse_remote_servers></yandex>" \
+			>"$dir/shard$i/ch/remote_servers.xml"
+		start_ch "$dir/shard$i" "$port"
+	done
+}
+
 stop_pid() { # PIDFILE: stop that process (only it) and wait for its exit
 	local pidf=$1 pid i
 	[ -f "$pidf" ] || return 0
@@ -136,7 +158,11 @@ stop_pid() { # PIDFILE: stop that process (only it) and wait for its exit
 }
 
 stop() { # DIR
+	local shard
 	stop_pid "$1/ch.pid"
+	for shard in "$1"/shard*/; do
+		[ -d "$shard" ] && stop_pid "$shard/ch.pid"
+	done
 	stop_pid "$1/pg.pid"
 }
 
@@ -152,7 +178,15 @@ start)
 	start_pg "$dir" "$4"
 	;;
 start-ch) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_ch "$dir" "$3" ;;
+start-pg) dir=$(mkdir -p "$2" && cd "$2" && pwd); chmod 755 "$dir"; start_pg "$dir" "$3" ;;
+start-cluster)
+	[ $# -ge 4 ] || { echo "usage: $0 start-cluster DIR NAME CH_TCP_PORT..." >&2; exit 2; }
+	dir=$(mkdir -p "$2" && cd "$2" && pwd)
+	name=$3
+	shift 3
+	start_cluster "$dir" "$name" "$@"
+	;;
 stop-ch) stop_pid "$(cd "$2" && pwd)/ch.pid" ;;
 stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; [ -d "$2" ] && stop "$(cd "$2" && pwd)" ;;
-*) echo "usage: $0 install | start DIR CH_TCP_PORT PG_PORT | stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 install | start DIR CH_TCP_PORT PG_PORT | start-ch DIR PORT | start-pg DIR PORT | start-cluster DIR NAME PORT... | stop DIR" >&2; exit 2 ;;
 esac

@@ -29,6 +29,7 @@ func testConfig(t *testing.T, chAddr string) Config {
 	cfg.Server.Addr = "127.0.0.1:0"
 	cfg.ClickHouse.Addr = []string{chAddr}
 	cfg.ClickHouse.Database = testenv.Name("e2e")
+	cfg.ClickHouse.Cluster = testenv.ClickHouseCluster() // `make test-cluster`
 	cfg.Postgres.URL = pg.URL(t)
 	cfg.Ingest.WALDir = t.TempDir()
 	cfg.Ingest.FlushInterval = 200 * time.Millisecond
@@ -39,7 +40,8 @@ func testConfig(t *testing.T, chAddr string) Config {
 	}
 	t.Cleanup(func() {
 		ctx := context.Background()
-		if db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: cfg.ClickHouse.Addr, Database: cfg.ClickHouse.Database}); err == nil {
+		if db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: cfg.ClickHouse.Addr, Database: cfg.ClickHouse.Database,
+			Cluster: cfg.ClickHouse.Cluster}); err == nil {
 			_ = db.DropDatabase(ctx)
 			db.Close()
 		}

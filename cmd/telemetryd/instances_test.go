@@ -43,6 +43,22 @@ func scrape(t *testing.T, url string) map[string]float64 {
 	return out
 }
 
+// settled scrapes url once the instance's write-ahead log is flushed: the
+// flush metrics are counted before the log is freed, and a read may see
+// the rows a moment before.
+func settled(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	var m map[string]float64
+	eventually(t, 10*time.Second, func() error {
+		m = scrape(t, url)
+		if n := m["telemetry_wal_backlog_records"]; n != 0 {
+			return fmt.Errorf("%s: %v records still in the write-ahead log", url, n)
+		}
+		return nil
+	})
+	return m
+}
+
 // moved checks that each series grew by at least its minimum between two
 // scrapes.
 func moved(t *testing.T, who string, before, after map[string]float64, min map[string]float64) {
@@ -101,7 +117,7 @@ func TestTwoInstances(t *testing.T) {
 	}
 	accepted := `telemetry_ingest_items_total{outcome="accepted"}`
 	ingestOK := `telemetry_http_requests_total{method="POST",route="/v1/ingest",status="202"}`
-	afterA, afterB := scrape(t, baseA+"/metrics"), scrape(t, baseB+"/metrics")
+	afterA, afterB := settled(t, baseA+"/metrics"), settled(t, baseB+"/metrics")
 	moved(t, "A", metricsA, afterA, map[string]float64{accepted: 80, ingestOK: 2, "telemetry_flush_batch_rows_count": 1, "telemetry_flush_batch_rows_sum": 80})
 	moved(t, "B", metricsB, afterB, map[string]float64{accepted: 40, ingestOK: 1, "telemetry_flush_batch_rows_count": 1, "telemetry_flush_batch_rows_sum": 40})
 	if got := afterB[accepted] - metricsB[accepted]; got != 40 {
