@@ -1,6 +1,10 @@
 package postgres
 
-import "context"
+import (
+	"context"
+
+	"github.com/mcpscope/telemetry"
+)
 
 // TryLocked runs fn while holding the session-level advisory lock key, if no
 // other session (on any instance) holds it; otherwise it returns false at
@@ -21,4 +25,36 @@ func (db *DB) TryLocked(ctx context.Context, key int64, fn func(context.Context)
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key) }()
 	return true, fn(ctx)
+}
+
+// lockNodeClass is the first key of the two-key advisory locks that hold
+// ingest node ids (a key space apart from the one-key locks above).
+const lockNodeClass int32 = 0x74656c01
+
+// HoldNodeID takes an advisory lock on an ingest node id for as long as the
+// instance runs, on a connection of its own, and returns the function that
+// releases it. Two instances with one node id would take each other's
+// write-ahead-log records for their own when a replay or a retry asks
+// ClickHouse which records are stored, and skip them: the second instance
+// is refused (ECONFLICT) instead. The lock goes with the connection, so a
+// killed instance frees its id at once.
+func (db *DB) HoldNodeID(ctx context.Context, node string) (release func(), err error) {
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	var got bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", lockNodeClass, node).Scan(&got); err != nil {
+		conn.Release()
+		return nil, wrap(err)
+	}
+	if !got {
+		conn.Release()
+		return nil, telemetry.Errorf(telemetry.ECONFLICT,
+			"ingest node id %q is in use by another running instance: give each instance its own ingest.node_id", node)
+	}
+	return func() {
+		_, _ = conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1, hashtext($2))", lockNodeClass, node)
+		conn.Release()
+	}, nil
 }

@@ -100,6 +100,13 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	ic := m.Config.Ingest
+	// The node id names this instance's log records in ClickHouse: it must
+	// be unique among the running instances.
+	release, err := m.PG.HoldNodeID(ctx, ic.NodeID)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, release)
 	wl, err := wal.Open(ic.WALDir, wal.Options{SegmentBytes: ic.WALSegmentBytes, MaxBytes: ic.WALMaxBytes, Logger: m.Log})
 	if err != nil {
 		return fmt.Errorf("write-ahead log: %w", err)

@@ -12,6 +12,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -203,4 +204,22 @@ func TestMetricsEndpoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A second instance with the node id of a running one is refused: it
+// would take the first one's log records for its own.
+func TestNodeIDInUse(t *testing.T) {
+	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	cfg.Ingest.NodeID = testenv.Name("node")
+	startMain(t, cfg)
+	cfg.Ingest.WALDir = t.TempDir()
+	m := NewMain(cfg, quiet)
+	defer m.Close()
+	err := m.Open(context.Background())
+	if telemetry.ErrorCode(err) != telemetry.ECONFLICT || !strings.Contains(err.Error(), cfg.Ingest.NodeID) {
+		t.Fatalf("second instance with node id %s: %v, want a conflict naming it", cfg.Ingest.NodeID, err)
+	}
+	// Another id is fine.
+	cfg.Ingest.NodeID += "-2"
+	startMain(t, cfg)
 }
