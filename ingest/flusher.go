@@ -120,8 +120,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 
 // withoutStored drops from rows (in log order) the records that a failed
 // insert stored all the same, so that the retry does not count them twice:
-// on a cluster, the shards that answered keep their rows when another shard
-// is down; on one server, the answer may be lost after the insert. A record
+// on a cluster, the shards that answered may keep their rows when another
+// shard is down (18.16 keeps those sent to remote shards); on one server,
+// the answer may be lost after the insert. A record
 // is one payload of one MCP, so its rows went to one shard in one block:
 // stored whole or not at all, short of a server failing half-way through
 // writing a block.

@@ -489,25 +489,15 @@ func jsonDiff(path string, want, got any) []string {
 func checkShards(t *testing.T, chAddr, database, cluster string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := ch.Open(&ch.Options{Addr: []string{chAddr}})
+	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{chAddr}, Database: database, Cluster: cluster})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	rows, err := conn.Query(ctx, "SELECT host_name, port FROM system.clusters WHERE cluster = ?", cluster)
+	hosts, err := db.Hosts(ctx)
+	db.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hosts []string
-	for rows.Next() {
-		var h string
-		var p uint16
-		if err := rows.Scan(&h, &p); err != nil {
-			t.Fatal(err)
-		}
-		hosts = append(hosts, fmt.Sprintf("%s:%d", h, p))
-	}
-	rows.Close()
 	seen := map[string]string{}
 	for _, h := range hosts {
 		hc, err := ch.Open(&ch.Options{Addr: []string{h}})
@@ -531,4 +521,108 @@ func checkShards(t *testing.T, chAddr, database, cluster string) {
 		}
 	}
 	t.Logf("MCPs by shard: %v", seen)
+}
+
+// EnvClusterDir is the directory of `make test-cluster`'s servers
+// (shard1/, shard2/), for the test that stops a shard.
+const EnvClusterDir = "TELEMETRY_TEST_CLUSTER_DIR"
+
+// With a shard down, ingest still answers 202 and reads answer 503; the
+// flusher's insert stores the rows of the live shard and fails, and its
+// retry leaves them out: once the shard is back, every item is readable
+// exactly once.
+func TestClusterShardDown(t *testing.T) {
+	dir, cluster := os.Getenv(EnvClusterDir), testenv.ClickHouseCluster()
+	if dir == "" || cluster == "" {
+		t.Skipf("needs %s and %s: run `make test-cluster`", EnvClusterDir, testenv.EnvClickHouseCluster)
+	}
+	chAddr := testenv.ClickHouseAddr(t)
+	cfg := testConfig(t, chAddr) // in cluster mode
+	m, base := startMain(t, cfg)
+	a := api{t, base}
+	token, first, firstKey := a.newTenant("outage")
+	// One MCP on each shard.
+	mcps, keys := map[uint64]string{shardOf(t, chAddr, first): first}, map[string]string{first: firstKey}
+	for i := 0; len(mcps) < 2; i++ {
+		if i == 20 {
+			t.Fatal("20 MCPs on one shard")
+		}
+		id := a.must(201, "POST", "/v1/mcps", token, map[string]any{"name": fmt.Sprint("other ", i)})["id"].(string)
+		if _, ok := mcps[shardOf(t, chAddr, id)]; !ok {
+			mcps[shardOf(t, chAddr, id)] = id
+			keys[id] = a.must(201, "POST", "/v1/mcps/"+id+"/keys", token, map[string]any{"name": "k"})["key"].(string)
+		}
+	}
+
+	// Stop the second shard (restarted at the end even if the test fails).
+	var port uint16
+	conn, err := ch.Open(&ch.Options{Addr: []string{chAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conn.QueryRow(context.Background(), "SELECT port FROM system.clusters WHERE cluster = ? AND shard_num = 2", cluster).Scan(&port)
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbctl := func(args ...string) {
+		if out, err := testenv.Run(context.Background(), "../../scripts/dbctl.sh", args...); err != nil {
+			t.Fatalf("dbctl.sh %v: %v\n%s", args, err, out)
+		}
+	}
+	shard2 := filepath.Join(dir, "shard2")
+	dbctl("stop-ch", shard2)
+	t.Cleanup(func() { dbctl("start-ch", shard2, fmt.Sprint(port)) })
+
+	before := scrape(t, base+"/metrics")
+	for _, mcp := range []string{mcps[0], mcps[1]} { // in one flush
+		if st, res := postIngest(t, base, keys[mcp], testItems(mcp, 30), false); st != 202 || num(res["accepted"]) != 30 {
+			t.Fatalf("ingest with a shard down: %d %v", st, res)
+		}
+	}
+	today := time.Now().UTC().Format(time.DateOnly)
+	overview := "/v1/mcps/" + mcps[0] + "/overview?from=" + today + "&to=" + today
+	eventually(t, 10*time.Second, func() error {
+		if st, res := a.do("GET", overview, token, nil); st != 503 || res["code"] == nil {
+			return fmt.Errorf("read with a shard down: %d %v, want a 503 problem", st, res)
+		}
+		if f := scrape(t, base+"/metrics")["telemetry_flush_failures_total"]; f == before["telemetry_flush_failures_total"] {
+			return fmt.Errorf("no failed flush yet")
+		}
+		if m.Ingest.Stats().UnackedRecords == 0 {
+			return fmt.Errorf("the log was freed while a shard is down")
+		}
+		return nil
+	})
+
+	// Whether the failed insert kept the live shard's rows depends on the
+	// server (18.16 keeps them if the live shard is not the one the insert
+	// was sent to); the retry must be right either way.
+	live := func() uint64 {
+		conn, err := ch.Open(&ch.Options{Addr: []string{chAddr}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		var n uint64
+		if err := conn.QueryRow(context.Background(), "SELECT count() FROM "+cfg.ClickHouse.Database+".events_local WHERE mcp_id = ?", mcps[0]).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	t.Logf("the live shard holds %d of its MCP's 30 rows during the outage", live())
+
+	dbctl("start-ch", shard2, fmt.Sprint(port))
+	for _, mcp := range []string{mcps[0], mcps[1]} {
+		eventually(t, 60*time.Second, func() error {
+			st, o := a.do("GET", "/v1/mcps/"+mcp+"/overview?from="+today+"&to="+today, token, nil)
+			if st != 200 || num(o["calls"]) != 30 {
+				return fmt.Errorf("%s after the shard came back: %d, calls %v, want 30 (each item once)", mcp, st, o["calls"])
+			}
+			return nil
+		})
+	}
+	if n := live(); n != 30 {
+		t.Errorf("the live shard holds %d rows of its MCP, want 30: the retry inserted them again", n)
+	}
 }
