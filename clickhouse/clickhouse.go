@@ -78,7 +78,7 @@
 // ON CLUSTER needs the distributed DDL queue, hence ZooKeeper ("DDL
 // background thread is not initialized" otherwise). Each host records its
 // own schema_migrations. Tables are not replicated: a shard is one server
-// (see docs/scale.md for growing into replicated tables).
+// (README, "Running at scale": growing into replicated tables).
 package clickhouse
 
 import (

@@ -19,7 +19,7 @@ import (
 // than its first attempt is recognised only if that instance started after
 // the first attempt was flushed. With several instances, route each ingest
 // key to one instance (hash the Authorization header at the load balancer)
-// to keep the guarantee; docs/scale.md says why no shared filter.
+// to keep the guarantee (README, "Running at scale": why no shared filter).
 type Dedup struct {
 	window time.Duration
 	seed   maphash.Seed
