@@ -122,10 +122,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 // insert stored all the same, so that the retry does not count them twice:
 // on a cluster, the shards that answered may keep their rows when another
 // shard is down (18.16 keeps those sent to remote shards); on one server,
-// the answer may be lost after the insert. A record
-// is one payload of one MCP, so its rows went to one shard in one block:
-// stored whole or not at all, short of a server failing half-way through
-// writing a block.
+// the answer may be lost after the insert. A record is one payload of one
+// MCP, so its rows went to one shard in one block: stored whole or not at
+// all, short of a server failing half-way through writing a block.
 func (p *Pipeline) withoutStored(ctx context.Context, rows []clickhouse.Row) ([]clickhouse.Row, error) {
 	if len(rows) == 0 {
 		return rows, nil
