@@ -29,6 +29,10 @@ import (
 type Main struct {
 	Config Config
 	Log    *slog.Logger
+	// NodeIDWait bounds how long Open waits for this instance's node id
+	// while another connection holds it (a predecessor whose host died
+	// holds it until PostgreSQL notices); default 45 s.
+	NodeIDWait time.Duration
 
 	PG       *postgres.DB
 	CH       *clickhouse.DB
@@ -53,7 +57,7 @@ type Main struct {
 
 // NewMain returns a service for cfg; nothing is opened yet.
 func NewMain(cfg Config, log *slog.Logger) *Main {
-	return &Main{Config: cfg, Log: log}
+	return &Main{Config: cfg, Log: log, NodeIDWait: 45 * time.Second}
 }
 
 // Connect opens the database pools (without migrating).
@@ -102,7 +106,7 @@ func (m *Main) Open(ctx context.Context) error {
 	ic := m.Config.Ingest
 	// The node id names this instance's log records in ClickHouse: it must
 	// be unique among the running instances.
-	release, err := m.PG.HoldNodeID(ctx, ic.NodeID)
+	release, err := m.PG.HoldNodeID(ctx, ic.NodeID, m.NodeIDWait)
 	if err != nil {
 		return err
 	}

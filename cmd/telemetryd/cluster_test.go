@@ -57,10 +57,10 @@ nightly: {enabled: false}
 `, chAddr, database, cluster, pgURL, filepath.Join(dir, "wal"), node, secretFile)
 }
 
-// startBinary runs `telemetryd serve` with the configuration, learns its
+// startInstance runs `telemetryd serve` with the configuration, learns its
 // address from its log, waits for /health and stops it (SIGTERM) when the
 // test ends. Its log is printed if the test fails.
-func startBinary(t *testing.T, bin, name, config string) *instance {
+func startInstance(t *testing.T, bin, name, config string) *instance {
 	t.Helper()
 	dir := t.TempDir()
 	in := &instance{name: name, config: filepath.Join(dir, "telemetryd.yaml")}
@@ -231,9 +231,9 @@ func TestClusterMatchesSingleServer(t *testing.T) {
 	})
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "secret.key") // one key for every instance
-	single := startBinary(t, bin, "single", instanceConfig(t.TempDir(), chAddr, dbSingle, "", pgURL, "single", secret))
-	c1 := startBinary(t, bin, "cluster-1", instanceConfig(t.TempDir(), chAddr, dbCluster, cluster, pgURL, "cluster-1", secret))
-	c2 := startBinary(t, bin, "cluster-2", instanceConfig(t.TempDir(), chAddr, dbCluster, cluster, pgURL, "cluster-2", secret))
+	single := startInstance(t, bin, "single", instanceConfig(t.TempDir(), chAddr, dbSingle, "", pgURL, "single", secret))
+	c1 := startInstance(t, bin, "cluster-1", instanceConfig(t.TempDir(), chAddr, dbCluster, cluster, pgURL, "cluster-1", secret))
+	c2 := startInstance(t, bin, "cluster-2", instanceConfig(t.TempDir(), chAddr, dbCluster, cluster, pgURL, "cluster-2", secret))
 
 	// Three MCPs, not all on one shard: MCPs are made until one lands on
 	// a shard the others do not.

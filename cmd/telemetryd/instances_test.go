@@ -214,6 +214,7 @@ func TestNodeIDInUse(t *testing.T) {
 	startMain(t, cfg)
 	cfg.Ingest.WALDir = t.TempDir()
 	m := NewMain(cfg, quiet)
+	m.NodeIDWait = time.Second
 	defer m.Close()
 	err := m.Open(context.Background())
 	if telemetry.ErrorCode(err) != telemetry.ECONFLICT || !strings.Contains(err.Error(), cfg.Ingest.NodeID) {
