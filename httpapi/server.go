@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/alerting"
 )
 
 // Options are the server's dependencies and settings. Services left nil
@@ -29,6 +30,17 @@ type Options struct {
 	Ingester Ingester
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
+
+	// Alerting services. Each one set serves its routes:
+	// Channels /v1/account/channels[/{channel}/webhook], Rules
+	// /v1/mcps/{id}/rules and /v1/rules/{ruleId}, Evaluator
+	// POST /v1/rules/{ruleId}/evaluate, Inbox /v1/account/inbox[/read],
+	// Notifications /v1/account/notifications.
+	Channels      alerting.ChannelService
+	Rules         alerting.RuleService
+	Evaluator     alerting.Evaluator
+	Inbox         alerting.InboxService
+	Notifications alerting.NotificationService
 }
 
 // Server is the HTTP API.
@@ -79,6 +91,21 @@ func New(opts Options) *Server {
 	s.registerDocs()
 	if opts.Ingester != nil {
 		s.registerIngest()
+	}
+	if opts.Channels != nil {
+		s.registerChannels()
+	}
+	if opts.Rules != nil {
+		s.registerRules()
+	}
+	if opts.Evaluator != nil {
+		s.registerEvaluate()
+	}
+	if opts.Inbox != nil {
+		s.registerInbox()
+	}
+	if opts.Notifications != nil {
+		s.registerNotifications()
 	}
 	return s
 }

@@ -8,13 +8,14 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/internal/testdb"
 )
 
 // Seed §2 rule 2: the catalogue lists every destination, including those
 // not connected; a person who never saved preferences hears everywhere.
 func TestChannelsListEveryDestinationConnectedOrNot(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 1)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
 	chans, prefs, err := s.Channels.Channels(context.Background(), tm.AccountID, tm.Users[0])
 	if err != nil {
@@ -38,8 +39,8 @@ func TestChannelsListEveryDestinationConnectedOrNot(t *testing.T) {
 // PUT /v1/account/channels merges: only the switches sent change, for this
 // person in this account only.
 func TestPreferencesMergeOnlyTheSwitchesSent(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 2)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 2)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
 	f, tr := false, true
@@ -61,8 +62,8 @@ func TestPreferencesMergeOnlyTheSwitchesSent(t *testing.T) {
 	if _, prefs, _ := s.Channels.Channels(ctx, tm.AccountID, tm.Users[1]); prefs != alerting.DefaultPreferences() {
 		t.Fatalf("another person's preferences changed: %+v", prefs)
 	}
-	other := newTeam(t, db, 1)
-	exec(t, db, `INSERT INTO memberships (account_id, user_id, role) VALUES ($1, $2, 'member')`, other.AccountID, tm.Users[0])
+	other := testdb.NewTeam(t, db, 1)
+	testdb.Exec(t, db, `INSERT INTO memberships (account_id, user_id, role) VALUES ($1, $2, 'member')`, other.AccountID, tm.Users[0])
 	if _, prefs, _ := s.Channels.Channels(ctx, other.AccountID, tm.Users[0]); prefs != alerting.DefaultPreferences() {
 		t.Fatalf("preferences leaked to another account: %+v", prefs)
 	}
@@ -71,8 +72,8 @@ func TestPreferencesMergeOnlyTheSwitchesSent(t *testing.T) {
 // Seed §2 rule 1: a stored webhook URL is never returned by any read, only
 // the masked hint; at rest it is ciphertext bound to account and channel.
 func TestWebhookURLIsSealedAndNeverReturned(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 1)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
 	const secret = "abcdefghijklmnopqrstuvwx"
@@ -111,8 +112,8 @@ func TestWebhookURLIsSealedAndNeverReturned(t *testing.T) {
 		t.Fatalf("opened %q, %v", u, err)
 	}
 	// A ciphertext copied into another account's row does not open.
-	other := newTeam(t, db, 1)
-	exec(t, db, `INSERT INTO webhook_connections (account_id, channel, url_ciphertext, hint) VALUES ($1, 'slack', $2, 'x')`, other.AccountID, sealed)
+	other := testdb.NewTeam(t, db, 1)
+	testdb.Exec(t, db, `INSERT INTO webhook_connections (account_id, channel, url_ciphertext, hint) VALUES ($1, 'slack', $2, 'x')`, other.AccountID, sealed)
 	if _, err := s.Channels.WebhookURL(ctx, other.AccountID, alerting.ChannelSlack); err == nil {
 		t.Fatal("a copied ciphertext opened under another account")
 	}
@@ -137,8 +138,8 @@ func TestWebhookURLIsSealedAndNeverReturned(t *testing.T) {
 // Seed §7: a webhook URL on a foreign host is rejected, and nothing is
 // stored. (The full table of hostile URLs is in the alerting package.)
 func TestWebhookOnForeignHostIsRejected(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 1)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
 	cases := []struct{ channel, url, code string }{

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 )
 
@@ -37,20 +38,20 @@ var benchRuleShapes = []struct {
 // MCP has 20 items two minutes ago (i % 10 of them errors, half of them
 // search calls) and 200 items spread over the last day.
 func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
-	_, db := alertingDB(b)
-	cdb := windowDB(b)
+	_, db := testdb.Postgres(b)
+	cdb := testdb.ClickHouse(b)
 	ctx := context.Background()
 	now := time.Now().UTC()
 	var mcps []string
 	for a := 0; a < 100; a++ {
-		tm := newTeam(b, db, 5)
+		tm := testdb.NewTeam(b, db, 5)
 		mcps = append(mcps, tm.MCPID)
 		for m := 1; m < 10; m++ {
-			mcps = append(mcps, addMCP(b, db, tm.AccountID))
+			mcps = append(mcps, testdb.AddMCP(b, db, tm.AccountID))
 		}
 	}
 	for j, sh := range benchRuleShapes {
-		exec(b, db, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes, channels)
+		testdb.Exec(b, db, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes, channels)
 			SELECT 'rul_' || $1::int || '_' || m.id, m.account_id, m.id, 'Rule ' || $1::int, $2, $3, $4, $5, $6, '{in_app,email}'
 			FROM mcps m WHERE m.id = ANY($7)`, j, sh.metric, sh.tool, sh.cmp, sh.threshold, sh.window, mcps)
 	}
@@ -84,14 +85,14 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 // (2,000 deliveries); "steady" repeats passes with nothing changing.
 func BenchmarkEvaluatePass10kRules(b *testing.B) {
 	db, cdb, now := passFixture(b)
-	ev := postgres.NewEvaluator(db, cdb, quietLog)
+	ev := postgres.NewEvaluator(db, cdb, testdb.Quiet)
 	ctx := context.Background()
 	b.Run("firing", func(b *testing.B) {
 		var sum alerting.PassSummary
 		for b.Loop() {
 			b.StopTimer()
-			exec(b, db, `UPDATE rules SET state = 'ok', last_fired_at = NULL`)
-			exec(b, db, `DELETE FROM deliveries`)
+			testdb.Exec(b, db, `UPDATE rules SET state = 'ok', last_fired_at = NULL`)
+			testdb.Exec(b, db, `DELETE FROM deliveries`)
 			b.StartTimer()
 			var err error
 			if sum, err = ev.EvaluateAll(ctx, now); err != nil {
@@ -117,10 +118,10 @@ func BenchmarkEvaluatePass10kRules(b *testing.B) {
 // on in_app, email and a connected Slack: 2,001 deliveries in the firing's
 // transaction (goal: within 1 s on the 2-core machine).
 func BenchmarkFanOut1000(b *testing.B) {
-	_, db := alertingDB(b)
-	cdb := windowDB(b)
+	_, db := testdb.Postgres(b)
+	cdb := testdb.ClickHouse(b)
 	ctx := context.Background()
-	tm := newTeam(b, db, 1000)
+	tm := testdb.NewTeam(b, db, 1000)
 	s := newStores(b, db, cdb)
 	if _, err := s.Channels.ConnectWebhook(ctx, tm.AccountID, tm.Users[0], alerting.ChannelSlack, slackURL); err != nil {
 		b.Fatal(err)
@@ -130,11 +131,11 @@ func BenchmarkFanOut1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	now := time.Now().UTC()
-	events(b, cdb, tm.AccountID, tm.MCPID, "", now.Add(-time.Minute), 10, 5)
+	testdb.Events(b, cdb, tm.AccountID, tm.MCPID, "", now.Add(-time.Minute), 10, 5)
 	for b.Loop() {
 		b.StopTimer()
-		exec(b, db, `UPDATE rules SET state = 'ok'`)
-		exec(b, db, `DELETE FROM deliveries`)
+		testdb.Exec(b, db, `UPDATE rules SET state = 'ok'`)
+		testdb.Exec(b, db, `DELETE FROM deliveries`)
 		b.StartTimer()
 		ev, err := s.Eval.EvaluateRule(ctx, tm.AccountID, r.ID, now)
 		if err != nil || !ev.Fired {

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/testdb"
 	"github.com/mcpscope/telemetry/internal/testenv"
 	"github.com/mcpscope/telemetry/postgres"
 )
@@ -18,22 +19,22 @@ type evalEnv struct {
 	db  *postgres.DB
 	url string
 	ch  *clickhouse.DB
-	tm  team
+	tm  testdb.Team
 	s   stores
 	now time.Time
 }
 
 func newEvalEnv(t *testing.T, size int) *evalEnv {
 	t.Helper()
-	url, db := alertingDB(t)
-	cdb := windowDB(t)
-	tm := newTeam(t, db, size)
+	url, db := testdb.Postgres(t)
+	cdb := testdb.ClickHouse(t)
+	tm := testdb.NewTeam(t, db, size)
 	return &evalEnv{db: db, url: url, ch: cdb, tm: tm, s: newStores(t, db, cdb), now: time.Now().UTC()}
 }
 
 // failing writes a minute of 50% errors into the MCP's last 5 minutes.
 func (e *evalEnv) failing(t *testing.T) {
-	events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "", e.now.Add(-time.Minute), 10, 5)
+	testdb.Events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "", e.now.Add(-time.Minute), 10, 5)
 }
 
 func (e *evalEnv) rule(t *testing.T, c alerting.RuleCreate) alerting.Rule {
@@ -210,9 +211,9 @@ func TestMembershipChangeAfterFiringDoesNotAlterDeliveries(t *testing.T) {
 	before := deliveries(t, e.db, r.ID)
 
 	// Someone leaves, someone joins.
-	exec(t, e.db, `DELETE FROM memberships WHERE account_id = $1 AND user_id = $2`, e.tm.AccountID, e.tm.Users[2])
-	newcomer := newTeam(t, e.db, 1).Users[0]
-	exec(t, e.db, `INSERT INTO memberships (account_id, user_id, role) VALUES ($1, $2, 'member')`, e.tm.AccountID, newcomer)
+	testdb.Exec(t, e.db, `DELETE FROM memberships WHERE account_id = $1 AND user_id = $2`, e.tm.AccountID, e.tm.Users[2])
+	newcomer := testdb.NewTeam(t, e.db, 1).Users[0]
+	testdb.Exec(t, e.db, `INSERT INTO memberships (account_id, user_id, role) VALUES ($1, $2, 'member')`, e.tm.AccountID, newcomer)
 
 	after := deliveries(t, e.db, r.ID)
 	if len(after) != 3 || len(before) != 3 {
@@ -272,7 +273,7 @@ func TestResolveThenFireAgain(t *testing.T) {
 	}
 	wantCounts(t, deliveries(t, e.db, r.ID), map[string]int{"in_app": 2})
 
-	events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "", later.Add(-time.Minute), 4, 4)
+	testdb.Events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "", later.Add(-time.Minute), 4, 4)
 	ev := e.evaluate(t, r.ID, later)
 	if !ev.Fired || ev.State != alerting.StateFiring || *ev.Value != 1 {
 		t.Fatalf("second firing %+v", ev)
@@ -294,7 +295,7 @@ func TestTwoEvaluatorsRacingFireOnce(t *testing.T) {
 
 	var evaluators []*postgres.Evaluator
 	for i := 0; i < 2; i++ {
-		evaluators = append(evaluators, postgres.NewEvaluator(openPG(t, e.url), e.ch, quietLog))
+		evaluators = append(evaluators, postgres.NewEvaluator(testdb.OpenPostgres(t, e.url), e.ch, testdb.Quiet))
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -353,7 +354,7 @@ func TestMetricsOutageLeavesStatesUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	down.Close()
-	ev := postgres.NewEvaluator(e.db, down, quietLog)
+	ev := postgres.NewEvaluator(e.db, down, testdb.Quiet)
 	sum, err := ev.EvaluateAll(context.Background(), e.now)
 	if err == nil || sum.Failed != 1 || sum.Fired != 0 {
 		t.Fatalf("pass with ClickHouse closed: %+v, %v", sum, err)
@@ -389,13 +390,13 @@ func TestDisabledRuleIsMeasuredButNeverFires(t *testing.T) {
 func TestPassMeasuresEachRuleOnItsOwnWindowAndMCP(t *testing.T) {
 	e := newEvalEnv(t, 1)
 	ctx := context.Background()
-	other := newTeam(t, e.db, 1)
-	quietMCP := addMCP(t, e.db, e.tm.AccountID)
+	other := testdb.NewTeam(t, e.db, 1)
+	quietMCP := testdb.AddMCP(t, e.db, e.tm.AccountID)
 	// The team's MCP: 10 search calls 3 minutes ago (2 errors), 20 other
 	// items 30 minutes ago. The other account: 3 calls 2 minutes ago.
-	events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "search", e.now.Add(-3*time.Minute), 10, 2)
-	events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "", e.now.Add(-30*time.Minute), 20, 0)
-	events(t, e.ch, other.AccountID, other.MCPID, "", e.now.Add(-2*time.Minute), 3, 0)
+	testdb.Events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "search", e.now.Add(-3*time.Minute), 10, 2)
+	testdb.Events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "", e.now.Add(-30*time.Minute), 20, 0)
+	testdb.Events(t, e.ch, other.AccountID, other.MCPID, "", e.now.Add(-2*time.Minute), 3, 0)
 
 	mk := func(accountID, mcpID, name, metric string, tool *string, cmp string, threshold float64, window int) alerting.Rule {
 		r, err := e.s.Rules.CreateRule(ctx, accountID, mcpID, alerting.RuleCreate{Name: name, Metric: metric, Tool: tool,
@@ -441,7 +442,7 @@ func TestDeliveriesOutliveDeletedRuleAndMCP(t *testing.T) {
 	r := e.rule(t, errorRule(alerting.ChannelInApp))
 	e.failing(t)
 	e.evaluate(t, r.ID, e.now)
-	exec(t, e.db, `DELETE FROM mcps WHERE id = $1`, e.tm.MCPID)
+	testdb.Exec(t, e.db, `DELETE FROM mcps WHERE id = $1`, e.tm.MCPID)
 	if _, err := e.s.Rules.Rule(ctx, e.tm.AccountID, r.ID); telemetry.ErrorCode(err) != telemetry.ENOTFOUND {
 		t.Fatalf("rule after deleting its MCP: %v", err)
 	}
@@ -455,7 +456,7 @@ func TestDeliveriesOutliveDeletedRuleAndMCP(t *testing.T) {
 func TestEvaluateAnotherAccountsRuleIsNotFound(t *testing.T) {
 	e := newEvalEnv(t, 1)
 	r := e.rule(t, errorRule(alerting.ChannelInApp))
-	other := newTeam(t, e.db, 1)
+	other := testdb.NewTeam(t, e.db, 1)
 	for _, id := range []string{r.ID, "rul_nope", "bad id\x00"} {
 		if _, err := e.s.Eval.EvaluateRule(context.Background(), other.AccountID, id, e.now); telemetry.ErrorCode(err) != telemetry.ENOTFOUND {
 			t.Errorf("%q: %v", id, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/internal/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 )
 
@@ -15,7 +16,7 @@ import (
 // second apart, oldest first: for each, an in_app and an email row per
 // person in users and one slack row. Returns the in_app ids per person,
 // newest first.
-func seedDeliveries(t *testing.T, db *postgres.DB, tm team, users []string, n int, start time.Time) map[string][]string {
+func seedDeliveries(t *testing.T, db *postgres.DB, tm testdb.Team, users []string, n int, start time.Time) map[string][]string {
 	t.Helper()
 	inbox := map[string][]string{}
 	for i := 0; i < n; i++ {
@@ -23,12 +24,12 @@ func seedDeliveries(t *testing.T, db *postgres.DB, tm team, users []string, n in
 		title := fmt.Sprintf("Firing %d", i)
 		for _, u := range users {
 			id := fmt.Sprintf("dlv_%s_%03d_%s", tm.AccountID[4:10], i, u[4:10])
-			exec(t, db, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel, recipient_user_id, status, title, body, created_at)
+			testdb.Exec(t, db, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel, recipient_user_id, status, title, body, created_at)
 				VALUES ($1, $2, 'rul_x', 'Errors', $3, 'in_app', $4, 'delivered', $5, 'body', $6),
 				       ($1 || 'e', $2, 'rul_x', 'Errors', $3, 'email', $4, 'queued', $5, 'body', $6)`, id, tm.AccountID, tm.MCPID, u, title, at)
 			inbox[u] = append([]string{id}, inbox[u]...)
 		}
-		exec(t, db, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel, status, title, body, created_at, next_attempt_at)
+		testdb.Exec(t, db, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel, status, title, body, created_at, next_attempt_at)
 			VALUES ($1, $2, 'rul_x', 'Errors', $3, 'slack', 'queued', $4, 'body', $5, $5)`,
 			fmt.Sprintf("dlv_%s_%03d_slack", tm.AccountID[4:10], i), tm.AccountID, tm.MCPID, title, at)
 	}
@@ -44,8 +45,8 @@ func inboxIDs(p alerting.InboxPage) []string {
 }
 
 func TestInboxNewestFirstWithCursorPagination(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 2)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 2)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
 	want := seedDeliveries(t, db, tm, tm.Users, 7, time.Now().Add(-time.Hour))[tm.Users[0]]
@@ -78,8 +79,8 @@ func TestInboxNewestFirstWithCursorPagination(t *testing.T) {
 		t.Fatalf("bad cursor: %v", err)
 	}
 	// Another account of the same person shows nothing of this one.
-	other := newTeam(t, db, 1)
-	exec(t, db, `INSERT INTO memberships (account_id, user_id, role) VALUES ($1, $2, 'member')`, other.AccountID, tm.Users[0])
+	other := testdb.NewTeam(t, db, 1)
+	testdb.Exec(t, db, `INSERT INTO memberships (account_id, user_id, role) VALUES ($1, $2, 'member')`, other.AccountID, tm.Users[0])
 	p, err := s.Inbox.Inbox(ctx, other.AccountID, tm.Users[0], alerting.InboxFilter{Limit: 3})
 	if err != nil || len(p.Items) != 0 || p.UnreadCount != 0 || p.NextCursor != nil || p.Items == nil {
 		t.Fatalf("other account inbox %+v, %v", p, err)
@@ -90,8 +91,8 @@ func TestInboxNewestFirstWithCursorPagination(t *testing.T) {
 // unknown and malformed ids are ignored; the answer counts the items that
 // went from unread to read.
 func TestMarkReadIgnoresOtherPeoplesIDs(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 2)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 2)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
 	inbox := seedDeliveries(t, db, tm, tm.Users, 5, time.Now().Add(-time.Hour))
@@ -138,12 +139,12 @@ func TestMarkReadIgnoresOtherPeoplesIDs(t *testing.T) {
 }
 
 func TestNotificationsLogFiltersAndPages(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 2)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 2)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
 	seedDeliveries(t, db, tm, tm.Users, 3, time.Now().Add(-time.Hour)) // 3 x (2 in_app + 2 email + 1 slack)
-	other := newTeam(t, db, 1)
+	other := testdb.NewTeam(t, db, 1)
 	seedDeliveries(t, db, other, other.Users, 2, time.Now().Add(-time.Hour))
 
 	count := func(f alerting.NotificationFilter) (int, []alerting.Notification) {

@@ -7,11 +7,12 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/internal/testdb"
 )
 
 func TestRuleLifecycle(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 1)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
 
@@ -38,7 +39,7 @@ func TestRuleLifecycle(t *testing.T) {
 
 	// A change of what the rule measures puts it back to ok; a rename keeps
 	// the state.
-	exec(t, db, `UPDATE rules SET state = 'firing' WHERE id = $1`, r.ID)
+	testdb.Exec(t, db, `UPDATE rules SET state = 'firing' WHERE id = $1`, r.ID)
 	up, err := s.Rules.UpdateRule(ctx, tm.AccountID, r.ID, alerting.RuleUpdate{Name: ptr("Renamed")})
 	if err != nil || up.Name != "Renamed" || up.State != alerting.StateFiring || *up.Tool != "search_docs" {
 		t.Fatalf("rename: %+v, %v", up, err)
@@ -67,8 +68,8 @@ func TestRuleLifecycle(t *testing.T) {
 }
 
 func TestRuleCreateValidates(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 1)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
 	c := errorRule()
 	if _, err := s.Rules.CreateRule(context.Background(), tm.AccountID, tm.MCPID, c); telemetry.ErrorCode(err) != telemetry.EINVALID {
@@ -84,8 +85,8 @@ func TestRuleCreateValidates(t *testing.T) {
 // Another account's rules and MCPs do not exist for the caller: every
 // method answers not found and changes nothing.
 func TestRulesOfAnotherAccountAreNotFound(t *testing.T) {
-	_, db := alertingDB(t)
-	mine, theirs := newTeam(t, db, 1), newTeam(t, db, 1)
+	_, db := testdb.Postgres(t)
+	mine, theirs := testdb.NewTeam(t, db, 1), testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
 	r, err := s.Rules.CreateRule(ctx, theirs.AccountID, theirs.MCPID, errorRule(alerting.ChannelInApp))
@@ -119,14 +120,14 @@ func TestRulesOfAnotherAccountAreNotFound(t *testing.T) {
 
 // Contract: deleting an MCP removes its rules.
 func TestDeletingAnMCPRemovesItsRules(t *testing.T) {
-	_, db := alertingDB(t)
-	tm := newTeam(t, db, 1)
+	_, db := testdb.Postgres(t)
+	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
 	ctx := context.Background()
-	keep := addMCP(t, db, tm.AccountID)
+	keep := testdb.AddMCP(t, db, tm.AccountID)
 	gone, _ := s.Rules.CreateRule(ctx, tm.AccountID, tm.MCPID, errorRule(alerting.ChannelInApp))
 	kept, _ := s.Rules.CreateRule(ctx, tm.AccountID, keep, errorRule(alerting.ChannelInApp))
-	exec(t, db, `DELETE FROM mcps WHERE id = $1`, tm.MCPID)
+	testdb.Exec(t, db, `DELETE FROM mcps WHERE id = $1`, tm.MCPID)
 	if _, err := s.Rules.Rule(ctx, tm.AccountID, gone.ID); telemetry.ErrorCode(err) != telemetry.ENOTFOUND {
 		t.Fatalf("rule of the deleted MCP: %v", err)
 	}
