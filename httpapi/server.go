@@ -28,6 +28,12 @@ type Options struct {
 	Auth   accounts.Authenticator
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
+	// Account services; each one's routes are registered when it is set.
+	Sessions accounts.AuthService    // /v1/auth/signup, /login, /logout
+	Accounts accounts.AccountService // /v1/account, /profile, /company
+	Members  accounts.MemberService  // /v1/account/members
+	MCPs     accounts.MCPService     // /v1/mcps
+	Keys     accounts.KeyService     // /v1/mcps/{id}/keys, /v1/keys/{keyId}
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
 
@@ -106,6 +112,21 @@ func New(opts Options) *Server {
 	}
 	if opts.Notifications != nil {
 		s.registerNotifications()
+	}
+	if opts.Sessions != nil {
+		s.registerAuth()
+	}
+	if opts.Accounts != nil {
+		s.registerAccount()
+	}
+	if opts.Members != nil {
+		s.registerMembers()
+	}
+	if opts.MCPs != nil {
+		s.registerMCPs()
+	}
+	if opts.Keys != nil {
+		s.registerKeys()
 	}
 	return s
 }

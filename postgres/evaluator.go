@@ -314,7 +314,7 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, accountID string, r alerti
 	n := len(plan)
 	ids, channels, recipients, statuses, titles, bodies := make([]string, n), make([]string, n), make([]*string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, d := range plan {
-		ids[i], channels[i], recipients[i], statuses[i], titles[i], bodies[i] = alertingID(prefixDelivery), d.Channel, d.RecipientUserID, d.Status, d.Title, d.Body
+		ids[i], channels[i], recipients[i], statuses[i], titles[i], bodies[i] = newID(prefixDelivery), d.Channel, d.RecipientUserID, d.Status, d.Title, d.Body
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel,
 			recipient_user_id, status, title, body, created_at, next_attempt_at)

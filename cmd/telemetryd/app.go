@@ -33,6 +33,14 @@ type Main struct {
 	WAL      *wal.Log
 	Ingest   *ingest.Pipeline
 
+	// Account services (PostgreSQL). Keys runs the revocation listener and
+	// last_used_at writer in Run.
+	Auth     *postgres.AuthService
+	Keys     *postgres.KeyService
+	Accounts *postgres.AccountService
+	Members  *postgres.MemberService
+	MCPs     *postgres.MCPService
+
 	listener net.Listener
 	closers  []func()
 }
@@ -97,6 +105,13 @@ func (m *Main) Open(ctx context.Context) error {
 		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
 		Metrics: ingest.NewMetrics(m.Registry, wl.Stats),
 	})
+	a := m.Config.Auth
+	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
+	m.Auth = postgres.NewAuthService(m.PG, postgres.AuthConfig{SessionTTL: a.SessionTTL, LoginMaxFailures: a.LoginMaxFailures,
+		LoginFailureWindow: a.LoginFailureWindow, KeyCacheTTL: a.KeyCacheTTL}, m.Keys)
+	m.Accounts = postgres.NewAccountService(m.PG)
+	m.Members = postgres.NewMemberService(m.PG)
+	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
 	m.API = httpapi.New(httpapi.Options{
 		Logger:      m.Log,
 		BaseURL:     m.Config.Server.BaseURL,
@@ -107,6 +122,12 @@ func (m *Main) Open(ctx context.Context) error {
 		},
 		Metrics:  httpapi.NewMetrics(m.Registry),
 		Ingester: m.Ingest,
+		Auth:     m.Auth,
+		Sessions: m.Auth,
+		Accounts: m.Accounts,
+		Members:  m.Members,
+		MCPs:     m.MCPs,
+		Keys:     m.Keys,
 	})
 	ln, err := net.Listen("tcp", m.Config.Server.Addr)
 	if err != nil {
@@ -138,6 +159,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { return m.Ingest.Run(gctx) })
+	// Deleted ingest keys are evicted from this instance's cache as soon as
+	// PostgreSQL announces them; the loop reconnects on its own.
+	g.Go(func() error { return m.Keys.Run(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		m.Log.Info("shutting down")

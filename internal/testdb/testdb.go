@@ -14,7 +14,6 @@ import (
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
@@ -26,34 +25,16 @@ import (
 var Quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // Postgres creates a fresh, migrated PostgreSQL database dropped when the
-// test ends, and returns its URL and a pool on it.
+// test ends, and returns its URL and a pool on it. Tests that read whole
+// tables (the evaluator's pass) need one of their own; others can share the
+// package's testenv.PostgresDB.
 func Postgres(t testing.TB) (string, *postgres.DB) {
 	t.Helper()
-	base := testenv.PostgresURL(t)
-	ctx := context.Background()
-	name := testenv.Name("t")
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close(ctx)
-	url := testenv.WithDatabase(base, name)
+	d := new(testenv.PostgresDB)
+	url := d.URL(t)
+	t.Cleanup(d.Drop) // registered first, so it runs after the pool closes
 	db := OpenPostgres(t, url)
-	t.Cleanup(func() {
-		admin, err := pgx.Connect(context.Background(), base)
-		if err != nil {
-			t.Errorf("drop database: %v", err)
-			return
-		}
-		defer admin.Close(context.Background())
-		if _, err := admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database: %v", err)
-		}
-	})
-	if err := db.Migrate(ctx); err != nil {
+	if err := db.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return url, db

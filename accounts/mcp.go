@@ -1,0 +1,69 @@
+package accounts
+
+import (
+	"context"
+	"time"
+)
+
+// MCP is a registered MCP server: telemetry arrives for it through its
+// ingest keys and metrics and rules are read and kept per MCP.
+type MCP struct {
+	ID          string    `json:"id"`
+	AccountID   string    `json:"-"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// NewMCP registers an MCP.
+type NewMCP struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Validate checks the name and description.
+func (m NewMCP) Validate() error {
+	if err := checkText("body.name", m.Name, 1, MaxNameLen); err != nil {
+		return err
+	}
+	return checkText("body.description", m.Description, 0, MaxDescriptionLen)
+}
+
+// MCPUpdate changes an MCP; nil fields stay as they are.
+type MCPUpdate struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+}
+
+// Validate checks the fields present.
+func (u MCPUpdate) Validate() error {
+	if u.Name != nil {
+		if err := checkText("body.name", *u.Name, 1, MaxNameLen); err != nil {
+			return err
+		}
+	}
+	if u.Description != nil {
+		return checkText("body.description", *u.Description, 0, MaxDescriptionLen)
+	}
+	return nil
+}
+
+// MCPService manages an account's MCPs. Every method is scoped to
+// accountID: another account's MCP is ENOTFOUND, exactly like a missing one.
+type MCPService interface {
+	// ListMCPs returns the account's MCPs, oldest first.
+	ListMCPs(ctx context.Context, accountID string) ([]MCP, error)
+	// CreateMCP registers an MCP.
+	// Errors: EINVALID with the field.
+	CreateMCP(ctx context.Context, accountID string, in NewMCP) (*MCP, error)
+	// FindMCP returns one MCP.
+	// Errors: ENOTFOUND.
+	FindMCP(ctx context.Context, accountID, id string) (*MCP, error)
+	// UpdateMCP changes an MCP and returns it whole.
+	// Errors: EINVALID with the field; ENOTFOUND.
+	UpdateMCP(ctx context.Context, accountID, id string, upd MCPUpdate) (*MCP, error)
+	// DeleteMCP removes an MCP, its ingest keys (which stop working within
+	// seconds on every instance) and everything that references it.
+	// Errors: ENOTFOUND.
+	DeleteMCP(ctx context.Context, accountID, id string) error
+}
