@@ -20,6 +20,14 @@ import (
 // PostgreSQL database.
 func accountServer(t *testing.T, cfg postgres.AuthConfig) *Server {
 	t.Helper()
+	opts, _ := accountOptions(t, cfg)
+	return New(opts)
+}
+
+// accountOptions are the server options with the real account services on
+// the package's PostgreSQL database, and that database.
+func accountOptions(t *testing.T, cfg postgres.AuthConfig) (Options, *postgres.DB) {
+	t.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	db, err := postgres.Open(ctx, postgres.Config{URL: pg.URL(t), MaxConns: 8}, quiet)
@@ -32,8 +40,8 @@ func accountServer(t *testing.T, cfg postgres.AuthConfig) *Server {
 	}
 	keys := postgres.NewKeyService(db, cfg.KeyCacheTTL)
 	auth := postgres.NewAuthService(db, cfg, keys)
-	return New(Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
-		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys})
+	return Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
+		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys}, db
 }
 
 // uniqueEmail returns an address no other test uses.

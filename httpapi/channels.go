@@ -20,10 +20,10 @@ type channelsOutput struct {
 	Body ChannelsBody
 }
 
-// preferencesUpdateDoc documents the PUT /v1/account/channels body, which
+// preferencesUpdate documents the PUT /v1/account/channels body, which
 // the handler decodes itself (alerting.DecodePreferencesUpdate) to explain
 // a team channel or unknown key better than a schema error would.
-type preferencesUpdateDoc struct {
+type preferencesUpdate struct {
 	InApp *bool `json:"in_app,omitempty" doc:"Alerts in your inbox in the dashboard. Absent: unchanged."`
 	Email *bool `json:"email,omitempty" doc:"Alerts recorded for email to your address (queued; nothing sends them yet). Absent: unchanged."`
 }
@@ -45,11 +45,14 @@ type WebhookConnection struct {
 	WebhookHint string `json:"webhook_hint" doc:"Host and path of the webhook with the trailing secret masked, e.g. hooks.slack.com/services/T0001/B0001/••••••••. The URL itself is never returned."`
 }
 
+// webhookRequest is the body of PUT /v1/account/channels/{channel}/webhook.
+type webhookRequest struct {
+	URL string `json:"url" doc:"The incoming webhook URL the provider gave you. Slack: https://hooks.slack.com/services/T…/B…/{secret}. Discord: https://discord.com/api/webhooks/{id}/{token} (also discordapp.com, ptb.discord.com, canary.discord.com, and /api/v{N}/webhooks/…, with optional thread_id and wait query parameters)."`
+}
+
 type connectWebhookInput struct {
-	channelInput
-	Body struct {
-		URL string `json:"url" doc:"The incoming webhook URL the provider gave you. Slack: https://hooks.slack.com/services/T…/B…/{secret}. Discord: https://discord.com/api/webhooks/{id}/{token} (also discordapp.com, ptb.discord.com, canary.discord.com, and /api/v{N}/webhooks/…, with optional thread_id and wait query parameters)."`
-	}
+	Channel string `path:"channel" doc:"A team-chat channel: slack or discord."`
+	Body    webhookRequest
 }
 
 type connectWebhookOutput struct {
@@ -103,6 +106,10 @@ person agree: a rule names channels; each person says on which personal channels
 		Path:         "/v1/account/channels",
 		Summary:      "Change your channel preferences",
 		MaxBodyBytes: 4096,
+		// The body is decoded by alerting.DecodePreferencesUpdate, which
+		// explains a team-chat key better than a schema error; the schema
+		// below is for the reference only.
+		SkipValidateBody: true,
 		Description: `Merges: only the switches sent change, so ` + "`{\"email\": false}`" + ` turns email off and keeps
 in-app as it was. Answers like GET. The keys are the personal channels ` + "`in_app`" + ` and ` + "`email`" + `, each
 true or false. A team-chat key (` + "`slack`" + `, ` + "`discord`" + `) is refused with 422: those are connected for
@@ -111,7 +118,7 @@ the whole team by an admin, not switched per person. Any other key is refused wi
 		Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusUnsupportedMediaType},
 	}
 	op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
-		"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(preferencesUpdateDoc{}), true, "PreferencesUpdate")},
+		"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(preferencesUpdate{}), true, "")},
 	}}
 	register(s, op, AnyMember, func(ctx context.Context, in *rawJSONInput) (*channelsOutput, error) {
 		if err := requireMediaType(in.ContentType, "application/json"); err != nil {

@@ -9,14 +9,15 @@ import (
 	"github.com/mcpscope/telemetry/alerting"
 )
 
-// pageInput is the paging of the delivery lists.
-type pageInput struct {
+// PageQuery is the paging of the delivery lists (exported: huma reads
+// only exported embedded structs).
+type PageQuery struct {
 	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Items per page, 1 to 200."`
 	Cursor string `query:"cursor" doc:"The next_cursor of the previous page; absent for the first page."`
 }
 
 type inboxInput struct {
-	pageInput
+	PageQuery
 	Unread bool `query:"unread" doc:"Only items not read yet."`
 }
 
@@ -24,11 +25,14 @@ type inboxOutput struct {
 	Body alerting.InboxPage
 }
 
+// inboxReadRequest is the body of POST /v1/account/inbox/read.
+type inboxReadRequest struct {
+	IDs []string `json:"ids,omitempty" maxItems:"1000" doc:"Inbox item ids to mark read (at most 1000). Ids that are not yours, unknown or malformed are ignored."`
+	All bool     `json:"all,omitempty" doc:"true marks every item of your inbox in this account read."`
+}
+
 type inboxReadInput struct {
-	Body struct {
-		IDs []string `json:"ids,omitempty" maxItems:"1000" doc:"Inbox item ids to mark read (at most 1000). Ids that are not yours, unknown or malformed are ignored."`
-		All bool     `json:"all,omitempty" doc:"true marks every item of your inbox in this account read."`
-	}
+	Body inboxReadRequest
 }
 
 // InboxReadResult is the answer of POST /v1/account/inbox/read.

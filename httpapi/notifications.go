@@ -10,7 +10,7 @@ import (
 )
 
 type notificationsInput struct {
-	pageInput
+	PageQuery
 	Channel string `query:"channel" enum:"in_app,email,slack,discord" doc:"Only deliveries on this channel."`
 	Status  string `query:"status" enum:"delivered,queued" doc:"Only deliveries in this status."`
 }

@@ -27,7 +27,7 @@ const (
 	docRuleEnabled    = "Disabled rules are not evaluated by the evaluator."
 )
 
-type ruleCreateBody struct {
+type newRuleRequest struct {
 	Name          string   `json:"name" doc:"What the rule is called in notifications; 1 to 200 characters."`
 	Metric        string   `json:"metric" enum:"error_rate,errors,calls,p95_ms" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p95_ms (95th percentile duration_ms; no value without measured calls, which never breaches)."`
 	Tool          *string  `json:"tool,omitempty" nullable:"true" doc:"Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."`
@@ -49,7 +49,7 @@ func (nullableString) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeString, Nullable: true, Description: docRuleTool + " Absent: unchanged."}
 }
 
-type ruleUpdateBody struct {
+type rulePatch struct {
 	Name          *string        `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
 	Metric        *string        `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms" doc:"What the rule measures; see the create body."`
 	Tool          nullableString `json:"tool,omitzero"`
@@ -65,8 +65,8 @@ type mcpRulesInput struct {
 }
 
 type createRuleInput struct {
-	mcpRulesInput
-	Body ruleCreateBody
+	MCPID string `path:"id" doc:"The MCP's id."`
+	Body  newRuleRequest
 }
 
 type ruleInput struct {
@@ -74,8 +74,8 @@ type ruleInput struct {
 }
 
 type updateRuleInput struct {
-	ruleInput
-	Body ruleUpdateBody
+	RuleID string `path:"ruleId" doc:"The rule's id."`
+	Body   rulePatch
 }
 
 type ruleOutput struct {
