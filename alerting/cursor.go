@@ -32,6 +32,9 @@ func (c DeliveryCursor) Encode() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// maxCursorMicros is the end of year 9999 UTC in microseconds.
+const maxCursorMicros = 253402300799999999
+
 // ParseDeliveryCursor decodes a cursor from the query string. An empty
 // string means the first page (nil cursor). Anything Encode did not produce
 // fails with EBADREQUEST on query.cursor, like the sessions cursor: a
@@ -46,7 +49,9 @@ func ParseDeliveryCursor(s string) (*DeliveryCursor, error) {
 		return nil, bad
 	}
 	var w wireDeliveryCursor
-	if err := json.Unmarshal(b, &w); err != nil || !PlausibleID(w.I) {
+	// The time must be one a delivery can have: a position far outside
+	// PostgreSQL's range would fail the query instead of paging.
+	if err := json.Unmarshal(b, &w); err != nil || !PlausibleID(w.I) || w.T < 0 || w.T > maxCursorMicros {
 		return nil, bad
 	}
 	return &DeliveryCursor{CreatedAt: time.UnixMicro(w.T).UTC(), ID: w.I}, nil

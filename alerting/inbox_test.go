@@ -78,7 +78,9 @@ func TestDeliveryCursor(t *testing.T) {
 	if got, err := ParseDeliveryCursor(""); got != nil || err != nil {
 		t.Fatalf("empty cursor: %+v, %v", got, err)
 	}
-	for _, bad := range []string{"x", "!!!", "eyJ0IjoxfQ", "bnVsbA", "eyJ0IjoxLCJpIjoiYVx1MDAwMGIifQ"} {
+	far := DeliveryCursor{CreatedAt: time.Date(20000, 1, 1, 0, 0, 0, 0, time.UTC), ID: "dlv_x"}.Encode()
+	early := DeliveryCursor{CreatedAt: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC), ID: "dlv_x"}.Encode()
+	for _, bad := range []string{"x", "!!!", "eyJ0IjoxfQ", "bnVsbA", "eyJ0IjoxLCJpIjoiYVx1MDAwMGIifQ", far, early} {
 		if _, err := ParseDeliveryCursor(bad); telemetry.ErrorCode(err) != telemetry.EBADREQUEST {
 			t.Errorf("%q: got %v, want bad_request", bad, err)
 		}

@@ -81,7 +81,13 @@ func (e *Evaluator) EvaluateAll(ctx context.Context, now time.Time) (alerting.Pa
 		return sum, nil
 	}
 	defer func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, LockEvaluator)
+		uctx := context.WithoutCancel(ctx)
+		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, LockEvaluator); err != nil {
+			// A session lock outlives the pass on a pooled connection that
+			// failed to unlock, and would keep every instance skipping;
+			// closing the connection ends the session and the lock.
+			_ = conn.Conn().Close(uctx)
+		}
 	}()
 
 	rows, err := e.db.Pool.Query(ctx, `SELECT `+evalRuleColumns+` FROM rules WHERE enabled`)
