@@ -463,3 +463,98 @@ func TestEvaluateAnotherAccountsRuleIsNotFound(t *testing.T) {
 		}
 	}
 }
+
+// A firing decided on the rule as the pass loaded it is not written when
+// the rule changed meanwhile: edited, disabled, deleted or already fired
+// elsewhere. Only a transition measured on the current rule applies.
+func TestStaleFiringIsNotApplied(t *testing.T) {
+	e := newEvalEnv(t, 2)
+	ctx := context.Background()
+	mk := func() alerting.Rule { return e.rule(t, errorRule(alerting.ChannelInApp)) }
+	stale := []struct {
+		name   string
+		change func(r alerting.Rule)
+	}{
+		{"threshold edited", func(r alerting.Rule) {
+			if _, err := e.s.Rules.UpdateRule(ctx, e.tm.AccountID, r.ID, alerting.RuleUpdate{Threshold: ptr(0.9)}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"tool edited", func(r alerting.Rule) {
+			if _, err := e.s.Rules.UpdateRule(ctx, e.tm.AccountID, r.ID, alerting.RuleUpdate{Tool: alerting.NullableString{Set: true, Value: ptr("x")}}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"disabled", func(r alerting.Rule) {
+			if _, err := e.s.Rules.UpdateRule(ctx, e.tm.AccountID, r.ID, alerting.RuleUpdate{Enabled: ptr(false)}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"deleted", func(r alerting.Rule) {
+			if err := e.s.Rules.DeleteRule(ctx, e.tm.AccountID, r.ID); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"fired elsewhere", func(r alerting.Rule) {
+			if ok, err := e.s.Eval.FireMeasured(ctx, e.tm.AccountID, r, 0.5, e.now); !ok || err != nil {
+				t.Fatalf("first firing: %v, %v", ok, err)
+			}
+		}},
+	}
+	for _, tc := range stale {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mk()
+			tc.change(r)
+			before := len(deliveries(t, e.db, r.ID))
+			ok, err := e.s.Eval.FireMeasured(ctx, e.tm.AccountID, r, 0.5, e.now)
+			if err != nil || ok {
+				t.Fatalf("stale firing applied: %v, %v", ok, err)
+			}
+			if after := len(deliveries(t, e.db, r.ID)); after != before {
+				t.Fatalf("deliveries %d -> %d", before, after)
+			}
+		})
+	}
+	// A rename keeps the state and the firing applies, with the new name.
+	r := mk()
+	if _, err := e.s.Rules.UpdateRule(ctx, e.tm.AccountID, r.ID, alerting.RuleUpdate{Name: ptr("Renamed")}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := e.s.Eval.FireMeasured(ctx, e.tm.AccountID, r, 0.5, e.now); !ok || err != nil {
+		t.Fatalf("firing after a rename: %v, %v", ok, err)
+	}
+	for _, d := range deliveries(t, e.db, r.ID) {
+		if d.RuleName != "Renamed" {
+			t.Fatalf("delivery names the old rule: %+v", d)
+		}
+	}
+}
+
+// While one instance holds the evaluator lock, another's pass is skipped
+// (it would measure the same rules for nothing); it runs once the lock is
+// free.
+func TestPassSkipsWhileAnotherInstanceEvaluates(t *testing.T) {
+	e := newEvalEnv(t, 1)
+	ctx := context.Background()
+	r := e.rule(t, errorRule(alerting.ChannelInApp))
+	e.failing(t)
+	other := testdb.OpenPostgres(t, e.url)
+	conn, err := other.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.LockEvaluator); err != nil {
+		t.Fatal(err)
+	}
+	if sum := e.pass(t, e.now); !sum.Skipped || sum.Rules != 0 || sum.Fired != 0 {
+		t.Fatalf("pass under another's lock: %+v", sum)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, postgres.LockEvaluator); err != nil {
+		t.Fatal(err)
+	}
+	if sum := e.pass(t, e.now); sum.Skipped || sum.Fired != 1 {
+		t.Fatalf("pass after the lock was released: %+v", sum)
+	}
+	wantCounts(t, deliveries(t, e.db, r.ID), map[string]int{"in_app": 1})
+}
