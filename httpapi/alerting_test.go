@@ -13,12 +13,12 @@ import (
 	"github.com/mcpscope/telemetry/postgres"
 )
 
-// alertingServer is the API with the real account and alerting services on
-// the package's PostgreSQL database and a ClickHouse database of its own.
+// alertingServer is the API with the real account, ingest, metric and
+// alerting services on the package's PostgreSQL database and a ClickHouse
+// database of the test's own.
 func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 	t.Helper()
-	opts, db := accountOptions(t, postgres.AuthConfig{})
-	cdb := testdb.ClickHouse(t)
+	opts, db, cdb := accountOptions(t, postgres.AuthConfig{})
 	key := make([]byte, alerting.SecretKeyLen)
 	for i := range key {
 		key[i] = byte(7 * (i + 1))

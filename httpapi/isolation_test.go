@@ -65,6 +65,7 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 		"user_id": m["user"].(map[string]any)["id"].(string),
 		"ruleId":  ruleA,
 		"channel": "slack",
+		"name":    "search_docs",
 	}
 	ownerB := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("b"), "B"), 201, "")["token"].(string)
 	ingestKey := keyA["key"].(string)

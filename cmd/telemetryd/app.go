@@ -9,16 +9,20 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/httpapi"
 	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/postgres"
 	"github.com/mcpscope/telemetry/wal"
+	"github.com/mcpscope/telemetry/web"
 )
 
 // Main is the whole service: its connections, its HTTP server and its
@@ -146,8 +150,12 @@ func (m *Main) Open(ctx context.Context) error {
 			"postgres":   m.PG.Ping,
 			"clickhouse": m.CH.Ping,
 		},
-		Metrics:  httpapi.NewMetrics(m.Registry),
-		Ingester: m.Ingest,
+		Metrics:   httpapi.NewMetrics(m.Registry),
+		Ingester:  m.Ingest,
+		Analytics: m.CH,
+		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: ic.RateLimitPerMinute,
+			MaxBatchItems: analytics.MaxBatchItems, MaxBodyBytes: analytics.MaxBodyBytes},
+		App:      web.Handler(),
 		Auth:     m.Auth,
 		Sessions: m.Auth,
 		Accounts: m.Accounts,
@@ -161,6 +169,9 @@ func (m *Main) Open(ctx context.Context) error {
 		Inbox:         m.Inbox,
 		Notifications: m.Notifications,
 	})
+	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
+		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
+	}
 	ln, err := net.Listen("tcp", m.Config.Server.Addr)
 	if err != nil {
 		return err
@@ -191,6 +202,22 @@ func (m *Main) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { return m.Ingest.Run(gctx) })
+	if mc := m.Config.Metrics; mc.Enabled && mc.Addr != "" {
+		ms := &http.Server{Addr: mc.Addr, Handler: promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+		g.Go(func() error {
+			m.Log.Info("serving metrics", "addr", mc.Addr)
+			if err := ms.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error { <-gctx.Done(); return ms.Close() })
+	}
+	if m.Config.Nightly.Enabled {
+		n := &nightly{svc: m.CH, pg: m.PG, log: m.Log, catchUp: m.Config.Nightly.CatchUpDays, now: time.Now,
+			lastSuccess: m.nightlyGauge()}
+		g.Go(func() error { return n.run(gctx, m.Config.Nightly.Schedule) })
+	}
 	// Deleted ingest keys are evicted from this instance's cache as soon as
 	// PostgreSQL announces them; the loop reconnects on its own.
 	g.Go(func() error { return m.Keys.Run(gctx) })
@@ -205,6 +232,14 @@ func (m *Main) Run(ctx context.Context) error {
 		return srv.Shutdown(sctx)
 	})
 	return g.Wait()
+}
+
+// nightlyGauge registers the nightly pass's last success time.
+func (m *Main) nightlyGauge() func(time.Time) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "telemetry_nightly_last_success_timestamp_seconds",
+		Help: "Unix time of the last successful nightly day computation."})
+	m.Registry.MustRegister(g)
+	return func(t time.Time) { g.Set(float64(t.Unix())) }
 }
 
 // Close releases everything Open acquired, in reverse order.

@@ -39,6 +39,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("telemetryd "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "configuration file (default configs/telemetryd.yaml when present)")
+	var date, from, to *string
+	if cmd == "nightly" {
+		date = fs.String("date", "", "the UTC day to compute, YYYY-MM-DD (default: yesterday)")
+		from = fs.String("from", "", "first UTC day of a range to backfill, YYYY-MM-DD")
+		to = fs.String("to", "", "last UTC day of a range to backfill, YYYY-MM-DD")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +71,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout, "migrations applied")
 		return nil
+	case "nightly":
+		if err := m.Connect(ctx); err != nil {
+			return err
+		}
+		return m.RunNightlyCommand(ctx, *date, *from, *to, stdout)
 	default:
 		return fmt.Errorf("unknown command %q (want serve, migrate or nightly)", cmd)
 	}

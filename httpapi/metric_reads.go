@@ -1,0 +1,151 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// Every metric read takes from and to. They are parsed by
+// analytics.ParseRange (not by huma) so that a malformed date is the
+// contract's 400 invalid_date rather than a generic validation error.
+// (huma does not read query parameters from embedded structs, hence the
+// repeated fields.)
+func parseRange(from, to string) (analytics.Range, error) {
+	return analytics.ParseRange(from, to, time.Now())
+}
+
+type usageInput struct {
+	From string `query:"from" doc:"First UTC day, YYYY-MM-DD (inclusive). Default: to minus 6 days." example:"2026-11-14"`
+	To   string `query:"to" doc:"Last UTC day, YYYY-MM-DD (inclusive). Default: today (UTC)." example:"2026-11-20"`
+}
+
+type mcpRangeInput struct {
+	ID   string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	From string `query:"from" doc:"First UTC day, YYYY-MM-DD (inclusive). Default: to minus 6 days." example:"2026-11-14"`
+	To   string `query:"to" doc:"Last UTC day, YYYY-MM-DD (inclusive). Default: today (UTC)." example:"2026-11-20"`
+}
+
+type toolInput struct {
+	ID   string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	Name string `path:"name" maxLength:"256" doc:"The tool name, percent-encoded (a/b is a%2Fb)."`
+	From string `query:"from" doc:"First UTC day, YYYY-MM-DD (inclusive). Default: to minus 6 days." example:"2026-11-14"`
+	To   string `query:"to" doc:"Last UTC day, YYYY-MM-DD (inclusive). Default: today (UTC)." example:"2026-11-20"`
+}
+
+type sessionsInput struct {
+	ID     string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Sessions per page."`
+	Cursor string `query:"cursor" maxLength:"512" doc:"next_cursor of the previous page."`
+	From   string `query:"from" doc:"First UTC day, YYYY-MM-DD (inclusive). Default: to minus 6 days." example:"2026-11-14"`
+	To     string `query:"to" doc:"Last UTC day, YYYY-MM-DD (inclusive). Default: today (UTC)." example:"2026-11-20"`
+}
+
+type bodyOf[T any] struct{ Body *T }
+
+const rangeDoc = `
+
+Takes ` + "`from`" + ` and ` + "`to`" + ` (inclusive YYYY-MM-DD, whole UTC days; defaults: the last 7 days
+through today). A malformed date is 400 ` + "`invalid_date`" + `; ` + "`from`" + ` after ` + "`to`" + ` is 422
+` + "`invalid_range`" + `; more than 1096 days is 422 ` + "`range_too_large`" + `. An item at 23:59:59.999Z belongs
+to its day, one at 00:00:00Z to the next. Day series have one entry per day, zero-filled,
+oldest first. Latencies are milliseconds over the items that carry ` + "`duration_ms`" + ` and are null
+when none does. Percentiles come from ClickHouse's t-digest (` + "`quantilesTDigest`" + `), kept in
+daily rollups and merged over the range: typically within 1% of the exact value (worst
+cases a few percent on small or very skewed samples). Distinct counts (sessions, users) use
+` + "`uniq`" + ` (adaptive sampling; exact below about 65 000 values, about 0.5% error above).`
+
+// registerMetricReads adds the metric reads of one MCP and the account's usage.
+func (s *Server) registerMetricReads() {
+	read := func(id, path, summary, desc string) huma.Operation {
+		return huma.Operation{OperationID: id, Method: http.MethodGet, Path: path, Summary: summary,
+			Description: desc + rangeDoc, Tags: []string{"Metrics"}, Errors: []int{400, 404, 422, 503}}
+	}
+	register(s, read("get-overview", "/v1/mcps/{id}/overview", "Overview of an MCP",
+		"The headline figures of an MCP over the range: calls (items of any method), errors, sessions, users (user ids, falling back to the session id), latencies, a daily series, and the nightly figures (`active_users_28d`, `stickiness`, `retention_7d`) with `nightly_as_of`, the last UTC day the nightly pass covered (null, with null figures, before the first pass)."),
+		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Overview], error) {
+			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			if err != nil {
+				return nil, err
+			}
+			o, err := s.opts.Analytics.Overview(ctx, in.ID, r)
+			return &bodyOf[analytics.Overview]{o}, err
+		})
+	register(s, read("list-tools", "/v1/mcps/{id}/tools", "Tools of an MCP",
+		"Every tool called in the range (`tools/call` items only), by calls descending."),
+		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.ToolList], error) {
+			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			if err != nil {
+				return nil, err
+			}
+			o, err := s.opts.Analytics.Tools(ctx, in.ID, r)
+			return &bodyOf[analytics.ToolList]{o}, err
+		})
+	register(s, read("get-tool", "/v1/mcps/{id}/tools/{name}", "One tool of an MCP",
+		"One tool's figures, daily series, error types (with the last message) and clients. A tool with no data in the range answers zeros, not 404."),
+		AnyMember, func(ctx context.Context, in *toolInput) (*bodyOf[analytics.ToolDetail], error) {
+			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			if err != nil {
+				return nil, err
+			}
+			o, err := s.opts.Analytics.Tool(ctx, in.ID, in.Name, r)
+			return &bodyOf[analytics.ToolDetail]{o}, err
+		})
+	register(s, read("get-insights", "/v1/mcps/{id}/insights", "Insights for an MCP", analytics.InsightsDoc),
+		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Insights], error) {
+			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			if err != nil {
+				return nil, err
+			}
+			o, err := s.opts.Analytics.Insights(ctx, in.ID, r)
+			return &bodyOf[analytics.Insights]{o}, err
+		})
+	register(s, read("list-sessions", "/v1/mcps/{id}/sessions", "Sessions of an MCP",
+		analytics.SessionsDoc),
+		AnyMember, func(ctx context.Context, in *sessionsInput) (*bodyOf[analytics.SessionPage], error) {
+			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			if err != nil {
+				return nil, err
+			}
+			o, err := s.opts.Analytics.Sessions(ctx, in.ID, r, in.Limit, in.Cursor)
+			return &bodyOf[analytics.SessionPage]{o}, err
+		})
+	register(s, read("get-usage", "/v1/account/usage", "Usage of the account",
+		"Events accepted for the account over the range, per day and per MCP (an MCP deleted since keeps its events, with a null name), and the ingest limits that apply."),
+		AnyMember, func(ctx context.Context, in *usageInput) (*bodyOf[analytics.Usage], error) {
+			r, err := parseRange(in.From, in.To)
+			if err != nil {
+				return nil, err
+			}
+			p := principal(ctx)
+			list, err := s.opts.MCPs.ListMCPs(ctx, p.AccountID)
+			if err != nil {
+				return nil, err
+			}
+			names := make([]analytics.MCPName, len(list))
+			for i, m := range list {
+				names[i] = analytics.MCPName{ID: m.ID, Name: m.Name}
+			}
+			u, err := s.opts.Analytics.Usage(ctx, p.AccountID, r, names)
+			if err != nil {
+				return nil, err
+			}
+			u.Limits = s.opts.Limits
+			return &bodyOf[analytics.Usage]{u}, nil
+		})
+}
+
+// mcpRange checks that the MCP is the caller's (another account's is 404,
+// as if it did not exist) and parses the range.
+func (s *Server) mcpRange(ctx context.Context, mcpID, from, to string) (analytics.Range, error) {
+	r, err := parseRange(from, to)
+	if err != nil {
+		return r, err
+	}
+	_, err = s.opts.MCPs.FindMCP(ctx, principal(ctx).AccountID, mcpID)
+	return r, err
+}

@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/otlp"
+)
+
+type otlpOutput struct {
+	Status      int
+	ContentType string `header:"Content-Type"`
+	RetryAfter  string `header:"Retry-After"`
+	Body        []byte
+}
+
+func (s *Server) registerOTLP() {
+	op := huma.Operation{
+		OperationID:  "otlp-traces",
+		Method:       http.MethodPost,
+		Path:         "/v1/otlp/v1/traces",
+		Summary:      "Receive OpenTelemetry traces (OTLP/HTTP)",
+		Tags:         []string{"Ingest"},
+		MaxBodyBytes: analytics.MaxBodyBytes,
+		Errors:       []int{400, 413, 415, 429, 503},
+		Description: `An OTLP/HTTP traces receiver: point a standard exporter at the service with
+` + "`OTEL_EXPORTER_OTLP_ENDPOINT={base}/v1/otlp`" + ` and
+` + "`OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer <ingest key>`" + `. Bodies are
+` + "`application/x-protobuf`" + ` or ` + "`application/json`" + ` (OTLP/JSON), gzip or not, at most 1 MiB
+after decompression. Server spans following the OpenTelemetry MCP semantic conventions become
+telemetry items with the same rules, rate limit and durability as ` + "`POST /v1/ingest`" + `.
+
+Answers as the OTLP specification says: 200 with an ` + "`ExportTraceServiceResponse`" + ` in the
+request's encoding, whose ` + "`partial_success.rejected_spans`" + ` counts the spans not stored (not MCP
+calls, invalid, or duplicates); 429 and 503 carry ` + "`Retry-After`" + ` so exporters back off; other
+failures carry a ` + "`google.rpc.Status`" + `. A missing or wrong credential is refused before the body
+is read, with the API's problem document.
+
+` + otlp.MappingDoc,
+	}
+	op.Responses = map[string]*huma.Response{"200": {Description: "ExportTraceServiceResponse", Content: map[string]*huma.MediaType{
+		"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary"}},
+		"application/json":       {Schema: &huma.Schema{Type: "object"}},
+	}}}
+	register(s, op, IngestOnly, func(ctx context.Context, in *rawBodyInput) (*otlpOutput, error) {
+		p := principal(ctx)
+		ct, err := otlp.MediaType(in.ContentType)
+		if err != nil {
+			return otlpError(err, otlp.ContentTypeJSON), nil
+		}
+		if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
+			return otlpError(err, ct), nil
+		}
+		body, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+		if err != nil {
+			return otlpError(err, ct), nil
+		}
+		req, err := otlp.Decode(body, ct)
+		if err != nil {
+			return otlpError(err, ct), nil
+		}
+		items, rejected := otlp.Map(req, time.Now())
+		if len(items) > analytics.MaxBatchItems {
+			return otlpError(telemetry.Errorf(telemetry.ETOOMANYITEMS,
+				"At most %d MCP spans per request; this one has %d. Lower the exporter's batch size.", analytics.MaxBatchItems, len(items)), ct), nil
+		}
+		_, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, items, rejected)
+		var te *telemetry.Error
+		if err != nil && !errors.As(err, &te) {
+			return nil, err // internal: logged, never detailed
+		}
+		if err != nil {
+			return otlpError(err, ct), nil
+		}
+		resp, err := otlp.EncodeResponse(dropped, ct)
+		if err != nil {
+			return nil, err
+		}
+		return &otlpOutput{Status: http.StatusOK, ContentType: ct, Body: resp}, nil
+	})
+	documentBody(s, op, map[string]*huma.MediaType{
+		"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary", Description: "ExportTraceServiceRequest"}},
+		"application/json":       {Schema: &huma.Schema{Type: "object", Description: "ExportTraceServiceRequest (OTLP/JSON)"}},
+	})
+}
+
+// otlpError answers a failure the OTLP way: the status of our error model
+// with a google.rpc.Status body in the request's encoding.
+func otlpError(err error, ct string) *otlpOutput {
+	status := http.StatusInternalServerError
+	var retry string
+	var te *telemetry.Error
+	if errors.As(err, &te) {
+		if st, ok := codeStatus[te.Code]; ok {
+			status = st
+		}
+		if te.RetryAfter > 0 {
+			retry = strconv.Itoa(te.RetryAfter)
+		}
+	}
+	return &otlpOutput{Status: status, ContentType: ct, RetryAfter: retry, Body: otlp.EncodeStatus(err, ct)}
+}

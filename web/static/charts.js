@@ -1,0 +1,129 @@
+// charts.js: daily charts on top of uPlot (vendor/uPlot.iife.min.js, loaded as
+// a classic script before the app so window.uPlot exists).
+//
+// The API's series have exactly one entry per UTC day, so the x axis is days
+// at UTC midnight, labelled in UTC. A null value (no duration measured that
+// day) leaves a gap instead of drawing a false zero. Each chart resizes with
+// its container and is destroyed when the page's AbortSignal fires.
+
+import { h } from './ui.js';
+import * as fmt from './format.js';
+
+const DAY_S = 86400;
+const DAY_INCRS = [1, 2, 3, 7, 14, 30, 60, 90, 180, 365].map((n) => n * DAY_S);
+
+function cssVar(name, fallback) {
+  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  return v || fallback;
+}
+
+const toSeconds = (date) => Date.parse(`${date}T00:00:00Z`) / 1000;
+const dayLabel = (ts) => new Date(ts * 1000).toISOString().slice(0, 10);
+
+/**
+ * dailyChart returns an element holding a chart of the given daily series.
+ * opts: dates ['YYYY-MM-DD'], series [{label, values, color (CSS var name),
+ * fill}], format (value → text), title, testid, signal, height.
+ */
+export function dailyChart({ dates, series, format = fmt.number, title, testid, signal, height = 220 }) {
+  const plot = h('div', { class: 'chart-plot', role: 'img', 'aria-label': `${title}: chart by day; the numbers are in the table below it` });
+  const wrap = h('figure', { class: 'chart', testid },
+    title ? h('figcaption', null, title) : null,
+    plot,
+    dataTable(dates, series, format));
+
+  if (!window.uPlot) {
+    plot.replaceWith(h('p', { class: 'empty' }, 'The chart library did not load; the numbers are in the table.'));
+    return wrap;
+  }
+
+  let chart = null;
+  let frame = 0;
+  // Drawing inside the observer callback would resize what is observed in
+  // the same frame (a "ResizeObserver loop" warning); defer to the next one.
+  const observer = new ResizeObserver(() => {
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => {
+      const width = Math.floor(plot.clientWidth);
+      if (width <= 0 || signal?.aborted) return;
+      if (!chart) chart = create(plot, width, height, dates, series, format);
+      else if (Math.abs(chart.width - width) > 1) chart.setSize({ width, height });
+    });
+  });
+  observer.observe(plot);
+  signal?.addEventListener('abort', () => {
+    observer.disconnect();
+    cancelAnimationFrame(frame);
+    chart?.destroy();
+  }, { once: true });
+  return wrap;
+}
+
+function create(el, width, height, dates, series, format) {
+  const uPlot = window.uPlot;
+  const axis = cssVar('--muted', '#666');
+  const grid = cssVar('--grid', 'rgba(0,0,0,.08)');
+  const xs = dates.map(toSeconds);
+  const few = xs.length <= 45;
+  const opts = {
+    width,
+    height,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+    cursor: { drag: { x: false, y: false } },
+    legend: { live: true },
+    scales: {
+      x: {
+        time: true,
+        range: (u, min, max) => (min === max ? [min - DAY_S / 2, max + DAY_S / 2] : [min, max]),
+      },
+      y: {
+        range: (u, min, max) => [0, max === null || !(max > 0) ? 1 : max * 1.1],
+      },
+    },
+    axes: [
+      // Whole days only: the data has one point per UTC day, so hour ticks
+      // would suggest a resolution it does not have. 30 and 365 days are
+      // the lengths uPlot treats as month and year steps.
+      { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, incrs: DAY_INCRS },
+      {
+        stroke: axis,
+        size: 64,
+        grid: { stroke: grid, width: 1 },
+        ticks: { stroke: grid, width: 1 },
+        values: (u, vals) => vals.map((v) => format(v)),
+      },
+    ],
+    series: [
+      { label: 'Day (UTC)', value: (u, ts) => (ts === null ? '—' : dayLabel(ts)) },
+      ...series.map((s) => {
+        const color = cssVar(s.color, '#4f46e5');
+        return {
+          label: s.label,
+          stroke: color,
+          width: 2,
+          fill: s.fill ? colorWithAlpha(color, 0.12) : undefined,
+          spanGaps: false,
+          points: { show: few, size: 5 },
+          value: (u, v) => (v === null || v === undefined ? '—' : format(v)),
+        };
+      }),
+    ],
+  };
+  return new uPlot(opts, [xs, ...series.map((s) => s.values.map((v) => (typeof v === 'number' ? v : null)))], el);
+}
+
+function colorWithAlpha(color, alpha) {
+  const m = /^#([0-9a-f]{6})$/i.exec(color);
+  if (!m) return color;
+  const n = parseInt(m[1], 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
+}
+
+/** The chart's numbers, folded away, for screen readers and exact values. */
+function dataTable(dates, series, format) {
+  return h('details', { class: 'chart-data' },
+    h('summary', null, 'Show daily numbers'),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'table table-compact' },
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Day (UTC)'), series.map((s) => h('th', { scope: 'col', class: 'num' }, s.label)))),
+      h('tbody', null, dates.map((d, i) => h('tr', null, h('td', null, d), series.map((s) => h('td', { class: 'num' }, format(s.values[i])))))))));
+}

@@ -1,0 +1,157 @@
+// Channels: GET /v1/account/channels (catalogue + my preferences), PUT
+// /v1/account/channels with only the switch that changed (the API merges),
+// and for admins PUT/DELETE /v1/account/channels/{channel}/webhook.
+//
+// Personal channels (in_app, email) are each person's own choice; team
+// channels (slack, discord) are one webhook for the whole team, so only
+// admins connect them and everyone sees whether they are connected. A stored
+// webhook URL is never shown, only its masked hint.
+
+import * as api from '../api.js';
+import * as store from '../store.js';
+import { h, load, loadingBlock, pageHeader, section, table, busy, problemBox, confirmDialog, formProblem, onSubmit, toast, badge } from '../ui.js';
+
+const WEBHOOK_HELP = {
+  slack: 'A Slack incoming webhook: https://hooks.slack.com/services/…',
+  discord: 'A Discord channel webhook: https://discord.com/api/webhooks/{id}/{token}',
+};
+
+export async function render(ctx) {
+  const catalogue = h('div');
+  const prefs = h('div', null, loadingBlock());
+  const team = h('div', null, loadingBlock());
+  ctx.root.append(
+    pageHeader('Channels'),
+    h('p', { class: 'lead' }, 'Channels are where alerts can go. A rule picks the channels it uses; you pick which personal channels you want to hear from. Only in-app delivery sends today; the others record deliveries as queued.'),
+    section('Catalogue', catalogue),
+    h('div', { class: 'grid-2' }, section('My notifications', prefs), section('Team channels', team)));
+
+  await load(catalogue, async () => {
+    const [d, acct] = await Promise.all([
+      api.get('/v1/account/channels', null, { signal: ctx.signal }),
+      store.account().catch(() => null),
+    ]);
+    const state = { channels: d.channels || [], preferences: d.preferences || {} };
+    const redraw = () => {
+      catalogue.replaceChildren(catalogueTable(state.channels));
+    };
+    prefs.replaceChildren(preferenceSwitches(state, redraw));
+    team.replaceChildren(teamChannels(state, store.isAdmin(acct), redraw));
+    return catalogueTable(state.channels);
+  }, {
+    onError: () => {
+      for (const el of [prefs, team]) el.replaceChildren(h('p', { class: 'muted' }, 'Unavailable: the channels could not be loaded (see above).'));
+    },
+  });
+}
+
+function catalogueTable(channels) {
+  return table({
+    testid: 'channels-table',
+    rows: channels,
+    rowAttrs: (c) => ({ testid: `channel-row-${c.id}`, dataset: { channel: c.id } }),
+    empty: 'No channels.',
+    columns: [
+      { key: 'label', label: 'Channel', render: (c) => h('span', { class: 'strong' }, c.label || c.id) },
+      { key: 'description', label: 'Description', render: (c) => h('span', { class: 'wrap' }, c.description || '') },
+      { key: 'delivers', label: 'Delivers', render: (c) => (c.delivers ? badge('yes', 'good') : badge('no: queued only', 'neutral')) },
+      { key: 'scope', label: 'Scope', render: (c) => (c.scope === 'team' ? 'Team' : c.scope === 'personal' ? 'Personal' : c.scope || '—') },
+      { key: 'connected', label: 'Connected', render: (c) => (c.connected ? badge('connected', 'good', { testid: `channel-connected-${c.id}` }) : badge('not connected', 'neutral', { testid: `channel-connected-${c.id}` })) },
+      { key: 'webhook_hint', label: 'Webhook', render: (c) => (c.webhook_hint ? h('code', { class: 'wrap' }, c.webhook_hint) : h('span', { class: 'muted' }, '—')) },
+    ],
+  });
+}
+
+function preferenceSwitches(state, redraw) {
+  const personal = state.channels.filter((c) => c.scope === 'personal');
+  const ids = personal.length ? personal.map((c) => c.id) : Object.keys(state.preferences);
+  if (!ids.length) return h('p', { class: 'muted' }, 'No personal channels.');
+  return h('div', { class: 'switch-list' },
+    h('p', { class: 'muted' }, 'For this account only. Turning one off means rules never reach you there.'),
+    ids.map((id) => {
+      const c = personal.find((x) => x.id === id) || { id, label: id };
+      const input = h('input', { type: 'checkbox', class: 'switch', id: `pref-${id}`, checked: !!state.preferences[id], testid: `pref-${id}` });
+      const msg = h('div', { class: 'inline-problem' });
+      input.addEventListener('change', async () => {
+        const want = input.checked;
+        msg.replaceChildren();
+        try {
+          const d = await busy(input, () => api.put('/v1/account/channels', { [id]: want }));
+          state.preferences = d.preferences || { ...state.preferences, [id]: want };
+          if (d.channels) state.channels = d.channels;
+          input.checked = !!state.preferences[id];
+          redraw();
+          toast(`${c.label || id} ${input.checked ? 'on' : 'off'}.`, 'success');
+        } catch (err) {
+          input.checked = !want;
+          msg.replaceChildren(problemBox(err));
+        }
+      });
+      return h('div', { class: 'switch-row' },
+        input,
+        h('label', { for: `pref-${id}` }, h('span', { class: 'strong' }, c.label || id), c.description ? h('span', { class: 'muted small block' }, c.description) : null),
+        msg);
+    }));
+}
+
+function teamChannels(state, admin, redraw) {
+  const teamList = state.channels.filter((c) => c.scope === 'team');
+  if (!teamList.length) return h('p', { class: 'muted' }, 'No team channels.');
+  return h('div', { class: 'team-channels' },
+    admin ? null : h('p', { class: 'muted' }, 'Only owners and admins can connect or disconnect team channels.'),
+    teamList.map((c) => teamChannel(c, admin, redraw)));
+}
+
+function teamChannel(c, admin, redraw) {
+  const box = h('div', { class: 'team-channel', testid: `team-channel-${c.id}` });
+  const draw = () => {
+    const status = c.connected
+      ? h('p', null, badge('connected', 'good'), ' ', h('code', { class: 'wrap', testid: `webhook-hint-${c.id}` }, c.webhook_hint || ''))
+      : h('p', null, badge('not connected', 'neutral'));
+    const parts = [h('h3', null, c.label || c.id), status];
+    if (admin) {
+      if (c.connected) parts.push(disconnectButton(c, () => { draw(); redraw(); }));
+      parts.push(connectForm(c, () => { draw(); redraw(); }));
+    }
+    box.replaceChildren(...parts);
+  };
+  draw();
+  return box;
+}
+
+function connectForm(c, done) {
+  const input = h('input', { type: 'url', name: 'url', id: `webhook-url-${c.id}`, required: true, testid: `webhook-url-${c.id}`, placeholder: WEBHOOK_HELP[c.id] ? WEBHOOK_HELP[c.id].split(': ')[1] : 'https://…', autocomplete: 'off' });
+  const form = h('form', { class: 'form form-inline', testid: `webhook-form-${c.id}`, novalidate: true },
+    h('div', { class: 'field' },
+      h('label', { for: `webhook-url-${c.id}` }, c.connected ? 'Replace webhook URL' : 'Webhook URL'),
+      input,
+      h('p', { class: 'hint' }, WEBHOOK_HELP[c.id] || 'An incoming webhook URL on the provider’s own host.')),
+    formProblem(),
+    h('button', { type: 'submit', class: 'btn btn-primary', testid: `webhook-connect-${c.id}` }, c.connected ? 'Replace' : 'Connect'));
+  onSubmit(form, async () => {
+    const r = await api.put(`/v1/account/channels/${encodeURIComponent(c.id)}/webhook`, { url: input.value.trim() });
+    c.connected = r.connected !== false;
+    c.webhook_hint = r.webhook_hint ?? null;
+    toast(`${c.label || c.id} connected.`, 'success');
+    done();
+  });
+  return form;
+}
+
+function disconnectButton(c, done) {
+  const msg = h('div');
+  const button = h('button', { type: 'button', class: 'btn btn-danger-ghost', testid: `webhook-disconnect-${c.id}` }, 'Disconnect');
+  button.addEventListener('click', async () => {
+    if (!await confirmDialog(`Disconnect ${c.label || c.id}? Rules that name it will deliver nothing there until it is connected again.`, { confirmLabel: 'Disconnect' })) return;
+    try {
+      await busy(button, () => api.del(`/v1/account/channels/${encodeURIComponent(c.id)}/webhook`));
+      c.connected = false;
+      c.webhook_hint = null;
+      toast(`${c.label || c.id} disconnected.`, 'success');
+      done();
+    } catch (err) {
+      msg.replaceChildren(problemBox(err));
+    }
+  });
+  return h('div', null, button, msg);
+}

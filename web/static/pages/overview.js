@@ -1,0 +1,83 @@
+// Overview of one MCP: GET /v1/mcps/{id}/overview?from&to.
+
+import * as api from '../api.js';
+import * as fmt from '../format.js';
+import * as range from '../range.js';
+import { mcpFrame } from '../mcp-frame.js';
+import { dailyChart } from '../charts.js';
+import { h, load, stat, section } from '../ui.js';
+
+export async function render(ctx) {
+  const frame = mcpFrame(ctx, 'overview', { withRange: true, title: 'Overview' });
+  await load(frame.content, async () => {
+    const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/overview`, range.apiQuery(frame.range), { signal: ctx.signal });
+    return view(d, ctx.signal);
+  }, { onError: (err) => frame.picker.showError(err) });
+}
+
+/** The totals grid; tool.js reuses it for one tool. */
+export function totals(d, prefix) {
+  const items = [
+    { key: 'calls', label: 'Calls', f: fmt.count },
+    { key: 'errors', label: 'Errors', f: fmt.count, tone: d.errors > 0 ? 'bad' : null },
+    { key: 'error_rate', label: 'Error rate', f: fmt.percent, testid: 'error-rate', tone: d.error_rate > 0.05 ? 'bad' : null },
+    { key: 'sessions', label: 'Sessions', f: fmt.count },
+    { key: 'users', label: 'Users', f: fmt.count },
+    { key: 'avg_ms', label: 'Avg latency', f: fmt.ms, testid: 'avg' },
+    { key: 'p50_ms', label: 'p50', f: fmt.ms, testid: 'p50' },
+    { key: 'p95_ms', label: 'p95', f: fmt.ms, testid: 'p95' },
+    { key: 'p99_ms', label: 'p99', f: fmt.ms, testid: 'p99' },
+  ].filter((i) => i.key in d);
+  const grid = (title, list) => (list.length ? h('div', { class: 'stats-group' },
+    h('h2', { class: 'stats-title' }, title),
+    h('div', { class: 'stats' }, list.map((i) => stat({
+      label: i.label, value: i.f(d[i.key]), raw: d[i.key], tone: i.tone,
+      testid: `${prefix}-${i.testid || i.key.replace(/_/g, '-')}`,
+    })))) : null);
+  // Traffic and latency read as two rows rather than one wrapped line.
+  return h('div', { class: 'totals' },
+    grid('Traffic', items.filter((i) => !i.key.endsWith('_ms'))),
+    grid('Latency', items.filter((i) => i.key.endsWith('_ms'))));
+}
+
+/** The two daily charts: calls + errors, and p95. */
+export function charts(series, signal, prefix) {
+  const dates = series.map((s) => s.date);
+  return h('div', { class: 'grid-2' },
+    section(null, dailyChart({
+      title: 'Calls and errors per day', testid: `${prefix}chart-calls`, signal, dates, format: fmt.number,
+      series: [
+        { label: 'Calls', values: series.map((s) => s.calls), color: '--chart-calls', fill: true },
+        { label: 'Errors', values: series.map((s) => s.errors), color: '--chart-errors' },
+      ],
+    })),
+    section(null, dailyChart({
+      title: 'p95 latency per day', testid: `${prefix}chart-p95`, signal, dates, format: fmt.ms,
+      series: [{ label: 'p95', values: series.map((s) => s.p95_ms), color: '--chart-latency' }],
+    })));
+}
+
+function view(d, signal) {
+  const series = Array.isArray(d.series) ? d.series : [];
+  return [
+    totals(d, 'overview'),
+    d.calls === 0 ? h('p', { class: 'notice', testid: 'overview-empty' }, 'No telemetry in this range yet. Keys & setup shows how to send some.') : null,
+    charts(series, signal, ''),
+    nightly(d),
+  ].filter(Boolean);
+}
+
+function nightly(d) {
+  const n = d.nightly || {};
+  const asOf = d.nightly_as_of;
+  const body = asOf
+    ? h('div', { class: 'stats' },
+      stat({ label: 'Active users (28 days)', value: fmt.count(n.active_users_28d), raw: n.active_users_28d, testid: 'nightly-active-users' }),
+      stat({ label: 'Stickiness', value: fmt.percent(n.stickiness), raw: n.stickiness, testid: 'nightly-stickiness', hint: 'Mean daily users ÷ 28-day users' }),
+      stat({ label: '7-day retention', value: fmt.percent(n.retention_7d), raw: n.retention_7d, testid: 'nightly-retention', hint: 'Users of the week before who came back' }))
+    : h('p', { class: 'muted', testid: 'nightly-not-computed' }, 'Not computed yet. The nightly pass runs shortly after midnight UTC and covers every day up to yesterday.');
+  return h('section', { class: 'card', testid: 'nightly' },
+    h('div', { class: 'card-head' }, h('h2', null, 'Engagement'),
+      h('span', { class: 'muted', testid: 'nightly-as-of', 'data-value': asOf || '' }, asOf ? `Nightly figures as of ${asOf} (UTC)` : 'Nightly figures: not computed yet')),
+    body);
+}

@@ -1,0 +1,122 @@
+// Alert rules of one MCP: GET /v1/mcps/{id}/rules, toggle (PATCH
+// /v1/rules/{ruleId} {enabled}), delete, evaluate now (POST
+// /v1/rules/{ruleId}/evaluate → {state, value, fired}).
+
+import * as api from '../api.js';
+import * as fmt from '../format.js';
+import * as store from '../store.js';
+import * as router from '../router.js';
+import { mcpFrame } from '../mcp-frame.js';
+import { h, load, table, time, badge, busy, problemBox, confirmDialog, toast } from '../ui.js';
+
+export const METRICS = {
+  error_rate: { label: 'Error rate', format: fmt.percent },
+  errors: { label: 'Errors', format: fmt.count },
+  calls: { label: 'Calls', format: fmt.count },
+  p95_ms: { label: 'p95 latency', format: fmt.ms },
+};
+
+export const CHANNEL_LABELS = { in_app: 'In-app', email: 'Email', slack: 'Slack', discord: 'Discord' };
+
+/** "Error rate > 5% over 10 min" */
+export function describe(rule) {
+  const m = METRICS[rule.metric] || { label: rule.metric, format: fmt.number };
+  const window = rule.window_minutes >= 60 && rule.window_minutes % 60 === 0
+    ? `${rule.window_minutes / 60} h` : `${rule.window_minutes} min`;
+  return `${m.label} ${rule.comparator} ${m.format(rule.threshold)} over ${window}`;
+}
+
+export function stateBadge(state) {
+  const tone = state === 'firing' ? 'bad' : state === 'ok' ? 'good' : 'neutral';
+  return badge(state || 'unknown', tone, { testid: 'rule-state' });
+}
+
+export async function render(ctx) {
+  const frame = mcpFrame(ctx, 'alerts', { title: 'Alerts' });
+  const acct = await store.account().catch(() => null);
+  const admin = store.isAdmin(acct) || !acct;
+  const base = `/mcps/${router.seg(frame.mcpId)}/alerts`;
+
+  await load(frame.content, async () => {
+    const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/rules`, null, { signal: ctx.signal });
+    const rules = Array.isArray(d.items) ? d.items : [];
+    const list = h('div');
+    const draw = () => list.replaceChildren(table({
+      testid: 'rules-table',
+      rowTestid: 'rule-row',
+      rows: rules,
+      empty: 'No alert rules yet. A rule watches a metric over a time window and tells the channels you pick when it crosses a threshold.',
+      rowAttrs: (r) => ({ dataset: { ruleId: r.id } }),
+      columns: [
+        { key: 'name', label: 'Rule', render: (r) => h('div', null, h('a', { href: router.href(`${base}/${router.seg(r.id)}`), class: 'strong', testid: 'rule-link' }, r.name), h('div', { class: 'muted small' }, describe(r))) },
+        { key: 'tool', label: 'Tool', render: (r) => (r.tool ? h('code', null, r.tool) : h('span', { class: 'muted' }, 'All tools')) },
+        { key: 'channels', label: 'Channels', render: (r) => (r.channels || []).map((c) => CHANNEL_LABELS[c] || c).join(', ') || '—' },
+        { key: 'state', label: 'State', render: (r) => h('div', null, stateBadge(r.state), r.last_fired_at ? h('div', { class: 'muted small' }, 'Last fired ', time(r.last_fired_at)) : null) },
+        { key: 'enabled', label: 'Enabled', render: (r) => enabledToggle(r, admin) },
+        { key: 'actions', label: '', render: (r) => actions(r, admin, base, () => { rules.splice(rules.indexOf(r), 1); draw(); }) },
+      ],
+    }));
+    draw();
+    return h('div', { class: 'card' },
+      h('div', { class: 'card-head' }, h('h2', null, 'Alert rules'),
+        admin ? h('a', { class: 'btn btn-primary', href: router.href(`${base}/new`), testid: 'rule-new' }, 'New rule') : h('span', { class: 'muted' }, 'Only owners and admins can change rules.')),
+      list);
+  });
+}
+
+function enabledToggle(rule, admin) {
+  const input = h('input', { type: 'checkbox', class: 'switch', checked: !!rule.enabled, disabled: !admin, testid: 'rule-enabled-toggle', 'aria-label': `Enable ${rule.name}` });
+  const msg = h('div', { class: 'inline-problem' });
+  input.addEventListener('change', async () => {
+    const want = input.checked;
+    msg.replaceChildren();
+    try {
+      await busy(input, async () => {
+        const updated = await api.patch(api.path`/v1/rules/${rule.id}`, { enabled: want });
+        Object.assign(rule, updated);
+        input.checked = !!updated.enabled;
+      });
+    } catch (err) {
+      input.checked = !want;
+      msg.replaceChildren(problemBox(err));
+    }
+  });
+  return h('div', null, input, msg);
+}
+
+function actions(rule, admin, base, onDeleted) {
+  const result = h('div', { class: 'eval-result', testid: 'rule-evaluate-result', 'aria-live': 'polite' });
+  const evaluate = h('button', { type: 'button', class: 'btn btn-small', testid: 'rule-evaluate' }, 'Evaluate now');
+  evaluate.addEventListener('click', async () => {
+    result.replaceChildren();
+    try {
+      const r = await busy(evaluate, () => api.post(api.path`/v1/rules/${rule.id}/evaluate`));
+      const m = METRICS[rule.metric] || { format: fmt.number };
+      rule.state = r.state;
+      const row = evaluate.closest('tr');
+      row?.querySelector('[data-testid="rule-state"]')?.replaceWith(stateBadge(r.state));
+      result.replaceChildren(
+        h('span', { dataset: { state: r.state, fired: String(!!r.fired), value: r.value === null || r.value === undefined ? '' : String(r.value) } },
+          stateBadge(r.state), ' value ', h('strong', { testid: 'rule-evaluate-value' }, r.value === null || r.value === undefined ? 'n/a' : m.format(r.value)),
+          r.fired ? h('span', { class: 'text-bad', testid: 'rule-evaluate-fired' }, ' · fired now') : h('span', { class: 'muted' }, ' · did not fire')));
+    } catch (err) {
+      result.replaceChildren(problemBox(err));
+    }
+  });
+  const del = admin ? h('button', { type: 'button', class: 'btn btn-small btn-danger-ghost', testid: 'rule-delete' }, 'Delete') : null;
+  del?.addEventListener('click', async () => {
+    if (!await confirmDialog(`Delete the rule "${rule.name}"?`)) return;
+    try {
+      await busy(del, () => api.del(api.path`/v1/rules/${rule.id}`));
+      toast(`Deleted ${rule.name}.`, 'success');
+      onDeleted();
+    } catch (err) {
+      result.replaceChildren(problemBox(err));
+    }
+  });
+  return h('div', null,
+    h('div', { class: 'row-actions' },
+      admin ? h('a', { class: 'btn btn-small btn-ghost', href: router.href(`${base}/${router.seg(rule.id)}`), testid: 'rule-edit' }, 'Edit') : null,
+      evaluate, del),
+    result);
+}

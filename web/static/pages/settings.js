@@ -1,0 +1,99 @@
+// Settings: the account (GET/PATCH /v1/account), my profile (GET/PATCH
+// /v1/account/profile) and the company record (GET/PUT /v1/account/company).
+// Each section loads and fails on its own.
+
+import * as api from '../api.js';
+import * as store from '../store.js';
+import * as session from '../session.js';
+import { h, field, formProblem, onSubmit, load, pageHeader, section, toast } from '../ui.js';
+
+const COMPANY_FIELDS = [
+  { name: 'legal_name', label: 'Legal name', autocomplete: 'organization' },
+  { name: 'website', label: 'Website', type: 'url', autocomplete: 'url' },
+  { name: 'billing_email', label: 'Billing email', type: 'email', autocomplete: 'email' },
+  { name: 'address', label: 'Address', type: 'textarea', autocomplete: 'street-address' },
+  { name: 'vat_id', label: 'VAT ID' },
+];
+
+export async function render(ctx) {
+  const accountBox = h('div');
+  const profileBox = h('div');
+  const companyBox = h('div');
+  ctx.root.append(pageHeader('Settings'),
+    h('div', { class: 'grid-2' }, section('Account', accountBox), section('My profile', profileBox)),
+    section('Company', companyBox));
+
+  const acctPromise = store.account({ force: true });
+  await Promise.all([
+    load(accountBox, async () => accountForm(await acctPromise)),
+    load(profileBox, async () => profileForm(await api.get('/v1/account/profile', null, { signal: ctx.signal }))),
+    load(companyBox, async () => {
+      const [company, acct] = await Promise.all([api.get('/v1/account/company', null, { signal: ctx.signal }), acctPromise.catch(() => null)]);
+      return companyForm(company, store.isAdmin(acct) || !acct);
+    }),
+  ]);
+}
+
+function accountForm(acct) {
+  const admin = store.isAdmin(acct);
+  const form = h('form', { class: 'form', testid: 'account-form', novalidate: true },
+    field({ label: 'Account name', name: 'name', required: true, value: acct.name || '', testid: 'account-name-input', attrs: { disabled: !admin } }),
+    formProblem(),
+    admin ? h('button', { type: 'submit', class: 'btn btn-primary', testid: 'account-save' }, 'Save') : h('p', { class: 'muted' }, 'Only owners and admins can rename the account.'));
+  onSubmit(form, async () => {
+    const updated = await api.patch('/v1/account', { name: form.querySelector('[name=name]').value });
+    session.updateAccount(updated);
+    store.account({ force: true }).catch(() => {});
+    toast('Account renamed.', 'success');
+  });
+  return [
+    h('dl', { class: 'figures' },
+      h('div', { class: 'figure' }, h('dt', null, 'Account ID'), h('dd', null, h('code', { testid: 'account-id' }, acct.id))),
+      h('div', { class: 'figure' }, h('dt', null, 'Plan'), h('dd', { testid: 'account-plan' }, acct.plan || '—')),
+      h('div', { class: 'figure' }, h('dt', null, 'Your role'), h('dd', { testid: 'account-role' }, acct.role || '—'))),
+    form,
+  ];
+}
+
+function profileForm(profile) {
+  const form = h('form', { class: 'form', testid: 'profile-form', novalidate: true },
+    field({ label: 'Name', name: 'name', required: true, value: profile.name || '', testid: 'profile-name', autocomplete: 'name' }),
+    field({ label: 'Email', name: 'email', type: 'email', required: true, value: profile.email || '', testid: 'profile-email', autocomplete: 'email' }),
+    formProblem(),
+    h('button', { type: 'submit', class: 'btn btn-primary', testid: 'profile-save' }, 'Save'));
+  onSubmit(form, async () => {
+    const body = {};
+    for (const k of ['name', 'email']) {
+      const v = form.querySelector(`[name=${k}]`).value;
+      if (v !== (profile[k] ?? '')) body[k] = v;
+    }
+    if (!Object.keys(body).length) { toast('Nothing changed.'); return; }
+    const updated = await api.patch('/v1/account/profile', body);
+    Object.assign(profile, updated);
+    session.updateUser(updated);
+    document.querySelector('[data-testid="user-email"]').textContent = updated.email || '';
+    toast('Profile saved.', 'success');
+  });
+  return form;
+}
+
+function companyForm(company, admin) {
+  const form = h('form', { class: 'form form-grid', testid: 'company-form', novalidate: true },
+    COMPANY_FIELDS.map((f) => field({
+      label: f.label, name: f.name, type: f.type, value: company?.[f.name] ?? '', testid: `company-${f.name.replace(/_/g, '-')}`,
+      autocomplete: f.autocomplete, rows: 2, attrs: { disabled: !admin },
+    })),
+    formProblem(),
+    admin ? h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'btn btn-primary', testid: 'company-save' }, 'Save company')) : h('p', { class: 'muted' }, 'Only owners and admins can change the company record.'));
+  onSubmit(form, async () => {
+    // PUT replaces the record: every field is sent, empty ones as null.
+    const body = {};
+    for (const f of COMPANY_FIELDS) {
+      const v = form.querySelector(`[name=${f.name}]`).value;
+      body[f.name] = v === '' ? null : v;
+    }
+    await api.put('/v1/account/company', body);
+    toast('Company saved.', 'success');
+  });
+  return form;
+}
