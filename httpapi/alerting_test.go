@@ -38,12 +38,11 @@ func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 // apiTeam is an account made through the API: an owner, an admin, a member
 // and an MCP.
 type apiTeam struct {
-	account, mcp           string
-	owner, admin, member   string // session tokens
-	ownerID, memberID      string
-	adminID                string
-	otherOwner, otherMCP   string // a second account, for isolation
-	otherAccount, stranger string
+	account, mcp               string
+	owner, admin, member       string // session tokens
+	ownerID, adminID, memberID string
+	otherOwner, otherMCP       string // a second account, for isolation
+	otherAccount               string
 }
 
 func join(t *testing.T, s *Server, owner, role string) (token, userID string) {
