@@ -3,6 +3,7 @@
 // /v1/rules/{ruleId}/evaluate → {state, value, fired}).
 
 import * as api from '../api.js';
+import * as inboxBadge from '../badge.js';
 import * as fmt from '../format.js';
 import * as store from '../store.js';
 import * as router from '../router.js';
@@ -93,6 +94,9 @@ function actions(rule, admin, base, onDeleted) {
       const r = await busy(evaluate, () => api.post(api.path`/v1/rules/${rule.id}/evaluate`));
       const m = METRICS[rule.metric] || { format: fmt.number };
       rule.state = r.state;
+      // A firing with in-app delivery lands in the caller's inbox now, not at
+      // the next 30 s poll.
+      if (r.fired) inboxBadge.refresh();
       const row = evaluate.closest('tr');
       row?.querySelector('[data-testid="rule-state"]')?.replaceWith(stateBadge(r.state));
       result.replaceChildren(
