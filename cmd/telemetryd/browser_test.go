@@ -193,18 +193,24 @@ func (b *browser) waitFor(step, expr string) {
 }
 
 // shot saves a full-page screenshot, numbered in the order taken.
-func (b *browser) shot(name string) {
+func (b *browser) shot(name string) { b.capture(name, chromedp.FullScreenshot(100)) }
+
+// screen saves what fits the viewport (long pages at phone width would
+// make a full-page image too thin to look at).
+func (b *browser) screen(name string) { b.capture(name, chromedp.CaptureScreenshot()) }
+
+func (b *browser) capture(name string, action chromedp.Action[[]byte]) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, action)
 	if err != nil {
 		b.t.Logf("screenshot %s: %v", name, err)
 		return
 	}
 	b.mu.Lock()
 	b.n++
-	file := filepath.Join(b.shots, fmt.Sprintf("%02d-%s.png", b.n, name))
+	file := filepath.Join(b.shots, fmt.Sprintf("%s-%02d-%s.png", strings.TrimPrefix(b.t.Name(), "TestDashboard"), b.n, name))
 	b.mu.Unlock()
 	if err := os.WriteFile(file, png, 0o644); err != nil {
 		b.t.Fatal(err)
@@ -281,10 +287,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	// sessions page's 50), 75 calls, 5 errors, all in the last 20 minutes.
 	now := time.Now().UTC()
 	var items []map[string]any
-	sessions := map[string]bool{}
 	for i := range 60 {
 		sid := fmt.Sprintf("s-%02d", i)
-		sessions[sid] = true
 		it := map[string]any{"id": fmt.Sprintf("a-%d", i), "timestamp": now.Add(-time.Duration(i) * 20 * time.Second).Format(time.RFC3339Nano),
 			"session_id": sid, "method": "tools/call", "name": "search_docs", "duration_ms": 100 + i,
 			"client_name": "claude-desktop", "client_version": "0.9.1", "user_id": fmt.Sprintf("u-%d", i%10)}
@@ -343,15 +347,11 @@ func TestDashboardInABrowser(t *testing.T) {
 	if len(page1) != 50 || len(page2) != 10 {
 		t.Errorf("sessions pages of %d and %d rows, want 50 and 10", len(page1), len(page2))
 	}
-	seen := map[string]bool{}
-	for _, id := range append(page1, page2...) {
-		if !sessions[id] || seen[id] {
-			t.Errorf("session %q unknown or listed twice", id)
+	// Newest first: s-00 started last, s-59 first.
+	for i, id := range append(page1, page2...) {
+		if want := fmt.Sprintf("s-%02d", i); id != want {
+			t.Fatalf("session %d listed is %q, want %q (newest started first, each once)", i, id, want)
 		}
-		seen[id] = true
-	}
-	if len(seen) != 60 {
-		t.Errorf("%d distinct sessions over both pages, want 60", len(seen))
 	}
 	if !eval[bool](b, "next disabled", `document.querySelector('[data-testid="sessions-next"]').disabled`) {
 		t.Error("sessions-next is enabled on the last page")
@@ -391,6 +391,9 @@ func TestDashboardInABrowser(t *testing.T) {
 	if res["state"] != "firing" || res["fired"] != "true" || res["value"] != "75" {
 		t.Errorf("evaluate now: %v, want state firing, fired true, value 75", res)
 	}
+	if got := eval[string](b, "state cell", `document.querySelector('[data-testid="rule-row"] .rule-state-cell').textContent`); !strings.Contains(got, "firing") || !strings.Contains(got, "Last fired") {
+		t.Errorf("state cell after firing reads %q", got)
+	}
 	b.waitFor("badge 1", `document.querySelector('[data-testid="inbox-badge"]').dataset.count === '1' && !document.querySelector('[data-testid="inbox-badge"]').hidden`)
 	b.shot("rule-fired")
 
@@ -416,22 +419,29 @@ func TestDashboardInABrowser(t *testing.T) {
 	b.waitFor("badge still 0", idle+` && document.querySelector('[data-testid="inbox-item"]').dataset.read === 'true' && document.querySelector('[data-testid="inbox-badge"]').dataset.count === '0'`)
 
 	// The other pages render without an error box.
-	for _, p := range []struct{ path, ready string }{
-		{"/app/mcps/" + mcpID + "/insights", "insights-slowest-tools"},
-		{"/app/mcps/" + mcpID + "/tools/search_docs", "tool-calls"},
-		{"/app/channels", "channels-table"},
-		{"/app/members", "members-table"},
-		{"/app/usage", "usage-events"},
-		{"/app/settings", "account-form"},
-		{"/app/mcps", "mcp-list"},
+	for _, p := range []struct{ name, path, ready string }{
+		{"insights", "/app/mcps/" + mcpID + "/insights", "insights-slowest-tools-table"},
+		{"tool", "/app/mcps/" + mcpID + "/tools/search_docs", "tool-error-types"},
+		{"channels", "/app/channels", "channels-table"},
+		{"members", "/app/members", "members-table"},
+		{"usage", "/app/usage", "usage-events"},
+		{"settings", "/app/settings", "account-form"},
+		{"mcps", "/app/mcps", "mcp-list"},
 	} {
-		name := strings.ReplaceAll(strings.TrimPrefix(p.path, "/app/"), "/", "-")
+		name := p.name
 		b.do(name, chromedp.Navigate(base+p.path), chromedp.WaitVisible(tid(p.ready)))
 		b.waitFor(name+" loaded", idle)
 		if n := eval[int](b, name+" problems", `document.querySelectorAll('[data-testid="problem"]').length`); n != 0 {
 			t.Errorf("%s shows %d problem boxes: %s", p.path, n, eval[string](b, "problem", `document.querySelector('[data-testid="problem"]').textContent`))
 		}
 		b.shot(name)
+	}
+
+	b.do("insights", chromedp.Navigate(base+"/app/mcps/"+mcpID+"/insights"), chromedp.WaitVisible(tid("insights-clients-table")))
+	for table, rows := range map[string]int{"slowest-tools": 2, "failing-tools": 1, "top-errors": 1, "clients": 2} {
+		if n := eval[int](b, table, `document.querySelectorAll('[data-testid="insights-`+table+`-table"] [data-testid="insights-row"]').length`); n != rows {
+			t.Errorf("insights %s: %d rows, want %d", table, n, rows)
+		}
 	}
 
 	// GET / sends the browser to the dashboard.
@@ -461,10 +471,10 @@ func TestDashboardInABrowser(t *testing.T) {
 		if !eval[bool](b, name+" overflow", noOverflow) {
 			t.Errorf("%s at 390 px scrolls sideways: %d px wide", p.path, eval[int](b, "width", `document.documentElement.scrollWidth`))
 		}
-		b.shot(name)
+		b.screen(name)
 	}
 	b.do("phone menu", chromedp.Click(tid("nav-toggle")), chromedp.WaitVisible(tid("nav-settings")))
-	b.shot("phone-menu")
+	b.screen("phone-menu")
 }
 
 // TestDashboardShowsAPIErrors checks that a problem from the API reaches
