@@ -25,13 +25,14 @@ import (
 // PostgreSQL database.
 func accountServer(t *testing.T, cfg postgres.AuthConfig) *Server {
 	t.Helper()
-	opts, _ := accountOptions(t, cfg)
+	opts, _, _ := accountOptions(t, cfg)
 	return New(opts)
 }
 
-// accountOptions are the server options with the real account services on
-// the package's PostgreSQL database, and that database.
-func accountOptions(t *testing.T, cfg postgres.AuthConfig) (Options, *postgres.DB) {
+// accountOptions are the server options with the real account, ingest and
+// metric services on the package's PostgreSQL database and a ClickHouse
+// database of the test's own, and those databases.
+func accountOptions(t *testing.T, cfg postgres.AuthConfig) (Options, *postgres.DB, *clickhouse.DB) {
 	t.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -45,12 +46,16 @@ func accountOptions(t *testing.T, cfg postgres.AuthConfig) (Options, *postgres.D
 	}
 	keys := postgres.NewKeyService(db, cfg.KeyCacheTTL)
 	auth := postgres.NewAuthService(db, cfg, keys)
-	ch := testdb.ClickHouse(t)
+	ch := testClickHouse(t)
 	return Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
 		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys,
 		Ingester: testPipeline(t, ch), Analytics: ch,
-		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: 600, MaxBatchItems: 1000, MaxBodyBytes: 1 << 20}}, db
+		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: 600, MaxBatchItems: 1000, MaxBodyBytes: 1 << 20}}, db, ch
 }
+
+// testClickHouse opens a fresh migrated ClickHouse database, dropped when
+// the test ends.
+func testClickHouse(t *testing.T) *clickhouse.DB { return testdb.ClickHouse(t) }
 
 // testPipeline runs a real ingest pipeline (write-ahead log in a temporary
 // directory, flushing to ch) until the test ends.

@@ -13,12 +13,12 @@ import (
 	"github.com/mcpscope/telemetry/postgres"
 )
 
-// alertingServer is the API with the real account and alerting services on
-// the package's PostgreSQL database and a ClickHouse database of its own.
+// alertingServer is the API with the real account, ingest, metric and
+// alerting services on the package's PostgreSQL database and a ClickHouse
+// database of the test's own.
 func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 	t.Helper()
-	opts, db := accountOptions(t, postgres.AuthConfig{})
-	cdb := opts.Analytics.(*clickhouse.DB)
+	opts, db, cdb := accountOptions(t, postgres.AuthConfig{})
 	key := make([]byte, alerting.SecretKeyLen)
 	for i := range key {
 		key[i] = byte(7 * (i + 1))
@@ -38,12 +38,11 @@ func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 // apiTeam is an account made through the API: an owner, an admin, a member
 // and an MCP.
 type apiTeam struct {
-	account, mcp           string
-	owner, admin, member   string // session tokens
-	ownerID, memberID      string
-	adminID                string
-	otherOwner, otherMCP   string // a second account, for isolation
-	otherAccount, stranger string
+	account, mcp               string
+	owner, admin, member       string // session tokens
+	ownerID, adminID, memberID string
+	otherOwner, otherMCP       string // a second account, for isolation
+	otherAccount               string
 }
 
 func join(t *testing.T, s *Server, owner, role string) (token, userID string) {

@@ -63,9 +63,9 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 		"id":      mcpA,
 		"keyId":   keyA["id"].(string),
 		"user_id": m["user"].(map[string]any)["id"].(string),
-		"name":    "search_docs",
 		"ruleId":  ruleA,
 		"channel": "slack",
+		"name":    "search_docs",
 	}
 	ownerB := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("b"), "B"), 201, "")["token"].(string)
 	ingestKey := keyA["key"].(string)

@@ -116,21 +116,6 @@ func New(opts Options) *Server {
 	}
 	s.registerHealth()
 	s.registerDocs()
-	if opts.Channels != nil {
-		s.registerChannels()
-	}
-	if opts.Rules != nil {
-		s.registerRules()
-	}
-	if opts.Evaluator != nil {
-		s.registerEvaluate()
-	}
-	if opts.Inbox != nil {
-		s.registerInbox()
-	}
-	if opts.Notifications != nil {
-		s.registerNotifications()
-	}
 	if opts.Sessions != nil {
 		s.registerAuth()
 	}
@@ -152,6 +137,21 @@ func New(opts Options) *Server {
 	if opts.Ingester != nil {
 		s.registerIngest()
 		s.registerOTLP()
+	}
+	if opts.Channels != nil {
+		s.registerChannels()
+	}
+	if opts.Rules != nil {
+		s.registerRules()
+	}
+	if opts.Evaluator != nil {
+		s.registerEvaluate()
+	}
+	if opts.Inbox != nil {
+		s.registerInbox()
+	}
+	if opts.Notifications != nil {
+		s.registerNotifications()
 	}
 	return s
 }

@@ -82,7 +82,8 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 // BenchmarkEvaluatePass10kRules is one evaluation pass over 10,000 enabled
 // rules across 1,000 MCPs (goal: within 10 s on the 2-core machine).
 // "firing" starts every pass from state ok, so 200 rules fire and fan out
-// (2,000 deliveries); "steady" repeats passes with nothing changing.
+// (2,000 deliveries); "steady" repeats passes with nothing changing;
+// "all_firing" has every rule fire.
 func BenchmarkEvaluatePass10kRules(b *testing.B) {
 	db, cdb, now := passFixture(b)
 	ev := postgres.NewEvaluator(db, cdb, testdb.Quiet)
@@ -108,6 +109,21 @@ func BenchmarkEvaluatePass10kRules(b *testing.B) {
 		for b.Loop() {
 			sum, err := ev.EvaluateAll(ctx, now)
 			if err != nil || sum.Fired != 0 {
+				b.Fatal(sum, err)
+			}
+		}
+	})
+	// The worst case, beyond the goal: every rule of every account fires
+	// in the same pass (10,000 transactions, 100,000 deliveries).
+	b.Run("all_firing", func(b *testing.B) {
+		testdb.Exec(b, db, `UPDATE rules SET metric = 'calls', comparator = '>=', threshold = 0, tool = NULL`)
+		for b.Loop() {
+			b.StopTimer()
+			testdb.Exec(b, db, `UPDATE rules SET state = 'ok', last_fired_at = NULL`)
+			testdb.Exec(b, db, `DELETE FROM deliveries`)
+			b.StartTimer()
+			sum, err := ev.EvaluateAll(ctx, now)
+			if err != nil || sum.Fired != 10000 {
 				b.Fatal(sum, err)
 			}
 		}

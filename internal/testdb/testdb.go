@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	ch "github.com/ClickHouse/clickhouse-go/v2"
-
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/internal/testenv"
@@ -64,11 +62,10 @@ func ClickHouse(t testing.TB) *clickhouse.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		db.Close()
-		if conn, err := ch.Open(&ch.Options{Addr: []string{addr}}); err == nil {
-			_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name)
-			conn.Close()
+		if err := db.DropDatabase(context.Background()); err != nil {
+			t.Errorf("drop database: %v", err)
 		}
+		db.Close()
 	})
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
