@@ -305,19 +305,12 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("ingest: %d %v", status, res)
 	}
 
-	// The overview shows the figures once the batch is flushed (within
-	// seconds: reload until it is).
-	overview := base + "/app/mcps/" + mcpID + "/overview"
-	for try := 0; ; try++ {
-		b.do("overview", chromedp.Navigate(overview), chromedp.WaitVisible(tid("overview-calls")))
-		if eval[string](b, "calls", `document.querySelector('[data-testid="overview-calls"]').dataset.value`) == "75" {
-			break
-		}
-		if try == 20 {
-			b.fail("overview calls", fmt.Errorf("overview-calls never showed 75"))
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	// Every read the pages below make has the whole batch (each rollup is
+	// its own materialized view, filled one after the other): then the
+	// overview shows the figures.
+	token := eval[string](b, "session token", `JSON.parse(localStorage.getItem('mcpscope.session')).token`)
+	waitIngested(t, api{t, base}, token, mcpID, 75)
+	b.do("overview", chromedp.Navigate(base+"/app/mcps/"+mcpID+"/overview"), chromedp.WaitVisible(tid("overview-calls")))
 	b.waitFor("charts drawn", `document.querySelectorAll('[data-testid="chart-calls"] canvas, [data-testid="chart-p95"] canvas').length >= 2`)
 	for id, want := range map[string]string{"overview-calls": "75", "overview-errors": "5", "overview-sessions": "60", "overview-users": "10"} {
 		if got := eval[string](b, id, `document.querySelector('[data-testid="`+id+`"]').dataset.value`); got != want {
@@ -475,6 +468,39 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 	b.do("phone menu", chromedp.Click(tid("nav-toggle")), chromedp.WaitVisible(tid("nav-settings")))
 	b.screen("phone-menu")
+}
+
+// waitIngested waits until every metric read of the MCP counts calls.
+func waitIngested(t *testing.T, a api, token, mcpID string, calls float64) {
+	t.Helper()
+	sum := func(items any, key string) (n float64) {
+		list, _ := items.([]any)
+		for _, it := range list {
+			m, _ := it.(map[string]any)
+			n += num(m[key])
+		}
+		return n
+	}
+	eventually(t, 10*time.Second, func() error {
+		reads := map[string]float64{}
+		_, o := a.do("GET", "/v1/mcps/"+mcpID+"/overview", token, nil)
+		reads["overview"] = num(o["calls"])
+		_, tl := a.do("GET", "/v1/mcps/"+mcpID+"/tools", token, nil)
+		reads["tools"] = sum(tl["items"], "calls")
+		_, se := a.do("GET", "/v1/mcps/"+mcpID+"/sessions?limit=200", token, nil)
+		reads["sessions"] = sum(se["items"], "calls")
+		_, in := a.do("GET", "/v1/mcps/"+mcpID+"/insights", token, nil)
+		clients, _ := in["clients"].(map[string]any)
+		reads["insights clients"] = sum(clients["items"], "calls")
+		_, u := a.do("GET", "/v1/account/usage", token, nil)
+		reads["usage"] = num(u["events"])
+		for name, got := range reads {
+			if got != calls {
+				return fmt.Errorf("%s counts %v calls, want %v", name, got, calls)
+			}
+		}
+		return nil
+	})
 }
 
 // TestDashboardShowsAPIErrors checks that a problem from the API reaches
