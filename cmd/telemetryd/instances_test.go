@@ -85,13 +85,15 @@ func testItems(prefix string, n int) []map[string]any {
 
 // Two instances on one PostgreSQL and one ClickHouse database, each with
 // its own write-ahead log and node id: ingest through either is read
-// through both, a key deleted on one stops working on the other within 5
-// seconds, the nightly pass runs once for both, and each instance's
-// /metrics counts its own work.
+// through both, a rule fires once although both evaluate every second, a
+// key deleted on one stops working on the other within 5 seconds, the
+// nightly pass runs once for both, and each instance's /metrics counts its
+// own work.
 func TestTwoInstances(t *testing.T) {
 	cfgA := testConfig(t, testenv.ClickHouseAddr(t))
 	cfgA.Ingest.NodeID = "node-a"
 	cfgA.Nightly.Enabled, cfgA.Nightly.CatchUpDays = true, 3
+	cfgA.Alerting.EvaluateInterval = time.Second
 	cfgB := cfgA
 	cfgB.Ingest.NodeID, cfgB.Ingest.WALDir = "node-b", t.TempDir()
 	_, baseA := startMain(t, cfgA)
@@ -128,6 +130,40 @@ func TestTwoInstances(t *testing.T) {
 		if _, ok := m["telemetry_wal_backlog_bytes"]; !ok {
 			t.Errorf("%s: no write-ahead-log backlog gauge", who)
 		}
+	}
+
+	// A rule that holds fires once, whichever instance evaluates.
+	rule := a.must(201, "POST", "/v1/mcps/"+mcp+"/rules", token, map[string]any{"name": "busy", "metric": "calls",
+		"comparator": ">", "threshold": 0, "window_minutes": 60, "channels": []string{"in_app"}})
+	eventually(t, 20*time.Second, func() error {
+		if r := a.must(200, "GET", "/v1/rules/"+rule["id"].(string), token, nil); r["state"] != "firing" {
+			return fmt.Errorf("rule state %v", r["state"])
+		}
+		return nil
+	})
+	passes := func() float64 {
+		n := 0.0
+		for _, base := range []string{baseA, baseB} {
+			m := scrape(t, base+"/metrics")
+			for _, outcome := range []string{"ok", "skipped", "failed"} {
+				n += m[`telemetry_alert_evaluator_runs_total{outcome="`+outcome+`"}`]
+			}
+		}
+		return n
+	}
+	fired := passes()
+	eventually(t, 30*time.Second, func() error { // a few more passes on both
+		if n := passes(); n < fired+4 {
+			return fmt.Errorf("%v evaluator passes since the firing", n-fired)
+		}
+		return nil
+	})
+	if inbox := a.must(200, "GET", "/v1/account/inbox", token, nil); num(inbox["unread_count"]) != 1 {
+		t.Errorf("inbox after the rule fired: %v, want exactly one item", inbox)
+	}
+	firings := scrape(t, baseA+"/metrics")["telemetry_alert_firings_total"] + scrape(t, baseB+"/metrics")["telemetry_alert_firings_total"]
+	if firings != 1 {
+		t.Errorf("%v firings counted by the two instances, want 1", firings)
 	}
 
 	// A key deleted through A is refused by B, which had it cached.
