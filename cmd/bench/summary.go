@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// runSummary prints every recorded figure as one table, with the goals of
+// the issues next to them.
+func runSummary(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bench summary", flag.ContinueOnError)
+	in := fs.String("in", "", "results file written with -out")
+	gobench := fs.String("gobench", "", "output of the alerting Go benchmarks (go test -bench)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	figs, err := readFigures(*in)
+	if err != nil {
+		return err
+	}
+	get := func(section, name, metric string) (float64, bool) {
+		for i := len(figs) - 1; i >= 0; i-- {
+			if f := figs[i]; f.Section == section && f.Name == name && f.Metric == metric {
+				return f.Value, true
+			}
+		}
+		return 0, false
+	}
+	line := func(what, value, goal string, ok *bool) {
+		verdict := ""
+		if ok != nil {
+			verdict = "FAIL"
+			if *ok {
+				verdict = "ok"
+			}
+		}
+		fmt.Fprintf(out, "  %-44s %-22s %-26s %s\n", what, value, goal, verdict)
+	}
+	check := func(b bool) *bool { return &b }
+
+	fmt.Fprintln(out, "\n==================== summary ====================")
+	fmt.Fprintln(out, "ingest")
+	full, haveFull := get("ingest", "full load", "items_per_s")
+	direct, haveDirect := get("direct", "direct insert", "rows_per_s")
+	if haveFull {
+		p50, _ := get("ingest", "full load", "p50_ms")
+		p99, _ := get("ingest", "full load", "p99_ms")
+		line("HTTP ingest, full load", fmt.Sprintf("%.0f items/s", full), "", nil)
+		line("  request latency p50 / p99", fmt.Sprintf("%.1f / %.1f ms", p50, p99), "", nil)
+		if e2e, ok := get("ingest", "full load", "end_to_end_items_per_s"); ok {
+			drain, _ := get("ingest", "full load", "drain_s")
+			line("  end to end (until all in ClickHouse)", fmt.Sprintf("%.0f items/s", e2e), fmt.Sprintf("(drained in %.1f s)", drain), nil)
+		}
+	}
+	if haveDirect {
+		line("direct insert into ClickHouse", fmt.Sprintf("%.0f rows/s", direct), "", nil)
+	}
+	if haveFull && haveDirect {
+		r := full / direct
+		line("HTTP / direct", fmt.Sprintf("%.2f", r), ">= 0.25", check(r >= 0.25))
+	}
+	if p99, ok := get("ingest", "half load", "p99_ms"); ok {
+		rate, _ := get("ingest", "half load", "items_per_s")
+		line(fmt.Sprintf("p99 at half load (%.0f items/s)", rate), fmt.Sprintf("%.1f ms", p99), "< 100 ms", check(p99 < 100))
+	}
+	peak := 0.0
+	for _, f := range figs {
+		if f.Section == "ingest" && (f.Metric == "rss_mib" || f.Metric == "vmhwm_mib") {
+			peak = max(peak, f.Value)
+		}
+	}
+	if peak > 0 {
+		line("service peak RSS (VmHWM)", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
+	}
+
+	if n, ok := get("reads", "history", "mcp_events"); ok {
+		fmt.Fprintf(out, "reads (the big MCP holds %.0f events; p50 through HTTP, p50 of the raw aggregate)\n", n)
+		for _, days := range []int{7, 90, 365} {
+			for _, ep := range readEndpoints {
+				name := fmt.Sprintf("%s %dd", ep, days)
+				h50, ok := get("reads", name, "http_p50_ms")
+				if !ok {
+					continue
+				}
+				h95, _ := get("reads", name, "http_p95_ms")
+				r50, _ := get("reads", name, "raw_p50_ms")
+				ratio, _ := get("reads", name, "ratio")
+				goal, verdict := "", (*bool)(nil)
+				switch {
+				case days == 365 && (ep == "overview" || ep == "tools"):
+					goal, verdict = "< 150 ms, >= 10x raw", check(h50 < 150 && ratio >= 10)
+				case ep == "sessions":
+					goal, verdict = "< 100 ms", check(h50 < 100)
+				}
+				line(name, fmt.Sprintf("%.1f ms (p95 %.1f)", h50, h95), goal, verdict)
+				line("  raw aggregate", fmt.Sprintf("%.0f ms (%.0fx)", r50, ratio), "", nil)
+			}
+		}
+	}
+
+	if *gobench != "" {
+		results, err := parseGoBench(*gobench)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "alerting (Go benchmarks, time per operation)")
+		for _, r := range results {
+			goal, verdict := "", (*bool)(nil)
+			switch {
+			case strings.Contains(r.name, "EvaluatePass"):
+				goal, verdict = "<= 10 s", check(r.perOp <= 10*time.Second)
+			case strings.Contains(r.name, "FanOut"):
+				goal, verdict = "<= 1 s", check(r.perOp <= time.Second)
+			}
+			line(r.name, r.perOp.Round(time.Microsecond).String(), goal, verdict)
+		}
+	}
+	return nil
+}
+
+type goBenchResult struct {
+	name  string
+	perOp time.Duration
+}
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op`)
+
+// parseGoBench reads the "BenchmarkX-2  N  123 ns/op" lines of go test
+// -bench output.
+func parseGoBench(path string) ([]goBenchResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rs []goBenchResult
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		ns, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			continue
+		}
+		rs = append(rs, goBenchResult{m[1], time.Duration(ns)})
+	}
+	return rs, sc.Err()
+}
