@@ -46,6 +46,7 @@ step() { printf '\n\033[1m== %s\033[0m (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
 want() { [[ $SKIP != *" $1 "* ]]; }
 
 dir=$(mktemp -d /tmp/telemetry-bench.XXXXXX)
+chmod 755 "$dir" # PostgreSQL runs as nobody when we are root
 results=$dir/results.jsonl
 svc_pid=
 stop_service() {
