@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 )
@@ -79,6 +81,9 @@ func runReads(ctx context.Context, args []string, out io.Writer) error {
 			"sessions":    "/v1/mcps/" + *mcp + "/sessions?" + q,
 		}
 		raws := rawQueries(*db, *mcp, *tool, from, today.AddDate(0, 0, 1))
+		if err := checkCalls(ctx, api, conn, paths["overview"], *db, *mcp, from, today.AddDate(0, 0, 1)); err != nil {
+			return fmt.Errorf("%dd: %w", rangeDays, err)
+		}
 		for _, ep := range readEndpoints {
 			httpTimes, err := timeN(*reps, func() error {
 				_, err := api.do(ctx, "GET", paths[ep], nil, nil, 200)
@@ -108,6 +113,27 @@ func runReads(ctx context.Context, args []string, out io.Writer) error {
 		figs = append(figs, figure{"reads", "history", "mcp_events", float64(n)})
 	}
 	return recorder{*outPath}.record(figs...)
+}
+
+// checkCalls compares the overview's calls with a count of the raw rows,
+// so that a misconfigured run (reads of an empty or other MCP) cannot pass
+// for a fast one.
+func checkCalls(ctx context.Context, api *apiClient, conn driver.Conn, path, db, mcp string, from, to time.Time) error {
+	var ov struct {
+		Calls uint64 `json:"calls"`
+	}
+	if _, err := api.do(ctx, "GET", path, nil, &ov, 200); err != nil {
+		return err
+	}
+	var raw uint64
+	q := "SELECT count() FROM " + db + ".events WHERE mcp_id = ? AND ts >= " + timeLit(from) + " AND ts < " + timeLit(to)
+	if err := conn.QueryRow(ctx, q, mcp).Scan(&raw); err != nil {
+		return err
+	}
+	if ov.Calls != raw {
+		return fmt.Errorf("the overview counts %d calls, the events table %d", ov.Calls, raw)
+	}
+	return nil
 }
 
 // timeN runs f once to warm up, then n times, and returns the durations.
