@@ -25,6 +25,7 @@
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
 #   BENCH_SKIP                 space-separated parts to skip: ingest direct reads alerting
 #   BENCH_KEEP=1               keep the temporary directory (databases, logs)
+# The figures are also saved under .data/bench/<time>/.
 #   BENCH_CH_PORT [39100] BENCH_PG_PORT [35532] BENCH_HTTP_PORT [38080]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -137,4 +138,8 @@ if want alerting; then
 fi
 
 step "summary"
-"$bench" summary -in "$results" -gobench "$alerting"
+saved=.data/bench/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$saved"
+cp "$results" "$alerting" "$saved/"
+"$bench" summary -in "$results" -gobench "$alerting" | tee "$saved/summary.txt"
+echo "figures saved in $saved"
