@@ -104,10 +104,10 @@ echo "account $BENCH_ACCOUNT, load MCP $BENCH_LOAD_MCP, history MCP $BENCH_HISTO
 
 if want ingest; then
 	step "ingest: full load for ${SECONDS_PER_RUN}s"
-	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -duration "${SECONDS_PER_RUN}s" \
+	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
 		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "full load" -out "$results"
 	step "ingest: half load for ${SECONDS_PER_RUN}s"
-	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -duration "${SECONDS_PER_RUN}s" \
+	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
 		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "half load" -half -out "$results"
 fi
 

@@ -30,7 +30,8 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 	endpoint := fs.String("endpoint", "http://127.0.0.1:8080", "service base address")
 	keys := fs.String("keys", "", "ingest keys, comma-separated (workers use them in turn)")
 	conns := fs.Int("conns", 8, "concurrent connections (one worker each)")
-	duration := fs.Duration("duration", 30*time.Second, "how long to send")
+	duration := fs.Duration("duration", 30*time.Second, "how long to measure")
+	warmup := fs.Duration("warmup", 0, "send this long before measuring (connections, caches, the flusher's first batches)")
 	total := fs.Int64("items", 0, "stop after this many items (0: run for -duration)")
 	batch := fs.Int("batch", 500, "items per request")
 	target := fs.Float64("rate", 0, "target items/s (0: as fast as the service answers)")
@@ -76,6 +77,11 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		defer counter.close()
+		// Start from a quiet store: merges left by a previous run would
+		// slow this one down.
+		if err := waitForMerges(ctx, counter.conn, *chDB, 2*time.Minute, &progress{out: out, interval: 10 * time.Second}); err != nil {
+			return err
+		}
 		if before, err = counter.count(ctx); err != nil {
 			return err
 		}
@@ -87,19 +93,20 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 		mode = fmt.Sprintf("paced to %.0f items/s", *target)
 		limiter = rate.NewLimiter(rate.Limit(*target/float64(*batch)), 1)
 	}
-	fmt.Fprintf(out, "ingest [%s]: %d connections, gzip batches of %d, %s, for %v\n", *label, *conns, *batch, mode, *duration)
+	fmt.Fprintf(out, "ingest [%s]: %d connections, gzip batches of %d, %s, for %v after %v of warm-up\n", *label, *conns, *batch, mode, *duration, *warmup)
 
-	runCtx, cancel := context.WithTimeout(ctx, *duration)
+	runCtx, cancel := context.WithTimeout(ctx, *warmup+*duration)
 	defer cancel()
 	rss := startRSSSampler(runCtx, *pid)
 	var (
-		reserved, accepted, dropped, failed atomic.Int64
-		mu                                  sync.Mutex
-		latencies                           []time.Duration
-		firstErr                            error
-		wg                                  sync.WaitGroup
+		reserved, accepted, measured, dropped, failed atomic.Int64
+		mu                                            sync.Mutex
+		latencies                                     []time.Duration
+		firstErr                                      error
+		wg                                            sync.WaitGroup
 	)
 	start := time.Now()
+	measureFrom := start.Add(*warmup)
 	prefix := "b" + strconv.FormatInt(start.Unix(), 36)
 	for w := range *conns {
 		wg.Add(1)
@@ -141,7 +148,10 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 					mu.Unlock()
 					continue
 				}
-				lat = append(lat, time.Since(t0))
+				if t0.After(measureFrom) {
+					lat = append(lat, time.Since(t0))
+					measured.Add(int64(res.Accepted))
+				}
 				accepted.Add(int64(res.Accepted))
 				dropped.Add(int64(res.Dropped))
 			}
@@ -160,14 +170,15 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	elapsed := time.Since(start)
+	window := time.Since(measureFrom)
 	cancel()
 	peakRSS := rss.wait()
 
 	acc := accepted.Load()
-	itemsPerS := float64(acc) / elapsed.Seconds()
+	itemsPerS := float64(measured.Load()) / window.Seconds()
 	p50, p99 := percentile(latencies, 50), percentile(latencies, 99)
-	fmt.Fprintf(out, "  accepted %d items (%d dropped, %d failed requests) in %.1f s: %.0f items/s\n",
-		acc, dropped.Load(), failed.Load(), elapsed.Seconds(), itemsPerS)
+	fmt.Fprintf(out, "  accepted %d items (%d dropped, %d failed requests) in %.1f s; measured %d in %.1f s: %.0f items/s\n",
+		acc, dropped.Load(), failed.Load(), elapsed.Seconds(), measured.Load(), window.Seconds(), itemsPerS)
 	fmt.Fprintf(out, "  request latency over %d requests: p50 %.1f ms, p99 %.1f ms\n", len(latencies), ms(p50), ms(p99))
 	if firstErr != nil {
 		fmt.Fprintf(out, "  first error: %v\n", firstErr)
