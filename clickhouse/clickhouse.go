@@ -25,8 +25,8 @@
 //   - session_daily: per session per day (sessions list);
 //   - error_daily: per (method, name, error type) per day, errors only
 //     (error types, top errors);
-//   - client_daily: per (client, version, method, name) per day (tool
-//     clients, client shares);
+//   - client_daily: per (client, version) per day (client shares);
+//   - tool_client_daily: per tool per client per day (the tool's clients);
 //   - user_daily: per user per day (nightly figures, exact);
 //   - usage_daily: per account per acceptance day per MCP (usage).
 //

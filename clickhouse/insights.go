@@ -2,8 +2,6 @@ package clickhouse
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -122,64 +120,46 @@ func capped[T any](s []T, n int) []T {
 
 // topErrors merges error_daily over the range by (method, name, type).
 func (db *DB) topErrors(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.TopError, error) {
-	q := fmt.Sprintf(`SELECT error_type, method, name, countMerge(errors) AS n, argMaxMerge(last_message), maxMerge(last_seen) AS ls
+	q := fmt.Sprintf(`SELECT error_type, method, name, toInt64(countMerge(errors)) AS n, argMaxMerge(last_message), maxMerge(last_seen) AS ls
 		FROM %s.error_daily WHERE mcp_id = ? AND %s
 		GROUP BY error_type, method, name
 		ORDER BY n DESC, ls DESC, method, name, error_type
 		LIMIT %d`, db.db, dayFilter(r), analytics.InsightsListLimit)
-	rows, err := db.conn.Query(ctx, q, mcpID)
-	if err != nil {
-		return nil, wrapErr("top errors", err)
-	}
-	defer rows.Close()
 	out := []analytics.TopError{}
-	for rows.Next() {
-		var e analytics.TopError
-		var n, last uint64
-		if err := rows.Scan(&e.ErrorType, &e.Method, &e.Name, &n, &e.LastMessage, &last); err != nil {
-			return nil, wrapErr("top errors", err)
-		}
-		e.Count, e.LastSeenAt = int64(n), msTime(last)
-		out = append(out, e)
+	var lastMs []uint64
+	err := db.query(ctx, "top errors", q, []any{mcpID}, func() []any {
+		e := appendRow(&out)
+		return []any{&e.ErrorType, &e.Method, &e.Name, &e.Count, &e.LastMessage, appendRow(&lastMs)}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, wrapErr("top errors", rows.Err())
+	for i := range out {
+		out[i].LastSeenAt = msTime(lastMs[i])
+	}
+	return out, nil
 }
 
 // clientShares merges client_daily over the range by (client, version);
 // the WITH TOTALS row merges every state, so it holds the range's calls and
 // its distinct sessions, the denominators of the shares.
 func (db *DB) clientShares(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.ClientShare, error) {
-	q := fmt.Sprintf(`SELECT client_name, client_version, countMerge(calls) AS n, uniqMerge(sessions)
+	q := fmt.Sprintf(`SELECT client_name, client_version, toInt64(countMerge(calls)) AS n, toInt64(uniqMerge(sessions))
 		FROM %s.client_daily WHERE mcp_id = ? AND %s
 		GROUP BY client_name, client_version WITH TOTALS
 		ORDER BY n DESC, client_name, client_version
 		LIMIT %d`, db.db, dayFilter(r), analytics.InsightsClientLimit)
-	rows, err := db.conn.Query(ctx, q, mcpID)
-	if err != nil {
-		return nil, wrapErr("clients", err)
-	}
-	defer rows.Close()
 	out := []analytics.ClientShare{}
-	for rows.Next() {
-		var c analytics.ClientShare
-		var calls, sessions uint64
-		if err := rows.Scan(&c.ClientName, &c.ClientVersion, &calls, &sessions); err != nil {
-			return nil, wrapErr("clients", err)
-		}
-		c.Calls, c.Sessions = int64(calls), int64(sessions)
-		out = append(out, c)
+	var total analytics.ClientShare
+	dest := func(c *analytics.ClientShare) []any {
+		return []any{&c.ClientName, &c.ClientVersion, &c.Calls, &c.Sessions}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr("clients", err)
-	}
-	var name, version string
-	var totalCalls, totalSessions uint64
-	if err := rows.Totals(&name, &version, &totalCalls, &totalSessions); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, wrapErr("clients totals", err)
+	if err := db.query(ctx, "clients", q, []any{mcpID}, func() []any { return dest(appendRow(&out)) }, dest(&total)...); err != nil {
+		return nil, err
 	}
 	for i := range out {
-		out[i].CallShare = analytics.Share(out[i].Calls, int64(totalCalls))
-		out[i].SessionShare = analytics.Share(out[i].Sessions, int64(totalSessions))
+		out[i].CallShare = analytics.Share(out[i].Calls, total.Calls)
+		out[i].SessionShare = analytics.Share(out[i].Sessions, total.Sessions)
 	}
 	return out, nil
 }

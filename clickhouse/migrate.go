@@ -37,11 +37,16 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// LowCardinality is experimental on 18.16 and must be allowed when a
-	// table using it is created; the setting is a no-op on current servers.
-	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
-		"allow_experimental_low_cardinality_type": 1,
-	}))
+	// LowCardinality is experimental on 18.x and must be allowed when a
+	// table using it is created. Later servers made the setting obsolete;
+	// it is sent only to the servers that need it.
+	if v, err := db.conn.ServerVersion(); err != nil {
+		return wrapErr("migrate", err)
+	} else if v.Version.Major < 19 {
+		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
+			"allow_experimental_low_cardinality_type": 1,
+		}))
+	}
 	if err := db.conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s.schema_migrations%s
 		(version UInt32, name String, applied_at DateTime('UTC'))
 		ENGINE = %s ORDER BY version`, db.db, db.onCluster(), engine(db.cluster, "MergeTree"))); err != nil {

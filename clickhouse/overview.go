@@ -2,8 +2,6 @@ package clickhouse
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,49 +10,34 @@ import (
 	"github.com/mcpscope/telemetry/analytics"
 )
 
-// dayCounts is one row of mcp_daily merged over a day, or over the range
-// (the WITH TOTALS row).
-type dayCounts struct {
+// merged is a rollup group merged over a day or over the range (the WITH
+// TOTALS row): the figures the overview and tool reads share.
+type merged struct {
 	day                            time.Time
 	calls, errors, sessions, users uint64
 	lat                            latency
 }
 
-// Overview implements analytics.Reader from mcp_daily; the totals are the
-// day rows' states merged again (WITH TOTALS), so the range's distinct
-// counts are true distinct counts, not sums of daily ones.
+func (m merged) getDay() time.Time { return m.day }
+
+// Overview implements analytics.Reader from mcp_daily, day rows and their
+// totals in one query, and the nightly figures beside it.
 func (db *DB) Overview(ctx context.Context, mcpID string, r analytics.Range) (*analytics.Overview, error) {
 	var (
-		days    []dayCounts
-		total   dayCounts
+		days    []merged
+		total   merged
 		nightly *analytics.Nightly
 		asOf    *string
 	)
+	dest := func(m *merged) []any {
+		return []any{&m.day, &m.calls, &m.errors, &m.sessions, &m.users, &m.lat.n, &m.lat.sum, &m.lat.q}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		q := fmt.Sprintf(`SELECT day, countMerge(calls), sumMerge(errors), uniqMerge(sessions), uniqMerge(users), %s
 			FROM %s.mcp_daily WHERE mcp_id = ? AND %s
 			GROUP BY day WITH TOTALS ORDER BY day`, latencyCols, db.db, dayFilter(r))
-		rows, err := db.conn.Query(gctx, q, mcpID)
-		if err != nil {
-			return wrapErr("overview", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var d dayCounts
-			if err := rows.Scan(&d.day, &d.calls, &d.errors, &d.sessions, &d.users, &d.lat.n, &d.lat.sum, &d.lat.q); err != nil {
-				return wrapErr("overview", err)
-			}
-			days = append(days, d)
-		}
-		if err := rows.Err(); err != nil {
-			return wrapErr("overview", err)
-		}
-		err = rows.Totals(&total.day, &total.calls, &total.errors, &total.sessions, &total.users, &total.lat.n, &total.lat.sum, &total.lat.q)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return wrapErr("overview totals", err)
-		}
-		return nil
+		return db.query(gctx, "overview", q, []any{mcpID}, func() []any { return dest(appendRow(&days)) }, dest(&total)...)
 	})
 	g.Go(func() (err error) {
 		nightly, asOf, err = db.Nightly(gctx, mcpID)
@@ -62,10 +45,6 @@ func (db *DB) Overview(ctx context.Context, mcpID string, r analytics.Range) (*a
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
-	}
-	byDay := make(map[string]dayCounts, len(days))
-	for _, d := range days {
-		byDay[d.day.Format(analytics.DateLayout)] = d
 	}
 	o := &analytics.Overview{
 		MCPID:       mcpID,
@@ -84,6 +63,7 @@ func (db *DB) Overview(ctx context.Context, mcpID string, r analytics.Range) (*a
 		Nightly:     *nightly,
 		NightlyAsOf: asOf,
 	}
+	byDay := byDate(days, merged.getDay)
 	for _, date := range r.Days() {
 		d := byDay[date]
 		o.Series = append(o.Series, analytics.OverviewDay{

@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
@@ -13,8 +14,15 @@ import (
 // The keyset makes a page independent of what arrived since the previous
 // one: new sessions sort before the cursor (they are newer) and are not
 // visited; known sessions keep their started_at (it is a minimum) and so
-// their place. Each page merges the MCP's sessions of the range, which is
-// cheap for the default week and grows with the range.
+// their place.
+//
+// Merging every session of a long range for each page would cost seconds
+// for a big MCP, so a page is looked for in a window of the newest days
+// first: the sessions whose in-range items all fall in [x, to] are exactly
+// those that started at or after x, so if enough of them are left after
+// the cursor, they are the page; otherwise the window doubles towards
+// from. Recent pages thus cost the recent days, and a walk through a whole
+// long range costs about what one full merge did.
 func (db *DB) Sessions(ctx context.Context, mcpID string, r analytics.Range, limit int, cursor string) (*analytics.SessionPage, error) {
 	limit, err := analytics.SessionLimit(limit)
 	if err != nil {
@@ -24,47 +32,91 @@ func (db *DB) Sessions(ctx context.Context, mcpID string, r analytics.Range, lim
 	if err != nil {
 		return nil, err
 	}
+	// Sessions after the cursor started on its day or before.
+	x := r.To.AddDate(0, 0, -1)
+	if after != nil {
+		if d := analytics.UTCDay(after.StartedAt).AddDate(0, 0, -1); d.Before(x) {
+			x = d
+		}
+	}
+	for {
+		if x.Before(r.From) {
+			x = r.From
+		}
+		items, err := db.sessionsStartedFrom(ctx, mcpID, r, x, limit+1, after)
+		if err != nil {
+			return nil, err
+		}
+		if len(items) > limit || !x.After(r.From) {
+			return sessionPage(r, items, limit), nil
+		}
+		days := int(r.To.Sub(x)/(24*time.Hour)) + 1
+		x = r.To.AddDate(0, 0, 1-2*days) // double the window [x, to]
+	}
+}
+
+// sessionsStartedFrom returns the first n sessions after the cursor among
+// those whose items in the range all lie in [x, to]. The sessions of the
+// window that also had items in [from, x) are left out by an anti-join on
+// the (few) ids of the window, which reads only the session_id column of
+// the earlier days.
+func (db *DB) sessionsStartedFrom(ctx context.Context, mcpID string, r analytics.Range, x time.Time, n int, after *analytics.SessionCursor) ([]analytics.Session, error) {
+	window := analytics.Range{From: x, To: r.To}
 	args := []any{mcpID}
+	startedBefore := ""
+	if x.After(r.From) {
+		earlier := analytics.Range{From: r.From, To: x.AddDate(0, 0, -1)}
+		startedBefore = fmt.Sprintf(`AND session_id NOT IN (
+				SELECT session_id FROM %[1]s.session_daily WHERE mcp_id = ? AND %[2]s AND session_id IN (
+					SELECT session_id FROM %[1]s.session_daily WHERE mcp_id = ? AND %[3]s))`,
+			db.db, dayFilter(earlier), dayFilter(window))
+		args = append(args, mcpID, mcpID)
+	}
 	having := ""
 	if after != nil {
 		started := uint64(after.StartedAt.UnixMilli())
 		having = "HAVING s < ? OR (s = ? AND session_id < ?)"
 		args = append(args, started, started, after.SessionID)
 	}
-	q := fmt.Sprintf(`SELECT session_id, minMerge(started) AS s, maxMerge(last_seen), countMerge(calls), sumMerge(errors),
+	q := fmt.Sprintf(`SELECT session_id, minMerge(started) AS s, maxMerge(last_seen), toInt64(countMerge(calls)), toInt64(sumMerge(errors)),
 			argMinIfMerge(first_client_name), argMinIfMerge(first_client_version), argMinIfMerge(first_user_id)
-		FROM %s.session_daily WHERE mcp_id = ? AND %s
+		FROM %s.session_daily WHERE mcp_id = ? AND %s %s
 		GROUP BY session_id %s
 		ORDER BY s DESC, session_id DESC
-		LIMIT %d`, db.db, dayFilter(r), having, limit+1)
-	rows, err := db.conn.Query(ctx, q, args...)
+		LIMIT %d`, db.db, dayFilter(window), startedBefore, having, n)
+	type session struct {
+		s                             analytics.Session
+		started, last                 uint64
+		clientName, clientVer, userID string
+	}
+	var rows []session
+	err := db.query(ctx, "sessions", q, args, func() []any {
+		r := appendRow(&rows)
+		return []any{&r.s.SessionID, &r.started, &r.last, &r.s.Calls, &r.s.Errors, &r.clientName, &r.clientVer, &r.userID}
+	})
 	if err != nil {
-		return nil, wrapErr("sessions", err)
+		return nil, err
 	}
-	defer rows.Close()
-	page := &analytics.SessionPage{From: r.FromDate(), To: r.ToDate(), Items: make([]analytics.Session, 0, limit)}
-	for rows.Next() {
-		var (
-			s                             analytics.Session
-			started, last, calls, errs    uint64
-			clientName, clientVer, userID string
-		)
-		if err := rows.Scan(&s.SessionID, &started, &last, &calls, &errs, &clientName, &clientVer, &userID); err != nil {
-			return nil, wrapErr("sessions", err)
-		}
-		if len(page.Items) == limit {
-			// The extra row only says that there is a next page.
-			prev := page.Items[limit-1]
-			next := analytics.SessionCursor{StartedAt: prev.StartedAt, SessionID: prev.SessionID}.Encode()
-			page.NextCursor = &next
-			break
-		}
-		s.StartedAt, s.LastSeenAt = msTime(started), msTime(last)
-		s.Calls, s.Errors = int64(calls), int64(errs)
-		s.ClientName, s.ClientVersion, s.UserID = nonEmpty(clientName), nonEmpty(clientVer), nonEmpty(userID)
-		page.Items = append(page.Items, s)
+	items := make([]analytics.Session, len(rows))
+	for i, r := range rows {
+		items[i] = r.s
+		items[i].StartedAt, items[i].LastSeenAt = msTime(r.started), msTime(r.last)
+		items[i].ClientName, items[i].ClientVersion, items[i].UserID = nonEmpty(r.clientName), nonEmpty(r.clientVer), nonEmpty(r.userID)
 	}
-	return page, wrapErr("sessions", rows.Err())
+	return items, nil
+}
+
+// sessionPage cuts items (up to limit+1) to a page; the extra item only
+// says that there is a next page, which starts after the page's last.
+func sessionPage(r analytics.Range, items []analytics.Session, limit int) *analytics.SessionPage {
+	page := &analytics.SessionPage{From: r.FromDate(), To: r.ToDate(), Items: items}
+	if len(items) > limit {
+		page.Items = items[:limit]
+		last := page.Items[limit-1]
+		next := analytics.SessionCursor{StartedAt: last.StartedAt, SessionID: last.SessionID}.Encode()
+		page.NextCursor = &next
+	}
+	return page
 }
 
 // nonEmpty returns nil for "", a pointer to s otherwise.

@@ -1,6 +1,9 @@
 package clickhouse
 
 import (
+	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -85,3 +88,47 @@ func (l latency) p(i int) *float64 {
 
 // latencyCols reads a rollup's duration states in the order latency scans.
 const latencyCols = "sumMerge(dur_n), sumMerge(dur_sum), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(dur_q)"
+
+// query runs q and scans each row into the destinations that next returns
+// for it (called once per row, just before the scan). With totals, the row
+// of GROUP BY ... WITH TOTALS is scanned into them: the states of every
+// group merged again, so that its distinct counts are true ones.
+func (db *DB) query(ctx context.Context, op, q string, args []any, next func() []any, totals ...any) error {
+	rows, err := db.conn.Query(ctx, q, args...)
+	if err != nil {
+		return wrapErr(op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := rows.Scan(next()...); err != nil {
+			return wrapErr(op, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return wrapErr(op, err)
+	}
+	if len(totals) > 0 {
+		if err := rows.Totals(totals...); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return wrapErr(op+" totals", err)
+		}
+	}
+	return nil
+}
+
+// appendRow grows *s by one zero element and returns a pointer to it, for
+// next functions of query.
+func appendRow[T any](s *[]T) *T {
+	var zero T
+	*s = append(*s, zero)
+	return &(*s)[len(*s)-1]
+}
+
+// byDate indexes day rows by their YYYY-MM-DD date; a day without a row
+// reads as the zero row, which zero-fills a series.
+func byDate[T any](rows []T, day func(T) time.Time) map[string]T {
+	m := make(map[string]T, len(rows))
+	for _, r := range rows {
+		m[day(r).Format(analytics.DateLayout)] = r
+	}
+	return m
+}

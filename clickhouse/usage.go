@@ -12,31 +12,28 @@ import (
 // Usage implements analytics.Reader from usage_daily (events by the UTC
 // day they were accepted).
 func (db *DB) Usage(ctx context.Context, accountID string, r analytics.Range, mcps []analytics.MCPName) (*analytics.Usage, error) {
-	q := fmt.Sprintf(`SELECT day, mcp_id, sum(events) FROM %s.usage_daily
+	q := fmt.Sprintf(`SELECT day, mcp_id, toInt64(sum(events)) FROM %s.usage_daily
 		WHERE account_id = ? AND %s GROUP BY day, mcp_id`, db.db, dayFilter(r))
-	rows, err := db.conn.Query(ctx, q, accountID)
-	if err != nil {
-		return nil, wrapErr("usage", err)
+	type dayMCP struct {
+		day    time.Time
+		mcpID  string
+		events int64
 	}
-	defer rows.Close()
+	var rows []dayMCP
+	err := db.query(ctx, "usage", q, []any{accountID}, func() []any {
+		d := appendRow(&rows)
+		return []any{&d.day, &d.mcpID, &d.events}
+	})
+	if err != nil {
+		return nil, err
+	}
 	byDay := map[string]int64{}
 	byMCP := map[string]int64{}
 	var total int64
-	for rows.Next() {
-		var (
-			day    time.Time
-			mcpID  string
-			events uint64
-		)
-		if err := rows.Scan(&day, &mcpID, &events); err != nil {
-			return nil, wrapErr("usage", err)
-		}
-		byDay[day.Format(analytics.DateLayout)] += int64(events)
-		byMCP[mcpID] += int64(events)
-		total += int64(events)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr("usage", err)
+	for _, d := range rows {
+		byDay[d.day.Format(analytics.DateLayout)] += d.events
+		byMCP[d.mcpID] += d.events
+		total += d.events
 	}
 	u := &analytics.Usage{From: r.FromDate(), To: r.ToDate(), Events: total,
 		Days: make([]analytics.UsageDay, 0, r.NumDays()), MCPs: make([]analytics.UsageMCP, 0, len(mcps))}

@@ -25,37 +25,37 @@ func (db *DB) WindowStats(ctx context.Context, from, to time.Time, mcpIDs []stri
 	for i, id := range mcpIDs {
 		ids[i] = id
 	}
-	q := fmt.Sprintf(`SELECT mcp_id, key, count(), sum(is_error), sum(has_duration),
+	q := fmt.Sprintf(`SELECT mcp_id, key, toInt64(count()), toInt64(sum(is_error)), sum(has_duration),
 			quantileTDigestIf(0.95)(duration_ms, has_duration)
 		FROM %s.events
 		ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
 		WHERE mcp_id IN ? AND %s
 		GROUP BY mcp_id, key`, db.db, msRange(from, to))
-	rows, err := db.conn.Query(ctx, q, clickhouse.GroupSet{Value: ids})
+	type stat struct {
+		mcpID, key string
+		st         analytics.WindowStat
+		withDur    uint64
+		p95        float32
+	}
+	var rows []stat
+	err := db.query(ctx, "window stats", q, []any{clickhouse.GroupSet{Value: ids}}, func() []any {
+		r := appendRow(&rows)
+		return []any{&r.mcpID, &r.key, &r.st.Calls, &r.st.Errors, &r.withDur, &r.p95}
+	})
 	if err != nil {
-		return nil, wrapErr("window stats", err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			mcpID, key           string
-			calls, errs, withDur uint64
-			p95                  float32
-		)
-		if err := rows.Scan(&mcpID, &key, &calls, &errs, &withDur, &p95); err != nil {
-			return nil, wrapErr("window stats", err)
+	for _, r := range rows {
+		if r.withDur > 0 {
+			v := quantile(r.p95)
+			r.st.P95Ms = &v
 		}
-		st := analytics.WindowStat{Calls: int64(calls), Errors: int64(errs)}
-		if withDur > 0 {
-			v := quantile(p95)
-			st.P95Ms = &v
+		if out[r.mcpID] == nil {
+			out[r.mcpID] = map[string]analytics.WindowStat{}
 		}
-		if out[mcpID] == nil {
-			out[mcpID] = map[string]analytics.WindowStat{}
-		}
-		out[mcpID][key] = st
+		out[r.mcpID][r.key] = r.st
 	}
-	return out, wrapErr("window stats", rows.Err())
+	return out, nil
 }
 
 // msRange selects the events in [from, to) to the millisecond: a coarse

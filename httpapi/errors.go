@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -126,6 +127,15 @@ func humaError(hctx huma.Context, status int, msg string, errs ...error) huma.St
 	if hctx != nil {
 		ctx = hctx.Context()
 	}
+	for _, e := range errs {
+		// A problem built by us (the authentication middleware passes one
+		// to huma.WriteErr) keeps its own code: 403 may be forbidden or
+		// credential_not_allowed.
+		var own *Problem
+		if errors.As(e, &own) {
+			return own
+		}
+	}
 	if status == http.StatusInternalServerError {
 		for _, e := range errs {
 			if e != nil {
@@ -151,7 +161,7 @@ func humaError(hctx huma.Context, status int, msg string, errs ...error) huma.St
 		}
 		var d *huma.ErrorDetail
 		if errors.As(e, &d) {
-			p.Errors = append(p.Errors, ProblemField{Location: d.Location, Message: d.Message})
+			p.Errors = append(p.Errors, ProblemField{Location: fieldLocation(d), Message: d.Message})
 		} else {
 			p.Errors = append(p.Errors, ProblemField{Message: e.Error()})
 		}
@@ -174,4 +184,14 @@ func init() {
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
 		return humaError(nil, status, msg, errs...)
 	}
+}
+
+// fieldLocation points a missing-property error at the property itself
+// (body.email, not body), so that every 422 names the field to fix.
+func fieldLocation(d *huma.ErrorDetail) string {
+	name, ok := strings.CutPrefix(d.Message, "expected required property ")
+	if name, ok2 := strings.CutSuffix(name, " to be present"); ok && ok2 && name != "" {
+		return d.Location + "." + name
+	}
+	return d.Location
 }

@@ -90,9 +90,6 @@ content type (415). Payloads per ingest key per minute are limited (default 600)
 429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. While storage is catching up beyond its disk budget:
 503 with ` + "`Retry-After`" + `.`,
 	}
-	op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
-		"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(ingestBatchDoc{}), true, "IngestBatch")},
-	}}
 	register(s, op, IngestOnly, func(ctx context.Context, in *rawBodyInput) (*ingestOutput, error) {
 		p := principal(ctx)
 		if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
@@ -115,6 +112,18 @@ content type (415). Payloads per ingest key per minute are limited (default 600)
 		}
 		return &ingestOutput{Body: IngestResult{Accepted: accepted, Dropped: dropped}}, nil
 	})
+	documentBody(s, op, map[string]*huma.MediaType{
+		"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(ingestBatchDoc{}), true, "IngestBatch")},
+	})
+}
+
+// documentBody describes in /docs the body of an operation that reads its
+// raw body itself: set on the operation before registering, huma would
+// validate the (possibly gzipped) bytes as JSON.
+func documentBody(s *Server, op huma.Operation, content map[string]*huma.MediaType) {
+	if o := s.api.OpenAPI().Paths[op.Path].Post; o != nil {
+		o.RequestBody = &huma.RequestBody{Required: true, Content: content}
+	}
 }
 
 // requireMediaType refuses a body whose media type is not one of want.

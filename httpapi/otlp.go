@@ -45,10 +45,6 @@ is read, with the API's problem document.
 
 ` + otlp.MappingDoc,
 	}
-	op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
-		"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary", Description: "ExportTraceServiceRequest"}},
-		"application/json":       {Schema: &huma.Schema{Type: "object", Description: "ExportTraceServiceRequest (OTLP/JSON)"}},
-	}}
 	op.Responses = map[string]*huma.Response{"200": {Description: "ExportTraceServiceResponse", Content: map[string]*huma.MediaType{
 		"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary"}},
 		"application/json":       {Schema: &huma.Schema{Type: "object"}},
@@ -88,6 +84,10 @@ is read, with the API's problem document.
 			return nil, err
 		}
 		return &otlpOutput{Status: http.StatusOK, ContentType: ct, Body: resp}, nil
+	})
+	documentBody(s, op, map[string]*huma.MediaType{
+		"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary", Description: "ExportTraceServiceRequest"}},
+		"application/json":       {Schema: &huma.Schema{Type: "object", Description: "ExportTraceServiceRequest (OTLP/JSON)"}},
 	})
 }
 

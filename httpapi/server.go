@@ -26,14 +26,21 @@ type Options struct {
 	// Checks are the dependencies /health reports on, by name.
 	Checks map[string]func(context.Context) error
 	Auth   accounts.Authenticator
+	// Account services; each one's routes are registered when it is set.
+	Sessions accounts.AuthService    // /v1/auth/signup, /login, /logout
+	Accounts accounts.AccountService // /v1/account, /profile, /company
+	Members  accounts.MemberService  // /v1/account/members
+	MCPs     accounts.MCPService     // /v1/mcps; also the ownership check of metric reads
+	Keys     accounts.KeyService     // /v1/mcps/{id}/keys, /v1/keys/{keyId}
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
-	// MCPs resolves the caller's MCPs (ownership checks of metric reads).
-	MCPs accounts.MCPService
 	// Analytics, when set with MCPs, serves the metric reads.
 	Analytics analytics.Reader
 	// Limits are the ingest limits /v1/account/usage reports.
 	Limits analytics.UsageLimits
+	// App, when set, is the dashboard served under /app/; GET / sends
+	// browsers there.
+	App http.Handler
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
 }
@@ -82,8 +89,36 @@ func New(opts Options) *Server {
 	}
 	s.api = humagin.New(e, cfg)
 
+	if opts.App != nil {
+		app := gin.WrapH(opts.App)
+		e.GET("/app/*path", app)
+		e.HEAD("/app/*path", app)
+		e.GET("/app", app)
+		e.GET("/", func(c *gin.Context) {
+			if wantsHTML(c.GetHeader("Accept")) {
+				c.Redirect(http.StatusFound, "/app/")
+				return
+			}
+			noRoute(c)
+		})
+	}
 	s.registerHealth()
 	s.registerDocs()
+	if opts.Sessions != nil {
+		s.registerAuth()
+	}
+	if opts.Accounts != nil {
+		s.registerAccount()
+	}
+	if opts.Members != nil {
+		s.registerMembers()
+	}
+	if opts.MCPs != nil {
+		s.registerMCPs()
+	}
+	if opts.Keys != nil {
+		s.registerKeys()
+	}
 	if opts.Analytics != nil && opts.MCPs != nil {
 		s.registerMetricReads()
 	}

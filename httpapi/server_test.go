@@ -187,3 +187,24 @@ func TestDocs(t *testing.T) {
 		t.Fatalf("asset: %d %d", rec.Code, rec.Body.Len())
 	}
 }
+
+func TestAppAndRootRedirect(t *testing.T) {
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("app:" + r.URL.Path)) })
+	s := testServer(t, Options{App: app})
+	rec, _ := do(t, s, "GET", "/", "", "Accept", "text/html,*/*")
+	if rec.Code != http.StatusFound || rec.Header().Get("Location") != "/app/" {
+		t.Fatalf("browser at /: %d %v", rec.Code, rec.Header())
+	}
+	rec, m := do(t, s, "GET", "/", "", "Accept", "application/json")
+	if rec.Code != 404 || m["code"] != "not_found" {
+		t.Fatalf("API client at /: %d %v", rec.Code, m)
+	}
+	rec, _ = do(t, s, "GET", "/app/mcps/x", "", "Accept", "text/html")
+	if rec.Code != 200 || rec.Body.String() != "app:/app/mcps/x" {
+		t.Fatalf("app: %d %q", rec.Code, rec.Body.String())
+	}
+	rec, m = do(t, s, "GET", "/elsewhere", "", "Accept", "text/html")
+	if rec.Code != 404 || m["code"] != "not_found" {
+		t.Fatalf("unknown path for a browser is still a JSON problem: %d", rec.Code)
+	}
+}

@@ -156,8 +156,9 @@ func migrationFiles() ([]migrationFile, error) {
 }
 
 // wrap maps driver errors to domain errors: an unreachable server becomes
-// EUNAVAILABLE, no rows ENOTFOUND, a unique violation ECONFLICT. Other errors
-// pass through (they end as 500 internal, detail logged, not shown).
+// EUNAVAILABLE, no rows ENOTFOUND, a unique violation ECONFLICT, unstorable
+// text EINVALID. Other errors pass through (they end as 500 internal, detail
+// logged, not shown).
 func wrap(err error) error {
 	if err == nil {
 		return nil
@@ -170,6 +171,10 @@ func wrap(err error) error {
 		switch {
 		case pgErr.Code == "23505":
 			return &telemetry.Error{Code: telemetry.ECONFLICT, Message: "It already exists."}
+		case pgErr.Code == "22021", pgErr.Code == "22P05":
+			// Text PostgreSQL cannot store (NUL, invalid UTF-8) is bad input,
+			// never a server error.
+			return &telemetry.Error{Code: telemetry.EINVALID, Message: "The input contains characters that cannot be stored."}
 		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P03", pgErr.Code == "53300":
 			return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5}
 		}

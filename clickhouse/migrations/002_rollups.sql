@@ -144,23 +144,22 @@ FROM {{.DB}}.events
 WHERE is_error = 1
 GROUP BY mcp_id, day, method, name, error_type;
 
--- Per MCP per day per client (name, version) per (method, name): the
--- tool's clients (filter on the tool) and the insights' client shares
--- (merge over methods; uniq states merge into distinct sessions).
+-- Per MCP per day per client (name, version), any method: the insights'
+-- client shares. No method or name in the key: resource URIs are
+-- unbounded, and a uniq state per (client, version, name) would multiply
+-- the rows to merge. uniq states merge into distinct sessions.
 CREATE TABLE IF NOT EXISTS {{.DB}}.client_daily {{.OnCluster}}
 (
     mcp_id         String,
     day            Date,
     client_name    LowCardinality(String),
     client_version LowCardinality(String),
-    method         LowCardinality(String),
-    name           String,
     calls          AggregateFunction(count),
     sessions       AggregateFunction(uniq, String)
 )
 ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
-ORDER BY (mcp_id, day, client_name, client_version, method, name)
+ORDER BY (mcp_id, day, client_name, client_version)
 SETTINGS index_granularity = 256;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.client_daily_mv {{.OnCluster}} TO {{.DB}}.client_daily AS
@@ -169,12 +168,31 @@ SELECT
     toDate(ts) AS day,
     client_name,
     client_version,
-    method,
-    name,
     countState() AS calls,
     uniqState(session_id) AS sessions
 FROM {{.DB}}.events
-GROUP BY mcp_id, day, client_name, client_version, method, name;
+GROUP BY mcp_id, day, client_name, client_version;
+
+-- Per MCP per day per tool per client name, tools/call only: the tool's
+-- clients. Plain counts, summed on merge; readers still GROUP BY.
+CREATE TABLE IF NOT EXISTS {{.DB}}.tool_client_daily {{.OnCluster}}
+(
+    mcp_id      String,
+    day         Date,
+    name        String,
+    client_name LowCardinality(String),
+    calls       UInt64
+)
+ENGINE = {{engine "SummingMergeTree"}}
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, name, client_name)
+SETTINGS index_granularity = 256;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.tool_client_daily_mv {{.OnCluster}} TO {{.DB}}.tool_client_daily AS
+SELECT mcp_id, toDate(ts) AS day, name, client_name, count() AS calls
+FROM {{.DB}}.events
+WHERE method = 'tools/call'
+GROUP BY mcp_id, day, name, client_name;
 
 -- Per MCP per day per user: the exact user sets of the nightly pass
 -- (distinct users, days active per user, retention cohorts). Plain rows

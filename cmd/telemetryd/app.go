@@ -15,11 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/httpapi"
 	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/postgres"
 	"github.com/mcpscope/telemetry/wal"
+	"github.com/mcpscope/telemetry/web"
 )
 
 // Main is the whole service: its connections, its HTTP server and its
@@ -34,6 +36,14 @@ type Main struct {
 	API      *httpapi.Server
 	WAL      *wal.Log
 	Ingest   *ingest.Pipeline
+
+	// Account services (PostgreSQL). Keys runs the revocation listener and
+	// last_used_at writer in Run.
+	Auth     *postgres.AuthService
+	Keys     *postgres.KeyService
+	Accounts *postgres.AccountService
+	Members  *postgres.MemberService
+	MCPs     *postgres.MCPService
 
 	listener net.Listener
 	closers  []func()
@@ -99,6 +109,13 @@ func (m *Main) Open(ctx context.Context) error {
 		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
 		Metrics: ingest.NewMetrics(m.Registry, wl.Stats),
 	})
+	a := m.Config.Auth
+	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
+	m.Auth = postgres.NewAuthService(m.PG, postgres.AuthConfig{SessionTTL: a.SessionTTL, LoginMaxFailures: a.LoginMaxFailures,
+		LoginFailureWindow: a.LoginFailureWindow, KeyCacheTTL: a.KeyCacheTTL}, m.Keys)
+	m.Accounts = postgres.NewAccountService(m.PG)
+	m.Members = postgres.NewMemberService(m.PG)
+	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
 	m.API = httpapi.New(httpapi.Options{
 		Logger:      m.Log,
 		BaseURL:     m.Config.Server.BaseURL,
@@ -107,8 +124,18 @@ func (m *Main) Open(ctx context.Context) error {
 			"postgres":   m.PG.Ping,
 			"clickhouse": m.CH.Ping,
 		},
-		Metrics:  httpapi.NewMetrics(m.Registry),
-		Ingester: m.Ingest,
+		Metrics:   httpapi.NewMetrics(m.Registry),
+		Ingester:  m.Ingest,
+		Analytics: m.CH,
+		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: ic.RateLimitPerMinute,
+			MaxBatchItems: analytics.MaxBatchItems, MaxBodyBytes: analytics.MaxBodyBytes},
+		App:      web.Handler(),
+		Auth:     m.Auth,
+		Sessions: m.Auth,
+		Accounts: m.Accounts,
+		Members:  m.Members,
+		MCPs:     m.MCPs,
+		Keys:     m.Keys,
 	})
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
@@ -159,6 +186,9 @@ func (m *Main) Run(ctx context.Context) error {
 			lastSuccess: m.nightlyGauge()}
 		g.Go(func() error { return n.run(gctx, m.Config.Nightly.Schedule) })
 	}
+	// Deleted ingest keys are evicted from this instance's cache as soon as
+	// PostgreSQL announces them; the loop reconnects on its own.
+	g.Go(func() error { return m.Keys.Run(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		m.Log.Info("shutting down")

@@ -1,0 +1,116 @@
+package clickhouse_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
+)
+
+func TestInsertedSeqsAndRecentIDs(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	var rows []clickhouse.Row
+	for i, spec := range []struct {
+		node     string
+		seq      uint64
+		id       string
+		received time.Time
+		ts       time.Time
+	}{
+		{"n1", 10, "id-1", now, now},
+		{"n1", 10, "id-2", now, now},
+		{"n1", 12, "", now, now}, // no id: nothing to deduplicate
+		{"n1", 13, "id-old", now.Add(-48 * time.Hour), now.Add(-48 * time.Hour)},
+		{"n1", 14, "id-late", now.Add(-time.Hour), now.Add(-20 * 24 * time.Hour)}, // accepted recently, 20 days old
+		{"n2", 11, "id-3", now, now},
+	} {
+		s := itemSpec{account: acct1, mcp: fmt.Sprintf("m%d", i%2), ts: spec.ts, received: spec.received,
+			session: "s", method: "ping", id: spec.id}
+		r := s.row(spec.seq)
+		r.Node = spec.node
+		rows = append(rows, r)
+	}
+	if err := db.InsertRows(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	seqs, err := db.InsertedSeqs(ctx, "n1", 10, 13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != 3 || !seqs[10] || !seqs[12] || !seqs[13] {
+		t.Errorf("n1 seqs 10..13 = %v", seqs)
+	}
+	if seqs, _ := db.InsertedSeqs(ctx, "n3", 0, 1<<63); len(seqs) != 0 {
+		t.Errorf("unknown node: %v", seqs)
+	}
+	got := map[string]string{}
+	if err := db.RecentIDs(ctx, now.Add(-24*time.Hour), func(mcpID, id string) { got[id] = mcpID }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"id-1": "m0", "id-2": "m1", "id-late": "m0", "id-3": "m1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("recent ids = %v, want %v", got, want)
+	}
+}
+
+func TestOpenUnavailable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there any more
+	_, err = clickhouse.Open(context.Background(), clickhouse.Config{Addr: []string{addr}, DialTimeout: time.Second})
+	wantCode(t, err, telemetry.EUNAVAILABLE)
+	var te *telemetry.Error
+	if !errors.As(err, &te) || te.RetryAfter < 1 {
+		t.Errorf("unavailable error %v carries no Retry-After", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []clickhouse.Config{
+		{},
+		{Addr: []string{"x:1"}, Database: "bad-name; DROP"},
+		{Addr: []string{"x:1"}, Cluster: "c1"},
+	} {
+		if err := c.Validate(); telemetry.ErrorCode(err) != telemetry.EINVALID {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	c := clickhouse.Config{Addr: []string{"x:1"}}
+	if err := c.Validate(); err != nil || c.Database != "telemetry" || c.MaxOpenConns != 10 || c.DialTimeout != 5*time.Second {
+		t.Errorf("defaults: %+v %v", c, err)
+	}
+}
+
+// BenchmarkInsertRows measures InsertRows with 10,000-row batches (the
+// flusher's size), through every rollup view.
+func BenchmarkInsertRows(b *testing.B) {
+	db := openTestDB(b)
+	ctx := context.Background()
+	const batch = 10_000
+	now := time.Now().UTC()
+	rows := make([]clickhouse.Row, batch)
+	for i := range rows {
+		rows[i] = itemSpec{account: acct1, mcp: fmt.Sprintf("mcp-%d", i%20), ts: now.Add(-time.Duration(i) * time.Second),
+			session: fmt.Sprintf("s-%d", i/10), method: analytics.MethodToolsCall, name: fmt.Sprintf("tool-%d", i%15),
+			dur: ms(float64(i % 500)), client: "claude-desktop", clientVer: "0.9.1", user: fmt.Sprintf("u-%d", i%300),
+			id: fmt.Sprintf("id-%d", i)}.row(uint64(i))
+	}
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		if err := db.InsertRows(ctx, rows); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
+}

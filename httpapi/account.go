@@ -1,0 +1,224 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/mcpscope/telemetry/accounts"
+)
+
+// AccountBody is the caller's account.
+type AccountBody struct {
+	ID        string    `json:"id" example:"acc_7Hq2LmZ0xV9cT4bN"`
+	Name      string    `json:"name" example:"Analytical Engines"`
+	Plan      string    `json:"plan" doc:"The billing plan; every account starts on free." example:"free"`
+	CreatedAt time.Time `json:"created_at"`
+	Role      string    `json:"role" enum:"owner,admin,member" doc:"The caller's role in this account."`
+}
+
+// AccountPatch changes the account; fields left out stay as they are.
+type AccountPatch struct {
+	Name *string `json:"name,omitempty" minLength:"1" maxLength:"200" example:"Analytical Engines Ltd"`
+}
+
+// ProfileBody is the caller's own profile.
+type ProfileBody struct {
+	UserID string `json:"user_id" example:"usr_9dK2mQ7xL0pV3sB8"`
+	Email  string `json:"email" example:"ada@example.com"`
+	Name   string `json:"name" example:"Ada Lovelace"`
+}
+
+// ProfilePatch changes the caller's own profile; fields left out stay.
+type ProfilePatch struct {
+	Name  *string `json:"name,omitempty" minLength:"1" maxLength:"200" example:"Ada King"`
+	Email *string `json:"email,omitempty" minLength:"1" maxLength:"254" doc:"A new login email, unique regardless of case (409 if another person has it)." example:"ada@example.org"`
+}
+
+// CompanyBody is the account's company record; each field is a string or
+// null. As a PUT body it replaces the record: fields left out become null.
+type CompanyBody struct {
+	LegalName    *string `json:"legal_name,omitempty" nullable:"true" minLength:"1" maxLength:"200" example:"Analytical Engines Ltd"`
+	Website      *string `json:"website,omitempty" nullable:"true" minLength:"1" maxLength:"2048" doc:"An http or https URL." example:"https://engines.example"`
+	BillingEmail *string `json:"billing_email,omitempty" nullable:"true" minLength:"1" maxLength:"254" example:"billing@engines.example"`
+	Address      *string `json:"address,omitempty" nullable:"true" minLength:"1" maxLength:"1000" example:"12 Marylebone Road, London"`
+	VATID        *string `json:"vat_id,omitempty" nullable:"true" minLength:"1" maxLength:"64" example:"GB123456789"`
+}
+
+// CompanyRecord is the company record as responses show it: all five
+// fields, each a string or null.
+type CompanyRecord struct {
+	LegalName    *string `json:"legal_name" example:"Analytical Engines Ltd"`
+	Website      *string `json:"website" example:"https://engines.example"`
+	BillingEmail *string `json:"billing_email" example:"billing@engines.example"`
+	Address      *string `json:"address" example:"12 Marylebone Road, London"`
+	VATID        *string `json:"vat_id" example:"GB123456789"`
+}
+
+// CompanyPatch merges into the company record: a field left out stays, a
+// field set to null is cleared.
+type CompanyPatch struct {
+	LegalName    patchString `json:"legal_name,omitempty" minLength:"1" maxLength:"200" example:"Analytical Engines Ltd"`
+	Website      patchString `json:"website,omitempty" minLength:"1" maxLength:"2048" doc:"An http or https URL." example:"https://engines.example"`
+	BillingEmail patchString `json:"billing_email,omitempty" minLength:"1" maxLength:"254" example:"billing@engines.example"`
+	Address      patchString `json:"address,omitempty" minLength:"1" maxLength:"1000" example:"12 Marylebone Road, London"`
+	VATID        patchString `json:"vat_id,omitempty" minLength:"1" maxLength:"64" example:"GB123456789"`
+}
+
+// patchString is a merge-patch field, which must tell "left out" (Set
+// false) from null (Set, nil Value): a pointer cannot.
+type patchString accounts.Change[string]
+
+// UnmarshalJSON is called for every field present, null included.
+func (p *patchString) UnmarshalJSON(b []byte) error {
+	p.Set = true
+	if string(b) == "null" {
+		p.Value = nil
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	p.Value = &v
+	return nil
+}
+
+// Schema documents the field as a nullable string; the struct tags add
+// its bounds.
+func (patchString) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Nullable: true}
+}
+
+type accountOutput struct{ Body AccountBody }
+type profileOutput struct{ Body ProfileBody }
+type companyOutput struct{ Body CompanyRecord }
+
+func newAccountOutput(a *accounts.Account) *accountOutput {
+	return &accountOutput{Body: AccountBody{ID: a.ID, Name: a.Name, Plan: a.Plan, CreatedAt: a.CreatedAt.UTC(), Role: string(a.Role)}}
+}
+
+func newProfileOutput(p *accounts.Profile) *profileOutput {
+	return &profileOutput{Body: ProfileBody{UserID: p.UserID, Email: p.Email, Name: p.Name}}
+}
+
+func newCompanyOutput(c *accounts.Company) *companyOutput {
+	return &companyOutput{Body: CompanyRecord{LegalName: c.LegalName, Website: c.Website, BillingEmail: c.BillingEmail, Address: c.Address, VATID: c.VATID}}
+}
+
+func (s *Server) registerAccount() {
+	svc := s.opts.Accounts
+	tags := []string{"Account"}
+	register(s, huma.Operation{
+		OperationID: "get-account",
+		Method:      http.MethodGet,
+		Path:        "/v1/account",
+		Summary:     "Get the account",
+		Description: "The account the session token is bound to, with the caller's `role`.",
+		Tags:        tags,
+	}, AnyMember, func(ctx context.Context, _ *struct{}) (*accountOutput, error) {
+		a, err := svc.Account(ctx, principal(ctx))
+		if err != nil {
+			return nil, err
+		}
+		return newAccountOutput(a), nil
+	})
+	register(s, huma.Operation{
+		OperationID: "update-account",
+		Method:      http.MethodPatch,
+		Path:        "/v1/account",
+		Summary:     "Rename the account",
+		Description: "Owners and admins. Fields left out stay as they are; `plan` is read-only.",
+		Tags:        tags,
+		Errors:      []int{http.StatusUnprocessableEntity},
+	}, Manager, func(ctx context.Context, in *struct{ Body AccountPatch }) (*accountOutput, error) {
+		a, err := svc.UpdateAccount(ctx, principal(ctx), accounts.AccountUpdate{Name: in.Body.Name})
+		if err != nil {
+			return nil, err
+		}
+		return newAccountOutput(a), nil
+	})
+
+	register(s, huma.Operation{
+		OperationID: "get-profile",
+		Method:      http.MethodGet,
+		Path:        "/v1/account/profile",
+		Summary:     "Get your profile",
+		Description: "The caller's own name and email. Every role may read and change their own profile.",
+		Tags:        tags,
+	}, AnyMember, func(ctx context.Context, _ *struct{}) (*profileOutput, error) {
+		p, err := svc.Profile(ctx, principal(ctx))
+		if err != nil {
+			return nil, err
+		}
+		return newProfileOutput(p), nil
+	})
+	register(s, huma.Operation{
+		OperationID: "update-profile",
+		Method:      http.MethodPatch,
+		Path:        "/v1/account/profile",
+		Summary:     "Change your profile",
+		Description: "Fields left out stay as they are. A new email must not belong to another person (409).",
+		Tags:        tags,
+		Errors:      []int{http.StatusConflict, http.StatusUnprocessableEntity},
+	}, AnyMember, func(ctx context.Context, in *struct{ Body ProfilePatch }) (*profileOutput, error) {
+		p, err := svc.UpdateProfile(ctx, principal(ctx), accounts.ProfileUpdate{Name: in.Body.Name, Email: in.Body.Email})
+		if err != nil {
+			return nil, err
+		}
+		return newProfileOutput(p), nil
+	})
+
+	register(s, huma.Operation{
+		OperationID: "get-company",
+		Method:      http.MethodGet,
+		Path:        "/v1/account/company",
+		Summary:     "Get the company record",
+		Description: "The account's billing identity. Every field is a string or null (all null until set).",
+		Tags:        tags,
+	}, AnyMember, func(ctx context.Context, _ *struct{}) (*companyOutput, error) {
+		c, err := svc.Company(ctx, principal(ctx).AccountID)
+		if err != nil {
+			return nil, err
+		}
+		return newCompanyOutput(c), nil
+	})
+	register(s, huma.Operation{
+		OperationID: "replace-company",
+		Method:      http.MethodPut,
+		Path:        "/v1/account/company",
+		Summary:     "Replace the company record",
+		Description: "Owners and admins. Sets all five fields: a field left out or null becomes null. Empty strings are refused (use null).",
+		Tags:        tags,
+		Errors:      []int{http.StatusUnprocessableEntity},
+	}, Manager, func(ctx context.Context, in *struct{ Body CompanyBody }) (*companyOutput, error) {
+		b := in.Body
+		upd := accounts.ReplaceCompany(accounts.Company{LegalName: b.LegalName, Website: b.Website, BillingEmail: b.BillingEmail, Address: b.Address, VATID: b.VATID})
+		c, err := svc.UpdateCompany(ctx, principal(ctx).AccountID, upd)
+		if err != nil {
+			return nil, err
+		}
+		return newCompanyOutput(c), nil
+	})
+	register(s, huma.Operation{
+		OperationID: "update-company",
+		Method:      http.MethodPatch,
+		Path:        "/v1/account/company",
+		Summary:     "Change the company record",
+		Description: "Owners and admins. A merge: a field left out keeps its value, a field set to null is cleared, a string sets it.",
+		Tags:        tags,
+		Errors:      []int{http.StatusUnprocessableEntity},
+	}, Manager, func(ctx context.Context, in *struct{ Body CompanyPatch }) (*companyOutput, error) {
+		b := in.Body
+		upd := accounts.CompanyUpdate{LegalName: accounts.Change[string](b.LegalName), Website: accounts.Change[string](b.Website),
+			BillingEmail: accounts.Change[string](b.BillingEmail), Address: accounts.Change[string](b.Address), VATID: accounts.Change[string](b.VATID)}
+		c, err := svc.UpdateCompany(ctx, principal(ctx).AccountID, upd)
+		if err != nil {
+			return nil, err
+		}
+		return newCompanyOutput(c), nil
+	})
+}

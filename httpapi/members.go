@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/mcpscope/telemetry/accounts"
+)
+
+// MemberBody is a person's membership.
+type MemberBody struct {
+	UserID   string    `json:"user_id" example:"usr_9dK2mQ7xL0pV3sB8"`
+	Email    string    `json:"email" example:"grace@example.com"`
+	Name     string    `json:"name" example:"Grace Hopper"`
+	Role     string    `json:"role" enum:"owner,admin,member"`
+	JoinedAt time.Time `json:"joined_at"`
+}
+
+// InvitationBody is a pending invitation (never with its token).
+type InvitationBody struct {
+	ID        string    `json:"id" example:"inv_2bV8nM4kQ1xZ7cL0"`
+	Email     string    `json:"email" example:"grace@example.com"`
+	Role      string    `json:"role" enum:"owner,admin,member"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at" doc:"After this (14 days after creation) the token no longer works; invite again."`
+}
+
+// InvitedBody answers adding someone who has no login yet.
+type InvitedBody struct {
+	Invitation  InvitationBody `json:"invitation"`
+	InviteToken string         `json:"invite_token" doc:"Shown only here: pass it to the person, who signs up with it (POST /v1/auth/signup with invite_token and the invited email)." example:"inv_4fJ9kQ2mX7pL0sV3bN8cR1tY6wZ5aE2d"`
+}
+
+// MemberListBody is the team.
+type MemberListBody struct {
+	Items       []MemberBody     `json:"items" doc:"Members, oldest first."`
+	Invitations []InvitationBody `json:"invitations" doc:"Invitations not yet accepted or expired, oldest first."`
+}
+
+// NewMemberRequest adds a person by email.
+type NewMemberRequest struct {
+	Email string `json:"email" minLength:"1" maxLength:"254" doc:"The person's email address." example:"grace@example.com"`
+	Role  string `json:"role" enum:"owner,admin,member" doc:"Only owners may grant owner." example:"member"`
+}
+
+// MemberPatch changes a member's role.
+type MemberPatch struct {
+	Role string `json:"role" enum:"owner,admin,member" example:"admin"`
+}
+
+// MemberPath names a member (by user id) in a path.
+type MemberPath struct {
+	UserID string `path:"user_id" doc:"The member's user id." example:"usr_9dK2mQ7xL0pV3sB8"`
+}
+
+func memberBody(m *accounts.Member) MemberBody {
+	return MemberBody{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: string(m.Role), JoinedAt: m.JoinedAt.UTC()}
+}
+
+func invitationBody(i *accounts.Invitation) InvitationBody {
+	return InvitationBody{ID: i.ID, Email: i.Email, Role: string(i.Role), CreatedAt: i.CreatedAt.UTC(), ExpiresAt: i.ExpiresAt.UTC()}
+}
+
+const roleRules = "Owners and admins manage members, but only an owner may grant the owner role or change or remove an owner; " +
+	"an account always keeps at least one owner (demoting or removing the last one is a 409 `conflict`)."
+
+func (s *Server) registerMembers() {
+	svc := s.opts.Members
+	tags := []string{"Members"}
+	register(s, huma.Operation{
+		OperationID: "list-members",
+		Method:      http.MethodGet,
+		Path:        "/v1/account/members",
+		Summary:     "List members and invitations",
+		Tags:        tags,
+	}, AnyMember, func(ctx context.Context, _ *struct{}) (*struct{ Body MemberListBody }, error) {
+		list, err := svc.ListMembers(ctx, principal(ctx).AccountID)
+		if err != nil {
+			return nil, err
+		}
+		out := &struct{ Body MemberListBody }{Body: MemberListBody{Items: make([]MemberBody, 0, len(list.Items)), Invitations: make([]InvitationBody, 0, len(list.Invitations))}}
+		for i := range list.Items {
+			out.Body.Items = append(out.Body.Items, memberBody(&list.Items[i]))
+		}
+		for i := range list.Invitations {
+			out.Body.Invitations = append(out.Body.Invitations, invitationBody(&list.Invitations[i]))
+		}
+		return out, nil
+	})
+
+	// The 201 of adding is one of two shapes; huma cannot infer that from
+	// an `any` body, so the response schema is given explicitly.
+	reg := s.api.OpenAPI().Components.Schemas
+	added := &huma.Response{
+		Description: "A person with a login was added (a member); anyone else was invited (an invitation and its token).",
+		Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{OneOf: []*huma.Schema{
+			reg.Schema(reflect.TypeOf(MemberBody{}), true, ""),
+			reg.Schema(reflect.TypeOf(InvitedBody{}), true, ""),
+		}}}},
+	}
+	register(s, huma.Operation{
+		OperationID:   "add-member",
+		Method:        http.MethodPost,
+		Path:          "/v1/account/members",
+		Summary:       "Add or invite a member",
+		Description:   "Owners and admins. A person who already has a login is added at once (201 with the member; 409 if already a member). Anyone else gets an invitation: 201 `{invitation, invite_token}`, the token shown only this once. Inviting the same email again replaces the pending invitation and its token. " + roleRules,
+		Tags:          tags,
+		DefaultStatus: http.StatusCreated,
+		Responses:     map[string]*huma.Response{"201": added},
+		Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity},
+	}, Manager, func(ctx context.Context, in *struct{ Body NewMemberRequest }) (*struct{ Body any }, error) {
+		res, err := svc.AddMember(ctx, principal(ctx), accounts.NewMember{Email: in.Body.Email, Role: accounts.Role(in.Body.Role)})
+		if err != nil {
+			return nil, err
+		}
+		if res.Member != nil {
+			return &struct{ Body any }{Body: memberBody(res.Member)}, nil
+		}
+		return &struct{ Body any }{Body: InvitedBody{Invitation: invitationBody(res.Invitation), InviteToken: res.InviteToken}}, nil
+	})
+
+	register(s, huma.Operation{
+		OperationID: "update-member",
+		Method:      http.MethodPatch,
+		Path:        "/v1/account/members/{user_id}",
+		Summary:     "Change a member's role",
+		Description: "Owners and admins. " + roleRules,
+		Tags:        tags,
+		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
+	}, Manager, func(ctx context.Context, in *struct {
+		MemberPath
+		Body MemberPatch
+	}) (*struct{ Body MemberBody }, error) {
+		m, err := svc.UpdateMember(ctx, principal(ctx), in.UserID, accounts.MemberUpdate{Role: accounts.Role(in.Body.Role)})
+		if err != nil {
+			return nil, err
+		}
+		return &struct{ Body MemberBody }{Body: memberBody(m)}, nil
+	})
+
+	register(s, huma.Operation{
+		OperationID:   "remove-member",
+		Method:        http.MethodDelete,
+		Path:          "/v1/account/members/{user_id}",
+		Summary:       "Remove a member",
+		Description:   "Owners and admins. The person's sessions for this account stop working at once; inbox items already delivered to them are kept. " + roleRules,
+		Tags:          tags,
+		DefaultStatus: http.StatusNoContent,
+		Errors:        []int{http.StatusNotFound, http.StatusConflict},
+	}, Manager, func(ctx context.Context, in *MemberPath) (*struct{}, error) {
+		return nil, svc.RemoveMember(ctx, principal(ctx), in.UserID)
+	})
+}
