@@ -68,12 +68,21 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+loadavg() { echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every figure)"; }
 step "building"
+loadavg
 [ -x bin/telemetryd ] || "$GO" build -o bin/telemetryd ./cmd/telemetryd
 "$GO" build -o "$dir/bench" ./cmd/bench
 bench=$dir/bench
 
 step "starting ClickHouse (:$CH_PORT) and PostgreSQL (:$PG_PORT) in $dir/db"
+# ClickHouse 18.16 cannot bind its port while connections of a previous run
+# linger in TIME-WAIT (up to a minute): wait them out.
+for i in $(seq 1 90); do
+	command -v ss >/dev/null && ss -tan | grep -q "127.0.0.1:$CH_PORT " || break
+	[ "$i" = 1 ] && echo "waiting for port $CH_PORT to be released by a previous run"
+	sleep 1
+done
 scripts/dbctl.sh start "$dir/db" "$CH_PORT" "$PG_PORT"
 
 step "starting telemetryd on $ENDPOINT"
@@ -138,6 +147,7 @@ if want alerting; then
 fi
 
 step "summary"
+loadavg
 saved=.data/bench/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$saved"
 cp "$results" "$alerting" "$saved/"
