@@ -83,7 +83,10 @@ for i in $(seq 1 90); do
 	[ "$i" = 1 ] && echo "waiting for port $CH_PORT to be released by a previous run"
 	sleep 1
 done
-scripts/dbctl.sh start "$dir/db" "$CH_PORT" "$PG_PORT"
+if ! scripts/dbctl.sh start "$dir/db" "$CH_PORT" "$PG_PORT"; then
+	tail -n 20 "$dir"/db/pg/server.log "$dir"/db/ch/log/error.log 2>/dev/null || true
+	exit 1
+fi
 
 step "starting telemetryd on $ENDPOINT"
 TELEMETRY_CLICKHOUSE_ADDR=$CH \
