@@ -19,8 +19,8 @@
 #   BENCH_EVENTS [100000000]   events to seed for the reads. The full run
 #                              took 11.5 minutes on the 2-core machine (seeding
 #                              100 M events about 4, the raw aggregates over the
-#                              50 M-event MCP about 5) and about 8 GB of disk;
-#                              5000000 gives a 4-minute run
+#                              50 M-event MCP about 5); 5000000 gives a
+#                              4-minute run
 #   BENCH_DAYS [365]           days of seeded history
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
