@@ -2,7 +2,7 @@
 // on, the webhook connections of the team-chat channels, alert rules and
 // their states, the deliveries a firing rule fans out to, the inbox built
 // from them, and the service interfaces the postgres package implements. It
-// reads numbers through MetricSource and imports no database.
+// reads numbers through analytics.WindowReader and imports no database.
 //
 // The model, from the contract: channels are destinations; a rule says on
 // which channels it wants to be heard; a person says on which personal

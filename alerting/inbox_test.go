@@ -3,8 +3,11 @@ package alerting
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpscope/telemetry"
 )
 
 func TestInboxReadValidate(t *testing.T) {
@@ -62,5 +65,37 @@ func TestInboxJSON(t *testing.T) {
 	b, _ = json.Marshal(InboxPage{})
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, []string{"items", "next_cursor", "unread_count"}) {
 		t.Errorf("page keys = %v", got)
+	}
+}
+
+func TestDeliveryCursor(t *testing.T) {
+	at := time.Date(2026, 11, 20, 10, 0, 0, 123456000, time.UTC)
+	c := DeliveryCursor{CreatedAt: at, ID: "dlv_abc123"}
+	got, err := ParseDeliveryCursor(c.Encode())
+	if err != nil || got == nil || !got.CreatedAt.Equal(at) || got.ID != c.ID {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if got, err := ParseDeliveryCursor(""); got != nil || err != nil {
+		t.Fatalf("empty cursor: %+v, %v", got, err)
+	}
+	far := DeliveryCursor{CreatedAt: time.Date(20000, 1, 1, 0, 0, 0, 0, time.UTC), ID: "dlv_x"}.Encode()
+	early := DeliveryCursor{CreatedAt: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC), ID: "dlv_x"}.Encode()
+	for _, bad := range []string{"x", "!!!", "eyJ0IjoxfQ", "bnVsbA", "eyJ0IjoxLCJpIjoiYVx1MDAwMGIifQ", far, early} {
+		if _, err := ParseDeliveryCursor(bad); telemetry.ErrorCode(err) != telemetry.EBADREQUEST {
+			t.Errorf("%q: got %v, want bad_request", bad, err)
+		}
+	}
+}
+
+func TestPlausibleID(t *testing.T) {
+	for _, ok := range []string{"dlv_0123456789abcdef", "a", "rul-1_X"} {
+		if !PlausibleID(ok) {
+			t.Errorf("%q refused", ok)
+		}
+	}
+	for _, bad := range []string{"", "a b", "a\x00b", "é", "a/b", "1;DROP", strings.Repeat("a", MaxIDLen+1)} {
+		if PlausibleID(bad) {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }

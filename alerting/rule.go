@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 // Rule metrics: what a rule measures over its window, with the meaning the
@@ -73,6 +74,37 @@ type Rule struct {
 // last WindowMinutes minutes, ending at now.
 func (r Rule) Window(now time.Time) (from, to time.Time) {
 	return now.Add(-time.Duration(r.WindowMinutes) * time.Minute), now
+}
+
+// Value picks the rule's figure out of its MCP's window stats, as
+// analytics.WindowReader returns them for the rule's window: the "" entry
+// (every item of the MCP) or, for a rule naming a tool, that tool's
+// tools/call items. An absent entry means no items: counts and error_rate
+// are 0 (ok true), p95_ms has no value (ok false). error_rate is
+// errors / calls, 0 when there are no calls, like the metric reads.
+func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bool) {
+	key := ""
+	if r.Tool != nil {
+		key = *r.Tool
+	}
+	st := stats[key]
+	switch r.Metric {
+	case MetricCalls:
+		return float64(st.Calls), true
+	case MetricErrors:
+		return float64(st.Errors), true
+	case MetricErrorRate:
+		if st.Calls == 0 {
+			return 0, true
+		}
+		return float64(st.Errors) / float64(st.Calls), true
+	case MetricP95:
+		if st.P95Ms == nil {
+			return 0, false
+		}
+		return *st.P95Ms, true
+	}
+	return 0, false
 }
 
 // Breached reports whether a measured value breaks the rule. hasValue is

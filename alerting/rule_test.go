@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 func strp(s string) *string { return &s }
@@ -352,4 +353,42 @@ func jsonKeys(t *testing.T, b []byte) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func TestRuleValue(t *testing.T) {
+	p95 := 240.5
+	stats := map[string]analytics.WindowStat{
+		"":            {Calls: 40, Errors: 10, P95Ms: &p95},
+		"search_docs": {Calls: 8, Errors: 2},
+	}
+	cases := []struct {
+		name   string
+		metric string
+		tool   *string
+		stats  map[string]analytics.WindowStat
+		value  float64
+		ok     bool
+	}{
+		{"calls of the MCP", MetricCalls, nil, stats, 40, true},
+		{"errors of the MCP", MetricErrors, nil, stats, 10, true},
+		{"error rate of the MCP", MetricErrorRate, nil, stats, 0.25, true},
+		{"p95 of the MCP", MetricP95, nil, stats, 240.5, true},
+		{"calls of a tool", MetricCalls, strp("search_docs"), stats, 8, true},
+		{"error rate of a tool", MetricErrorRate, strp("search_docs"), stats, 0.25, true},
+		{"p95 of a tool without durations has no value", MetricP95, strp("search_docs"), stats, 0, false},
+		{"unknown tool counts zero", MetricCalls, strp("other"), stats, 0, true},
+		{"error rate with no calls is 0", MetricErrorRate, nil, nil, 0, true},
+		{"errors with no data is 0", MetricErrors, nil, nil, 0, true},
+		{"p95 with no data has no value", MetricP95, nil, nil, 0, false},
+		{"unknown metric has no value", "bogus", nil, stats, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Rule{Metric: tc.metric, Tool: tc.tool}
+			v, ok := r.Value(tc.stats)
+			if v != tc.value || ok != tc.ok {
+				t.Fatalf("Value = %v, %v; want %v, %v", v, ok, tc.value, tc.ok)
+			}
+		})
+	}
 }

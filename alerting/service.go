@@ -31,9 +31,10 @@ type ChannelService interface {
 	// ConnectWebhook checks rawURL with ValidateWebhookURL, stores it sealed
 	// in a SecretBox (bound with WebhookAssociatedData) together with its
 	// hint, replacing any previous webhook of the channel, and returns the
-	// hint. Returns ENOTFOUND (unknown channel), EINVALID (personal channel)
-	// and EWEBHOOKHOST (the URL fails the check).
-	ConnectWebhook(ctx context.Context, accountID, channel, rawURL string) (hint string, err error)
+	// hint. userID is the admin connecting it, kept for the record. Returns
+	// ENOTFOUND (unknown channel), EINVALID (personal channel) and
+	// EWEBHOOKHOST (the URL fails the check).
+	ConnectWebhook(ctx context.Context, accountID, userID, channel, rawURL string) (hint string, err error)
 
 	// DisconnectWebhook removes the channel's webhook. Disconnecting a channel
 	// that is not connected succeeds (DELETE is idempotent). Rules naming the
@@ -67,8 +68,8 @@ type RuleService interface {
 type InboxService interface {
 	// Inbox returns a page of the person's in_app deliveries in the account,
 	// newest first (ties broken by id), with the unread count. Call
-	// f.Validate first. Returns EINVALID for a cursor that is not one this
-	// service issued (field query.cursor).
+	// f.Validate first. Returns EBADREQUEST for a cursor that is not one
+	// this service issued (ParseDeliveryCursor).
 	Inbox(ctx context.Context, accountID, userID string, f InboxFilter) (InboxPage, error)
 
 	// MarkRead marks read the listed items, or all of the person's items
@@ -81,46 +82,48 @@ type InboxService interface {
 // NotificationService reads the account's delivery log (admins only).
 type NotificationService interface {
 	// Notifications returns a page of the account's deliveries on every
-	// channel, newest first. Call f.Validate first. Returns EINVALID for a
-	// foreign cursor (query.cursor).
+	// channel, newest first. Call f.Validate first. Returns EBADREQUEST for
+	// a malformed cursor (ParseDeliveryCursor).
 	Notifications(ctx context.Context, accountID string, f NotificationFilter) (NotificationPage, error)
 }
 
-// MetricSource is what the evaluator asks analytics for. The clickhouse
-// package implements it; alerting never sees ClickHouse.
-type MetricSource interface {
-	// RuleValue returns the value of metric over [from, to) for the MCP,
-	// over the tools/call items of tool when tool is not nil. Counts and
-	// error_rate always have a value (0 with no data, ok true); p95_ms has
-	// none when no item in scope carries a duration (ok false), and
-	// Rule.Breached then says not breached. Errors are EUNAVAILABLE or
-	// EINTERNAL.
-	RuleValue(ctx context.Context, mcpID, metric string, tool *string, from, to time.Time) (value float64, ok bool, err error)
-}
-
 // Evaluator evaluates rules: every minute (configurable) for all enabled
-// rules, and on demand for POST /v1/rules/{ruleId}/evaluate. One evaluation
-// of a rule is:
+// rules, and on demand for POST /v1/rules/{ruleId}/evaluate. Rule values come
+// from analytics.WindowReader (Rule.Value picks a rule's figure out of its
+// MCP's window stats); alerting never sees ClickHouse. One evaluation of a
+// rule is:
 //
-//  1. from, to := rule.Window(now); value, ok := MetricSource.RuleValue(...).
+//  1. value, ok := rule.Value(stats of rule.Window(now)).
 //  2. next, fired, resolved := Transition(rule.State, rule.Breached(value, ok)).
-//  3. In one Postgres transaction that locks the rule row (SELECT ... FOR
-//     UPDATE, re-reading its state so two instances or a manual evaluation
-//     racing the ticker cannot both fire it): store next; when fired, set
-//     last_fired_at and insert PlanFanOut(rule, value, members now,
-//     connected team channels) as deliveries, each recording the rule's name.
+//  3. In one Postgres transaction that locks the rule row and re-checks its
+//     state (so two instances, or a manual evaluation racing the ticker,
+//     cannot both fire it): store next; when fired, set last_fired_at and
+//     insert PlanFanOut(rule, value, members now, connected team channels)
+//     as deliveries, each recording the rule's name.
 //  4. resolved creates no deliveries (the contract names none).
 //
-// A MetricSource error leaves the rule's state unchanged: an outage of
-// ClickHouse must neither fire nor resolve anything. A disabled rule is
-// skipped by the ticker; evaluating it on demand measures and reports the
-// value but does not change its state or fire.
+// A metrics error leaves the rule's state unchanged: an outage of ClickHouse
+// must neither fire nor resolve anything. A disabled rule is skipped by the
+// ticker; evaluating it on demand measures and reports the value but does
+// not change its state or fire.
 type Evaluator interface {
 	// EvaluateRule evaluates one rule at now and returns the outcome.
 	// Returns ENOTFOUND, EUNAVAILABLE (metrics could not be read).
 	EvaluateRule(ctx context.Context, accountID, ruleID string, now time.Time) (Evaluation, error)
 
 	// EvaluateAll evaluates every enabled rule at now; one rule's failure
-	// does not stop the others, and the returned error joins them.
-	EvaluateAll(ctx context.Context, now time.Time) error
+	// does not stop the others, and the returned error joins them. The
+	// summary counts what the pass did, for the service's metrics.
+	EvaluateAll(ctx context.Context, now time.Time) (PassSummary, error)
+}
+
+// PassSummary counts what one evaluation pass did.
+type PassSummary struct {
+	// Skipped is true when another instance was running a pass at the same
+	// time, so this one left the rules to it.
+	Skipped  bool
+	Rules    int // enabled rules measured
+	Fired    int // ok -> firing transitions this pass made
+	Resolved int // firing -> ok transitions this pass made
+	Failed   int // rules left unchanged because of an error
 }

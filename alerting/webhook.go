@@ -57,13 +57,10 @@ var webhookHosts = map[string][]string{
 // (personal) on path.channel; a URL that fails the check gets EWEBHOOKHOST
 // on body.url with a message saying what is wrong.
 func ValidateWebhookURL(channel, raw string) (*url.URL, error) {
-	hosts, ok := webhookHosts[channel]
-	if !ok {
-		if IsPersonalChannel(channel) {
-			return nil, telemetry.FieldError(telemetry.EINVALID, "path.channel", "%s is a personal channel; only slack and discord take a webhook.", channel)
-		}
-		return nil, telemetry.FieldError(telemetry.ENOTFOUND, "path.channel", "There is no team channel named %q; use slack or discord.", channel)
+	if err := CheckTeamChannel(channel); err != nil {
+		return nil, err
 	}
+	hosts := webhookHosts[channel]
 	if err := checkWebhookChars(raw); err != nil {
 		return nil, err
 	}
@@ -107,6 +104,19 @@ func ValidateWebhookURL(channel, raw string) (*url.URL, error) {
 		canon.RawQuery = q
 	}
 	return canon, nil
+}
+
+// CheckTeamChannel checks the channel of a webhook route: ENOTFOUND on
+// path.channel for a name that is no channel, EINVALID for a personal
+// channel, which takes no webhook.
+func CheckTeamChannel(channel string) error {
+	if _, ok := webhookHosts[channel]; ok {
+		return nil
+	}
+	if IsPersonalChannel(channel) {
+		return telemetry.FieldError(telemetry.EINVALID, "path.channel", "%s is a personal channel; only slack and discord take a webhook.", channel)
+	}
+	return telemetry.FieldError(telemetry.ENOTFOUND, "path.channel", "There is no team channel named %q; use slack or discord.", channel)
 }
 
 // WebhookHint returns the host and path of a webhook with the trailing secret

@@ -16,7 +16,7 @@ import (
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/ingest"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 	"github.com/mcpscope/telemetry/wal"
 )
@@ -24,6 +24,15 @@ import (
 // accountServer is the API with the real account services on the package's
 // PostgreSQL database.
 func accountServer(t *testing.T, cfg postgres.AuthConfig) *Server {
+	t.Helper()
+	opts, _, _ := accountOptions(t, cfg)
+	return New(opts)
+}
+
+// accountOptions are the server options with the real account, ingest and
+// metric services on the package's PostgreSQL database and a ClickHouse
+// database of the test's own, and those databases.
+func accountOptions(t *testing.T, cfg postgres.AuthConfig) (Options, *postgres.DB, *clickhouse.DB) {
 	t.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -38,32 +47,15 @@ func accountServer(t *testing.T, cfg postgres.AuthConfig) *Server {
 	keys := postgres.NewKeyService(db, cfg.KeyCacheTTL)
 	auth := postgres.NewAuthService(db, cfg, keys)
 	ch := testClickHouse(t)
-	return New(Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
+	return Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
 		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys,
 		Ingester: testPipeline(t, ch), Analytics: ch,
-		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: 600, MaxBatchItems: 1000, MaxBodyBytes: 1 << 20}})
+		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: 600, MaxBatchItems: 1000, MaxBodyBytes: 1 << 20}}, db, ch
 }
 
 // testClickHouse opens a fresh migrated ClickHouse database, dropped when
 // the test ends.
-func testClickHouse(t *testing.T) *clickhouse.DB {
-	t.Helper()
-	ctx := context.Background()
-	addr := testenv.ClickHouseAddr(t)
-	name := testenv.Name("httpapi")
-	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = db.DropDatabase(context.Background())
-		db.Close()
-	})
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
+func testClickHouse(t *testing.T) *clickhouse.DB { return testdb.ClickHouse(t) }
 
 // testPipeline runs a real ingest pipeline (write-ahead log in a temporary
 // directory, flushing to ch) until the test ends.

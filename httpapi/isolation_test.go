@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/danielgtaylor/huma/v2"
-
-	"github.com/mcpscope/telemetry/postgres"
 )
 
 // isolationBodies are minimal valid bodies, so that a request that gets
@@ -17,11 +15,19 @@ import (
 // validation. Operations not listed get `{}` (with a method that takes a
 // body).
 var isolationBodies = map[string]string{
-	"POST /v1/account/members":            `{"email":"someone@example.com","role":"member"}`,
-	"PATCH /v1/account/members/{user_id}": `{"role":"member"}`,
-	"POST /v1/mcps":                       `{"name":"x"}`,
-	"POST /v1/mcps/{id}/keys":             `{"name":"x"}`,
+	"POST /v1/account/members":                   `{"email":"someone@example.com","role":"member"}`,
+	"PATCH /v1/account/members/{user_id}":        `{"role":"member"}`,
+	"POST /v1/mcps":                              `{"name":"x"}`,
+	"POST /v1/mcps/{id}/keys":                    `{"name":"x"}`,
+	"POST /v1/mcps/{id}/rules":                   `{"name":"x","metric":"errors","comparator":">","threshold":1,"window_minutes":5,"channels":["in_app"]}`,
+	"PATCH /v1/rules/{ruleId}":                   `{"name":"x"}`,
+	"PUT /v1/account/channels/{channel}/webhook": `{"url":"https://hooks.slack.com/services/T0001/B0001/abcdefghijklmnop"}`,
+	"POST /v1/account/inbox/read":                `{"all":true}`,
 }
+
+// sharedParams name things every account has (the channel catalogue), not
+// account A's resources: another account reaching them is no leak.
+var sharedParams = map[string]bool{"channel": true}
 
 // TestCredentialAndTenantIsolation enumerates every operation of the
 // router's own OpenAPI document, so a route added later is covered without
@@ -30,7 +36,7 @@ var isolationBodies = map[string]string{
 // credential_not_allowed; another account's session on account A's ids is
 // 404; a member where an admin is needed is 403 forbidden.
 func TestCredentialAndTenantIsolation(t *testing.T) {
-	s := accountServer(t, postgres.AuthConfig{})
+	s, _ := alertingServer(t)
 	ops := operations(s)
 	hasIngest := false
 	for _, op := range ops {
@@ -52,10 +58,13 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 	inv := expect(t, s, "POST", "/v1/account/members", ownerA, `{"email":"member-`+mcpA+`@example.com","role":"member"}`, 201, "")
 	m := expect(t, s, "POST", "/v1/auth/signup", "", signupBody("member-"+mcpA+"@example.com", "M", "invite_token", inv["invite_token"].(string)), 201, "")
 	memberA := m["token"].(string)
+	ruleA := expect(t, s, "POST", "/v1/mcps/"+mcpA+"/rules", ownerA, isolationBodies["POST /v1/mcps/{id}/rules"], 201, "")["id"].(string)
 	params := map[string]string{
 		"id":      mcpA,
 		"keyId":   keyA["id"].(string),
 		"user_id": m["user"].(map[string]any)["id"].(string),
+		"ruleId":  ruleA,
+		"channel": "slack",
 		"name":    "search_docs",
 	}
 	ownerB := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("b"), "B"), 201, "")["token"].(string)
@@ -118,6 +127,9 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 		t.Fatalf("members %v", ms)
 	}
 	expect(t, s, "GET", "/v1/account", memberA, "", 200, "")
+	if r := expect(t, s, "GET", "/v1/rules/"+ruleA, memberA, "", 200, ""); r["name"] != "x" {
+		t.Fatalf("rule %v", r)
+	}
 }
 
 type operation struct {
@@ -156,6 +168,6 @@ func fillPath(t *testing.T, path string, params map[string]string) (string, bool
 			t.Fatalf("no fixture for path parameter {%s}: add account A's resource to the isolation test", name)
 		}
 		path = path[:i] + v + path[i+j+1:]
-		filled = true
+		filled = filled || !sharedParams[name]
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
 )
 
@@ -43,6 +44,17 @@ type Options struct {
 	App http.Handler
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
+
+	// Alerting services. Each one set serves its routes:
+	// Channels /v1/account/channels[/{channel}/webhook], Rules
+	// /v1/mcps/{id}/rules and /v1/rules/{ruleId}, Evaluator
+	// POST /v1/rules/{ruleId}/evaluate, Inbox /v1/account/inbox[/read],
+	// Notifications /v1/account/notifications.
+	Channels      alerting.ChannelService
+	Rules         alerting.RuleService
+	Evaluator     alerting.Evaluator
+	Inbox         alerting.InboxService
+	Notifications alerting.NotificationService
 }
 
 // Server is the HTTP API.
@@ -125,6 +137,21 @@ func New(opts Options) *Server {
 	if opts.Ingester != nil {
 		s.registerIngest()
 		s.registerOTLP()
+	}
+	if opts.Channels != nil {
+		s.registerChannels()
+	}
+	if opts.Rules != nil {
+		s.registerRules()
+	}
+	if opts.Evaluator != nil {
+		s.registerEvaluate()
+	}
+	if opts.Inbox != nil {
+		s.registerInbox()
+	}
+	if opts.Notifications != nil {
+		s.registerNotifications()
 	}
 	return s
 }

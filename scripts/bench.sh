@@ -11,7 +11,8 @@
 #      batches of the flusher's size;
 #   3. the reads: seeds BENCH_EVENTS events over 365 days (half of them in one
 #      MCP) and times every read endpoint through HTTP and as raw aggregates;
-#   4. the alerting Go benchmarks (evaluation pass, fan-out);
+#   4. the alerting Go benchmarks (evaluation pass, fan-out), or those BENCH_GO
+#      names;
 # and prints a summary against the goals. Everything it started is stopped on
 # exit, even on failure or Ctrl-C.
 #
@@ -26,9 +27,12 @@
 #   BENCH_CONNS [8]            load generator connections
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
 #   BENCH_SKIP                 space-separated parts to skip: ingest direct reads alerting
+#   BENCH_GO                   a -bench regexp: run these Go benchmarks of every
+#                              package instead of the alerting ones ("." for all)
+#   BENCHTIME [3x]             their -benchtime
 #   BENCH_KEEP=1               keep the temporary directory (databases, logs)
-# The figures are also saved under .data/bench/<time>/.
 #   BENCH_CH_PORT [39100] BENCH_PG_PORT [35532] BENCH_HTTP_PORT [38080]
+# The figures are also saved under .data/bench/<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -141,13 +145,17 @@ stop_service # the alerting benchmarks use databases of their own on the same se
 alerting=$dir/alerting.txt
 : >"$alerting"
 if want alerting; then
-	step "alerting: evaluation pass and fan-out (Go benchmarks)"
-	pkgs=$(grep -rlE '^func Benchmark(EvaluatePass|FanOut)' --include='*_test.go' --exclude-dir=.data --exclude-dir=node_modules . | xargs -r -n1 dirname | sort -u)
+	step "Go benchmarks: ${BENCH_GO:-the alerting evaluation pass and fan-out}"
+	if [ -n "${BENCH_GO:-}" ]; then
+		pkgs=./...
+	else
+		pkgs=$(grep -rlE '^func Benchmark(EvaluatePass|FanOut)' --include='*_test.go' --exclude-dir=.data --exclude-dir=node_modules . | xargs -r -n1 dirname | sort -u)
+	fi
 	if [ -z "$pkgs" ]; then
 		echo "no BenchmarkEvaluatePass or BenchmarkFanOut found: skipped"
 	else
 		TELEMETRY_TEST_CLICKHOUSE_ADDR=$CH TELEMETRY_TEST_POSTGRES_URL=$PG_URL \
-			"$GO" test -run '^$' -bench 'EvaluatePass|FanOut' -benchtime 3x -timeout 30m $pkgs | tee "$alerting"
+			"$GO" test -run '^$' -bench "${BENCH_GO:-EvaluatePass|FanOut}" -benchtime "${BENCHTIME:-3x}" -timeout 60m $pkgs | tee "$alerting"
 	fi
 fi
 

@@ -3,6 +3,7 @@
 # project runs on, each on loopback with its data in one directory of ours.
 #
 #   scripts/dbctl.sh install
+#   scripts/dbctl.sh install-browser   (chromium, for the dashboard's browser tests)
 #   scripts/dbctl.sh start DIR CH_TCP_PORT PG_PORT
 #   scripts/dbctl.sh stop DIR
 #
@@ -35,6 +36,17 @@ install() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	# The packages' own services must not start: we run our own instances.
 	as_root env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+}
+
+# install_browser installs Debian's chromium for the dashboard's browser
+# tests (cmd/telemetryd/browser_test.go), with the fonts its screenshots
+# need, when no chromium is on the PATH.
+install_browser() {
+	command -v chromium >/dev/null && return
+	command -v chromium-browser >/dev/null && return
+	log "installing chromium (Debian package, for the browser tests)"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
 }
 
 ch_config() { # DIR PORT
@@ -143,6 +155,7 @@ stop() { # DIR
 cmd=${1:-}
 case "$cmd" in
 install) install ;;
+install-browser) install_browser ;;
 start)
 	[ $# -eq 4 ] || { echo "usage: $0 start DIR CH_TCP_PORT PG_PORT" >&2; exit 2; }
 	install
@@ -154,5 +167,5 @@ start)
 start-ch) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_ch "$dir" "$3" ;;
 stop-ch) stop_pid "$(cd "$2" && pwd)/ch.pid" ;;
 stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; [ -d "$2" ] && stop "$(cd "$2" && pwd)" ;;
-*) echo "usage: $0 install | start DIR CH_TCP_PORT PG_PORT | stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 install | install-browser | start DIR CH_TCP_PORT PG_PORT | stop DIR" >&2; exit 2 ;;
 esac

@@ -105,7 +105,7 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(out, "alerting (Go benchmarks, time per operation)")
+		fmt.Fprintln(out, "Go benchmarks (time per operation; goals of the alerting issue)")
 		for _, r := range results {
 			goal, verdict := "", ""
 			switch {

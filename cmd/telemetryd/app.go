@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/httpapi"
@@ -44,6 +45,15 @@ type Main struct {
 	Accounts *postgres.AccountService
 	Members  *postgres.MemberService
 	MCPs     *postgres.MCPService
+
+	// Alerting services (PostgreSQL; rule values from ClickHouse). The
+	// evaluator runs every alerting.evaluate_interval in Run.
+	Channels      *postgres.ChannelService
+	Rules         *postgres.RuleService
+	Evaluator     *postgres.Evaluator
+	Inbox         *postgres.InboxService
+	Notifications *postgres.NotificationService
+	evalMetrics   *evaluatorMetrics
 
 	listener net.Listener
 	closers  []func()
@@ -116,6 +126,22 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Accounts = postgres.NewAccountService(m.PG)
 	m.Members = postgres.NewMemberService(m.PG)
 	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
+	key, err := secretKey(m.Config.Alerting)
+	if err != nil {
+		return err
+	}
+	box, err := alerting.NewSecretBox(key)
+	if err != nil {
+		return err
+	}
+	m.Channels = postgres.NewChannelService(m.PG, box)
+	m.Rules = postgres.NewRuleService(m.PG)
+	m.Evaluator = postgres.NewEvaluator(m.PG, m.CH, m.Log)
+	m.Inbox = postgres.NewInboxService(m.PG)
+	m.Notifications = postgres.NewNotificationService(m.PG)
+	if m.Registry != nil {
+		m.evalMetrics = newEvaluatorMetrics(m.Registry)
+	}
 	m.API = httpapi.New(httpapi.Options{
 		Logger:      m.Log,
 		BaseURL:     m.Config.Server.BaseURL,
@@ -136,6 +162,12 @@ func (m *Main) Open(ctx context.Context) error {
 		Members:  m.Members,
 		MCPs:     m.MCPs,
 		Keys:     m.Keys,
+
+		Channels:      m.Channels,
+		Rules:         m.Rules,
+		Evaluator:     m.Evaluator,
+		Inbox:         m.Inbox,
+		Notifications: m.Notifications,
 	})
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
@@ -189,6 +221,9 @@ func (m *Main) Run(ctx context.Context) error {
 	// Deleted ingest keys are evicted from this instance's cache as soon as
 	// PostgreSQL announces them; the loop reconnects on its own.
 	g.Go(func() error { return m.Keys.Run(gctx) })
+	g.Go(func() error {
+		return runEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
+	})
 	g.Go(func() error {
 		<-gctx.Done()
 		m.Log.Info("shutting down")

@@ -199,6 +199,9 @@ func (c Config) Validate() error {
 	if !strings.HasPrefix(c.Postgres.URL, "postgres://") && !strings.HasPrefix(c.Postgres.URL, "postgresql://") {
 		bad("postgres.url", "must be a postgres:// URL")
 	}
+	if c.Postgres.MaxConns < 4 {
+		bad("postgres.max_conns", "must be at least 4: the rule evaluator holds one for its lock while it writes on others")
+	}
 	if c.Auth.SessionTTL < time.Minute {
 		bad("auth.session_ttl", "must be at least 1m")
 	}

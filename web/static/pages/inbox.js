@@ -72,6 +72,7 @@ function markedRead(li) {
   li.classList.remove('unread');
   li.dataset.read = 'true';
   li.querySelector('[data-testid="inbox-mark-read"]')?.remove();
+  li.querySelector('.dot')?.remove();
 }
 
 function inboxItem(item, onRead) {

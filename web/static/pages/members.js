@@ -42,8 +42,11 @@ export async function render(ctx) {
     drawInvites();
     return [
       h('p', { class: 'lead' }, 'You are ', h('strong', { testid: 'my-role' }, acct.role), ` in ${acct.name}. ${ROLE_HELP}`),
-      h('div', { class: admin ? 'grid-2 grid-wide-first' : '' },
-        h('div', null, section('People', membersBox), section('Pending invitations', invitesBox)),
+      // The people table gets the full width: email, role and actions side
+      // by side do not fit next to the invite form.
+      section('People', membersBox),
+      h('div', { class: admin ? 'grid-2' : '' },
+        section('Pending invitations', invitesBox),
         admin ? section('Invite someone', inviteForm((r) => {
           if (r.invitation) { invitations.unshift(r.invitation); drawInvites(); }
           else if (r.user_id) { members.push(r); drawMembers(); }

@@ -3,6 +3,7 @@
 // /v1/rules/{ruleId}/evaluate → {state, value, fired}).
 
 import * as api from '../api.js';
+import * as inboxBadge from '../badge.js';
 import * as fmt from '../format.js';
 import * as store from '../store.js';
 import * as router from '../router.js';
@@ -51,7 +52,7 @@ export async function render(ctx) {
         { key: 'name', label: 'Rule', render: (r) => h('div', null, h('a', { href: router.href(`${base}/${router.seg(r.id)}`), class: 'strong', testid: 'rule-link' }, r.name), h('div', { class: 'muted small' }, describe(r))) },
         { key: 'tool', label: 'Tool', render: (r) => (r.tool ? h('code', null, r.tool) : h('span', { class: 'muted' }, 'All tools')) },
         { key: 'channels', label: 'Channels', render: (r) => (r.channels || []).map((c) => CHANNEL_LABELS[c] || c).join(', ') || '—' },
-        { key: 'state', label: 'State', render: (r) => h('div', null, stateBadge(r.state), r.last_fired_at ? h('div', { class: 'muted small' }, 'Last fired ', time(r.last_fired_at)) : null) },
+        { key: 'state', label: 'State', render: stateCell },
         { key: 'enabled', label: 'Enabled', render: (r) => enabledToggle(r, admin) },
         { key: 'actions', label: '', render: (r) => actions(r, admin, base, () => { rules.splice(rules.indexOf(r), 1); draw(); }) },
       ],
@@ -62,6 +63,11 @@ export async function render(ctx) {
         admin ? h('a', { class: 'btn btn-primary', href: router.href(`${base}/new`), testid: 'rule-new' }, 'New rule') : h('span', { class: 'muted' }, 'Only owners and admins can change rules.')),
       list);
   });
+}
+
+function stateCell(rule) {
+  return h('div', { class: 'rule-state-cell' }, stateBadge(rule.state),
+    rule.last_fired_at ? h('div', { class: 'muted small' }, 'Last fired ', time(rule.last_fired_at)) : null);
 }
 
 function enabledToggle(rule, admin) {
@@ -93,8 +99,13 @@ function actions(rule, admin, base, onDeleted) {
       const r = await busy(evaluate, () => api.post(api.path`/v1/rules/${rule.id}/evaluate`));
       const m = METRICS[rule.metric] || { format: fmt.number };
       rule.state = r.state;
-      const row = evaluate.closest('tr');
-      row?.querySelector('[data-testid="rule-state"]')?.replaceWith(stateBadge(r.state));
+      if (r.fired) {
+        rule.last_fired_at = new Date().toISOString();
+        // A firing with in-app delivery lands in the caller's inbox now, not
+        // at the next 30 s poll.
+        inboxBadge.refresh();
+      }
+      evaluate.closest('tr')?.querySelector('.rule-state-cell')?.replaceWith(stateCell(rule));
       result.replaceChildren(
         h('span', { dataset: { state: r.state, fired: String(!!r.fired), value: r.value === null || r.value === undefined ? '' : String(r.value) } },
           stateBadge(r.state), ' value ', h('strong', { testid: 'rule-evaluate-value' }, r.value === null || r.value === undefined ? 'n/a' : m.format(r.value)),

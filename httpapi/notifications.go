@@ -1,0 +1,59 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/mcpscope/telemetry/alerting"
+)
+
+type notificationsInput struct {
+	PageQuery
+	Channel string `query:"channel" enum:"in_app,email,slack,discord" doc:"Only deliveries on this channel."`
+	Status  string `query:"status" enum:"delivered,queued" doc:"Only deliveries in this status."`
+}
+
+type notificationsOutput struct {
+	Body alerting.NotificationPage
+}
+
+func (s *Server) registerNotifications() {
+	s.documentSchema(alerting.Notification{}, "One delivery of a rule firing on one channel.", map[string]string{
+		"id":                "The delivery's id.",
+		"rule_id":           "The rule that fired; it may have been deleted since.",
+		"mcp_id":            "The MCP the rule measures.",
+		"channel":           "in_app, email, slack or discord.",
+		"recipient_user_id": "The person of an in_app or email delivery; null for team chat, which goes to the whole team.",
+		"status":            "delivered (in_app, in the person's inbox) or queued (email and team chat: recorded, nothing sends them yet). More statuses may come when senders exist; tolerate unknown values.",
+		"title":             "The notification's one-line title.",
+		"created_at":        "When the rule fired.",
+	})
+	s.documentSchema(alerting.NotificationPage{}, "A page of the account's delivery log, newest first.", map[string]string{
+		"items":       "The deliveries of this page.",
+		"next_cursor": "Pass as cursor to get the next page; null on the last page.",
+	})
+
+	register(s, huma.Operation{
+		OperationID: "list-notifications",
+		Method:      http.MethodGet,
+		Path:        "/v1/account/notifications",
+		Summary:     "Read the account's delivery log",
+		Description: `Owners and admins. Every delivery of every rule firing in this account, on every channel,
+newest first (ties by id), paginated; filter by ` + "`channel`" + ` and ` + "`status`" + `. Bodies and read markers
+are each recipient's own business and are not shown. A malformed cursor is 400.`,
+		Tags:   []string{"Alerting"},
+		Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity},
+	}, Manager, func(ctx context.Context, in *notificationsInput) (*notificationsOutput, error) {
+		f := alerting.NotificationFilter{Channel: in.Channel, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor}
+		if err := f.Validate(); err != nil {
+			return nil, err
+		}
+		page, err := s.opts.Notifications.Notifications(ctx, principal(ctx).AccountID, f)
+		if err != nil {
+			return nil, err
+		}
+		return &notificationsOutput{Body: page}, nil
+	})
+}

@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/alerting"
+)
+
+// RuleService stores alert rules. Every query is scoped by account id, so a
+// rule or MCP of another account is not found.
+type RuleService struct {
+	db *DB
+}
+
+var _ alerting.RuleService = (*RuleService)(nil)
+
+// NewRuleService returns the rule store.
+func NewRuleService(db *DB) *RuleService { return &RuleService{db: db} }
+
+const ruleColumns = `id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
+	channels, enabled, state, last_fired_at, created_at`
+
+func scanRule(row pgx.Row) (alerting.Rule, error) {
+	var r alerting.Rule
+	err := row.Scan(&r.ID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold, &r.WindowMinutes,
+		&r.Channels, &r.Enabled, &r.State, &r.LastFiredAt, &r.CreatedAt)
+	if err != nil {
+		return alerting.Rule{}, wrap(err)
+	}
+	r.CreatedAt, r.LastFiredAt = utc(r.CreatedAt), utcPtr(r.LastFiredAt)
+	return r, nil
+}
+
+// CreateRule implements alerting.RuleService. The MCP check and the insert
+// are one statement: the rule takes its account from the MCP row, which
+// must belong to accountID.
+func (s *RuleService) CreateRule(ctx context.Context, accountID, mcpID string, c alerting.RuleCreate) (alerting.Rule, error) {
+	if err := c.Validate(); err != nil {
+		return alerting.Rule{}, err
+	}
+	if !alerting.PlausibleID(mcpID) {
+		return alerting.Rule{}, notFound("MCP")
+	}
+	r := c.Rule(newID(prefixRule), mcpID, time.Now())
+	row := s.db.Pool.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
+			threshold, window_minutes, channels, enabled, state)
+		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12
+		FROM mcps WHERE id = $2 AND account_id = $3
+		RETURNING `+ruleColumns,
+		r.ID, mcpID, accountID, r.Name, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.Channels, r.Enabled, r.State)
+	created, err := scanRule(row)
+	if isNotFound(err) {
+		return alerting.Rule{}, notFound("MCP")
+	}
+	return created, err
+}
+
+// Rule implements alerting.RuleService.
+func (s *RuleService) Rule(ctx context.Context, accountID, ruleID string) (alerting.Rule, error) {
+	if !alerting.PlausibleID(ruleID) {
+		return alerting.Rule{}, notFound("Rule")
+	}
+	r, err := scanRule(s.db.Pool.QueryRow(ctx, `SELECT `+ruleColumns+` FROM rules WHERE id = $1 AND account_id = $2`, ruleID, accountID))
+	if isNotFound(err) {
+		return alerting.Rule{}, notFound("Rule")
+	}
+	return r, err
+}
+
+// Rules implements alerting.RuleService.
+func (s *RuleService) Rules(ctx context.Context, accountID, mcpID string) ([]alerting.Rule, error) {
+	if !alerting.PlausibleID(mcpID) {
+		return nil, notFound("MCP")
+	}
+	var exists bool
+	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcps WHERE id = $1 AND account_id = $2)`, mcpID, accountID).Scan(&exists); err != nil {
+		return nil, wrap(err)
+	}
+	if !exists {
+		return nil, notFound("MCP")
+	}
+	rows, err := s.db.Pool.Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE mcp_id = $1 AND account_id = $2
+		ORDER BY created_at, id`, mcpID, accountID)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (alerting.Rule, error) { return scanRule(row) })
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if out == nil {
+		out = []alerting.Rule{}
+	}
+	return out, nil
+}
+
+// UpdateRule implements alerting.RuleService. The rule row is locked while
+// the update is merged, so two concurrent PATCHes each see the other's
+// result, and the evaluator cannot store a state computed for the old
+// definition (it re-checks the definition when it writes).
+func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, upd alerting.RuleUpdate) (alerting.Rule, error) {
+	if !alerting.PlausibleID(ruleID) {
+		return alerting.Rule{}, notFound("Rule")
+	}
+	var out alerting.Rule
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		cur, err := scanRule(tx.QueryRow(ctx, `SELECT `+ruleColumns+` FROM rules WHERE id = $1 AND account_id = $2 FOR UPDATE`, ruleID, accountID))
+		if isNotFound(err) {
+			return notFound("Rule")
+		}
+		if err != nil {
+			return err
+		}
+		next, err := upd.Apply(cur)
+		if err != nil {
+			return err
+		}
+		out, err = scanRule(tx.QueryRow(ctx, `UPDATE rules SET name = $2, metric = $3, tool = $4, comparator = $5,
+				threshold = $6, window_minutes = $7, channels = $8, enabled = $9, state = $10
+			WHERE id = $1 RETURNING `+ruleColumns,
+			ruleID, next.Name, next.Metric, next.Tool, next.Comparator, next.Threshold, next.WindowMinutes,
+			next.Channels, next.Enabled, next.State))
+		return err
+	})
+	if err != nil {
+		return alerting.Rule{}, wrap(err)
+	}
+	return out, nil
+}
+
+// DeleteRule implements alerting.RuleService. Deliveries keep the rule's id
+// and name.
+func (s *RuleService) DeleteRule(ctx context.Context, accountID, ruleID string) error {
+	if !alerting.PlausibleID(ruleID) {
+		return notFound("Rule")
+	}
+	tag, err := s.db.Pool.Exec(ctx, `DELETE FROM rules WHERE id = $1 AND account_id = $2`, ruleID, accountID)
+	if err != nil {
+		return wrap(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("Rule")
+	}
+	return nil
+}
+
+// isNotFound reports a query that found no row (wrapped or not).
+func isNotFound(err error) bool {
+	return errors.Is(err, pgx.ErrNoRows) || telemetry.ErrorCode(err) == telemetry.ENOTFOUND
+}
