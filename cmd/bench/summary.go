@@ -76,6 +76,9 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 
 	if n, ok := get("reads", "history", "mcp_events"); ok {
 		fmt.Fprintf(out, "reads of an MCP holding %.0f events (raw: the same figures aggregated from the events table)\n", n)
+		if n < 49_000_000 {
+			fmt.Fprintln(out, "  (the read goals are set for the full run's 50-million-event MCP; this run is smaller)")
+		}
 		fmt.Fprintf(out, "  %-18s %10s %10s %10s %9s   %s\n", "", "HTTP p50", "HTTP p95", "raw p50", "raw/HTTP", "goal")
 		for _, days := range []int{7, 90, 365} {
 			for _, ep := range readEndpoints {
