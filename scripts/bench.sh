@@ -1,18 +1,168 @@
 #!/usr/bin/env bash
-# bench.sh: start ClickHouse and PostgreSQL of our own in a temporary
-# directory (like test.sh), run the Go benchmarks against them, print the
-# figures and stop the servers. BENCH selects benchmarks (a -bench regexp,
-# default all), BENCHTIME their length (default 3x: every benchmark here
-# measures an operation of seconds at most).
+# bench.sh: measure the service on this machine and print the figures.
+#
+# Starts ClickHouse and PostgreSQL of its own in a temporary directory (ports
+# 39100 and 35532, not those of `make run` or `make test`), starts
+# bin/telemetryd on port 38080, signs up and creates an MCP and ingest keys
+# through the API, then runs:
+#   1. ingest at full load (gzip batches of 500 over 8 connections), then at
+#      half that rate, through the Go client; items/s, p50/p99, peak RSS;
+#   2. the direct-insert baseline: the same rows straight into ClickHouse in
+#      batches of the flusher's size;
+#   3. the reads: seeds BENCH_EVENTS events over 365 days (half of them in one
+#      MCP) and times every read endpoint through HTTP and as raw aggregates;
+#   4. the alerting Go benchmarks (evaluation pass, fan-out), or those BENCH_GO
+#      names;
+# and prints a summary against the goals. Everything it started is stopped on
+# exit, even on failure or Ctrl-C.
+#
+# Environment (defaults in brackets):
+#   BENCH_EVENTS [100000000]   events to seed for the reads. The full run
+#                              took 11.5 minutes on the 2-core machine (seeding
+#                              100 M events about 4, the raw aggregates over the
+#                              50 M-event MCP about 5); 5000000 gives a
+#                              4-minute run
+#   BENCH_DAYS [365]           days of seeded history
+#   BENCH_INGEST_SECONDS [30]  length of each ingest run
+#   BENCH_CONNS [8]            load generator connections
+#   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
+#   BENCH_SKIP                 space-separated parts to skip: ingest direct reads alerting
+#   BENCH_GO                   a -bench regexp: run these Go benchmarks of every
+#                              package instead of the alerting ones ("." for all)
+#   BENCHTIME [3x]             their -benchtime
+#   BENCH_KEEP=1               keep the temporary directory (databases, logs)
+#   BENCH_CH_PORT [39100] BENCH_PG_PORT [35532] BENCH_HTTP_PORT [38080]
+# The figures are also saved under .data/bench/<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-CH_PORT=${TEST_CH_PORT:-29000}
-PG_PORT=${TEST_PG_PORT:-25432}
+CH_PORT=${BENCH_CH_PORT:-39100}
+PG_PORT=${BENCH_PG_PORT:-35532}
+HTTP_PORT=${BENCH_HTTP_PORT:-38080}
+EVENTS=${BENCH_EVENTS:-100000000}
+DAYS=${BENCH_DAYS:-365}
+SECONDS_PER_RUN=${BENCH_INGEST_SECONDS:-30}
+CONNS=${BENCH_CONNS:-8}
+DIRECT_ROWS=${BENCH_DIRECT_ROWS:-2000000}
+SKIP=" ${BENCH_SKIP:-} "
+ENDPOINT=http://127.0.0.1:$HTTP_PORT
+CH=127.0.0.1:$CH_PORT
+PG_URL="postgres://telemetry@127.0.0.1:$PG_PORT/telemetry?sslmode=disable"
+
+step() { printf '\n\033[1m== %s\033[0m (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
+want() { [[ $SKIP != *" $1 "* ]]; }
+
 dir=$(mktemp -d /tmp/telemetry-bench.XXXXXX)
-cleanup() { scripts/dbctl.sh stop "$dir" || true; rm -rf "$dir"; }
+chmod 755 "$dir" # PostgreSQL runs as nobody when we are root
+results=$dir/results.jsonl
+svc_pid=
+stop_service() {
+	if [ -n "$svc_pid" ] && kill -0 "$svc_pid" 2>/dev/null; then
+		echo "stopping telemetryd (pid $svc_pid)"
+		kill -TERM "$svc_pid" 2>/dev/null || true
+		wait "$svc_pid" 2>/dev/null || true
+	fi
+	svc_pid=
+}
+cleanup() {
+	local rc=$?
+	stop_service
+	scripts/dbctl.sh stop "$dir/db" || true
+	if [ -n "${BENCH_KEEP:-}" ]; then echo "kept $dir"; else rm -rf "$dir"; fi
+	exit $rc
+}
 trap cleanup EXIT
-scripts/dbctl.sh start "$dir" "$CH_PORT" "$PG_PORT"
-export TELEMETRY_TEST_CLICKHOUSE_ADDR=127.0.0.1:$CH_PORT
-export TELEMETRY_TEST_POSTGRES_URL="postgres://telemetry@127.0.0.1:$PG_PORT/telemetry?sslmode=disable"
-"$GO" test -run='^$' -bench="${BENCH:-.}" -benchtime="${BENCHTIME:-3x}" -timeout 60m ./...
+trap 'exit 130' INT TERM
+
+loadavg() { echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every figure)"; }
+step "building"
+loadavg
+[ -x bin/telemetryd ] || "$GO" build -o bin/telemetryd ./cmd/telemetryd
+"$GO" build -o "$dir/bench" ./cmd/bench
+bench=$dir/bench
+
+step "starting ClickHouse (:$CH_PORT) and PostgreSQL (:$PG_PORT) in $dir/db"
+# ClickHouse 18.16 cannot bind its port while connections of a previous run
+# linger in TIME-WAIT (up to a minute): wait them out.
+for i in $(seq 1 90); do
+	command -v ss >/dev/null && ss -tan | grep -q "127.0.0.1:$CH_PORT " || break
+	[ "$i" = 1 ] && echo "waiting for port $CH_PORT to be released by a previous run"
+	sleep 1
+done
+if ! scripts/dbctl.sh start "$dir/db" "$CH_PORT" "$PG_PORT"; then
+	tail -n 20 "$dir"/db/pg/server.log "$dir"/db/ch/log/error.log 2>/dev/null || true
+	exit 1
+fi
+
+step "starting telemetryd on $ENDPOINT"
+TELEMETRY_CLICKHOUSE_ADDR=$CH \
+TELEMETRY_POSTGRES_URL=$PG_URL \
+TELEMETRY_SERVER_ADDR=127.0.0.1:$HTTP_PORT \
+TELEMETRY_SERVER_BASE_URL=$ENDPOINT \
+TELEMETRY_INGEST_WAL_DIR=$dir/wal \
+TELEMETRY_INGEST_RATE_LIMIT_PER_MINUTE=10000000 \
+TELEMETRY_ALERTING_SECRET_KEY_FILE=$dir/secret.key \
+TELEMETRY_LOG_LEVEL=warn \
+	bin/telemetryd serve >"$dir/telemetryd.log" 2>&1 &
+svc_pid=$!
+for i in $(seq 1 300); do
+	if curl -fsS "$ENDPOINT/health" >/dev/null 2>&1; then break; fi
+	if ! kill -0 "$svc_pid" 2>/dev/null; then
+		echo "telemetryd exited during start-up:"; tail -30 "$dir/telemetryd.log"; exit 1
+	fi
+	[ "$i" = 300 ] && { echo "telemetryd not healthy after 60 s"; tail -30 "$dir/telemetryd.log"; exit 1; }
+	sleep 0.2
+done
+echo "telemetryd is up (pid $svc_pid)"
+
+step "signing up, creating the MCPs and an ingest key through the API"
+setup=$("$bench" setup -endpoint "$ENDPOINT" -keys 2)
+eval "$setup"
+echo "account $BENCH_ACCOUNT, load MCP $BENCH_LOAD_MCP, history MCP $BENCH_HISTORY_MCP"
+
+if want ingest; then
+	step "ingest: full load for ${SECONDS_PER_RUN}s"
+	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
+		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "full load" -out "$results"
+	step "ingest: half load for ${SECONDS_PER_RUN}s"
+	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
+		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "half load" -half -out "$results"
+fi
+
+if want direct; then
+	step "direct insert baseline: $DIRECT_ROWS rows"
+	"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch 100000 -out "$results"
+fi
+
+if want reads; then
+	step "reads: seeding $EVENTS events over $DAYS days, then timing every read endpoint"
+	"$bench" reads -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -account "$BENCH_ACCOUNT" \
+		-clickhouse "$CH" -database telemetry -events "$EVENTS" -days "$DAYS" -out "$results"
+fi
+
+stop_service # the alerting benchmarks use databases of their own on the same servers
+
+alerting=$dir/alerting.txt
+: >"$alerting"
+if want alerting; then
+	step "Go benchmarks: ${BENCH_GO:-the alerting evaluation pass and fan-out}"
+	if [ -n "${BENCH_GO:-}" ]; then
+		pkgs=./...
+	else
+		pkgs=$(grep -rlE '^func Benchmark(EvaluatePass|FanOut)' --include='*_test.go' --exclude-dir=.data --exclude-dir=node_modules . | xargs -r -n1 dirname | sort -u)
+	fi
+	if [ -z "$pkgs" ]; then
+		echo "no BenchmarkEvaluatePass or BenchmarkFanOut found: skipped"
+	else
+		TELEMETRY_TEST_CLICKHOUSE_ADDR=$CH TELEMETRY_TEST_POSTGRES_URL=$PG_URL \
+			"$GO" test -run '^$' -bench "${BENCH_GO:-EvaluatePass|FanOut}" -benchtime "${BENCHTIME:-3x}" -timeout 60m $pkgs | tee "$alerting"
+	fi
+fi
+
+step "summary"
+loadavg
+saved=.data/bench/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$saved"
+cp "$results" "$alerting" "$saved/"
+"$bench" summary -in "$results" -gobench "$alerting" | tee "$saved/summary.txt"
+echo "figures saved in $saved"

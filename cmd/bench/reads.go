@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
+)
+
+// readEndpoints are the timed reads, in print order.
+var readEndpoints = []string{"overview", "tools", "tool detail", "insights", "sessions"}
+
+// runReads seeds a large history straight into the service's ClickHouse
+// database (the big MCP's id is one registered through the API, so the
+// HTTP reads authorise), then times every read endpoint through HTTP over
+// 7, 90 and 365 days, and the same figures computed by plain aggregates
+// over the raw events table.
+func runReads(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bench reads", flag.ContinueOnError)
+	endpoint := fs.String("endpoint", "http://127.0.0.1:8080", "service base address")
+	token := fs.String("token", "", "session token of the account owning -mcp")
+	mcp := fs.String("mcp", "", "id of a registered MCP: the big one of the seeded history")
+	account := fs.String("account", "", "account id the seeded items belong to")
+	addr := fs.String("clickhouse", "127.0.0.1:9000", "ClickHouse native address")
+	db := fs.String("database", "telemetry", "the service's ClickHouse database")
+	events := fs.Int64("events", 100_000_000, "events to seed (0: do not seed, measure what is there)")
+	days := fs.Int("days", 365, "days of history, ending today")
+	mcps := fs.Int("mcps", 100, "MCPs in the history; the big one holds -share of the events")
+	share := fs.Float64("share", 0.5, "share of the events held by the big MCP")
+	reps := fs.Int("reps", 20, "timed HTTP requests per endpoint and range (after one warm-up)")
+	rawReps := fs.Int("raw-reps", 3, "timed raw aggregates per endpoint and range (after one warm-up)")
+	tool := fs.String("tool", "search_docs", "tool of the tool-detail read (the most called one of the history)")
+	mergeWait := fs.Duration("merge-wait", 10*time.Minute, "longest wait for background merges after seeding")
+	outPath := fs.String("out", "", "append the figures to this results file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *token == "" || *mcp == "" {
+		return errors.New("-token and -mcp are required")
+	}
+	conn, err := openCH(ctx, *addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	p := &progress{out: out, interval: 10 * time.Second}
+
+	if *events > 0 {
+		if err := seed(ctx, out, p, *addr, *db, *mcp, *account, *events, *days, *mcps, *share); err != nil {
+			return err
+		}
+	}
+	if err := waitForMerges(ctx, conn, *db, *mergeWait, p); err != nil {
+		return err
+	}
+
+	api := &apiClient{base: strings.TrimRight(*endpoint, "/"), token: *token,
+		hc: &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{DisableCompression: true}}}
+	today := analytics.UTCDay(time.Now())
+	var figs []figure
+	fmt.Fprintf(out, "\nreads of MCP %s: HTTP p50/p95 over %d requests, raw aggregate over events p50/p95 over %d runs\n", *mcp, *reps, *rawReps)
+	fmt.Fprintf(out, "%-12s %6s %10s %10s %10s %10s %9s\n", "endpoint", "range", "HTTP p50", "HTTP p95", "raw p50", "raw p95", "raw/HTTP")
+	for _, rangeDays := range []int{7, 90, 365} {
+		from := today.AddDate(0, 0, -(rangeDays - 1))
+		q := url.Values{"from": {from.Format(analytics.DateLayout)}, "to": {today.Format(analytics.DateLayout)}}.Encode()
+		paths := map[string]string{
+			"overview":    "/v1/mcps/" + *mcp + "/overview?" + q,
+			"tools":       "/v1/mcps/" + *mcp + "/tools?" + q,
+			"tool detail": "/v1/mcps/" + *mcp + "/tools/" + url.PathEscape(*tool) + "?" + q,
+			"insights":    "/v1/mcps/" + *mcp + "/insights?" + q,
+			"sessions":    "/v1/mcps/" + *mcp + "/sessions?" + q,
+		}
+		raws := rawQueries(*db, *mcp, *tool, from, today.AddDate(0, 0, 1))
+		if err := checkCalls(ctx, api, conn, paths["overview"], *db, *mcp, from, today.AddDate(0, 0, 1)); err != nil {
+			return fmt.Errorf("%dd: %w", rangeDays, err)
+		}
+		for _, ep := range readEndpoints {
+			httpTimes, err := timeN(*reps, func() error {
+				_, err := api.do(ctx, "GET", paths[ep], nil, nil, 200)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("%s %dd: %w", ep, rangeDays, err)
+			}
+			rawTimes, err := timeN(*rawReps, func() error { return runRaw(ctx, conn, raws[ep]) })
+			if err != nil {
+				return fmt.Errorf("raw %s %dd: %w", ep, rangeDays, err)
+			}
+			h50, h95 := percentile(httpTimes, 50), percentile(httpTimes, 95)
+			r50, r95 := percentile(rawTimes, 50), percentile(rawTimes, 95)
+			ratio := ms(r50) / max(ms(h50), 0.001)
+			name := fmt.Sprintf("%s %dd", ep, rangeDays)
+			fmt.Fprintf(out, "%-12s %5dd %7.1f ms %7.1f ms %7.0f ms %7.0f ms %8.1fx\n", ep, rangeDays, ms(h50), ms(h95), ms(r50), ms(r95), ratio)
+			figs = append(figs,
+				figure{"reads", name, "http_p50_ms", ms(h50)}, figure{"reads", name, "http_p95_ms", ms(h95)},
+				figure{"reads", name, "raw_p50_ms", ms(r50)}, figure{"reads", name, "raw_p95_ms", ms(r95)},
+				figure{"reads", name, "ratio", ratio})
+		}
+	}
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM "+*db+".events WHERE mcp_id = ?", *mcp).Scan(&n); err == nil {
+		fmt.Fprintf(out, "the MCP holds %d events\n", n)
+		figs = append(figs, figure{"reads", "history", "mcp_events", float64(n)})
+	}
+	return recorder{*outPath}.record(figs...)
+}
+
+// checkCalls compares the overview's calls with a count of the raw rows,
+// so that a misconfigured run (reads of an empty or other MCP) cannot pass
+// for a fast one.
+func checkCalls(ctx context.Context, api *apiClient, conn driver.Conn, path, db, mcp string, from, to time.Time) error {
+	var ov struct {
+		Calls uint64 `json:"calls"`
+	}
+	if _, err := api.do(ctx, "GET", path, nil, &ov, 200); err != nil {
+		return err
+	}
+	var raw uint64
+	q := "SELECT count() FROM " + db + ".events WHERE mcp_id = ? AND ts >= " + timeLit(from) + " AND ts < " + timeLit(to)
+	if err := conn.QueryRow(ctx, q, mcp).Scan(&raw); err != nil {
+		return err
+	}
+	if ov.Calls != raw {
+		return fmt.Errorf("the overview counts %d calls, the events table %d", ov.Calls, raw)
+	}
+	return nil
+}
+
+// timeN runs f once to warm up, then n times, and returns the durations.
+func timeN(n int, f func() error) ([]time.Duration, error) {
+	if err := f(); err != nil {
+		return nil, err
+	}
+	ds := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	return ds, nil
+}
+
+// seed writes the synthetic history with the store's SeedHistory.
+func seed(ctx context.Context, out io.Writer, p *progress, addr, db, mcp, account string, events int64, days, mcps int, share float64) error {
+	store, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: db})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ids := []string{mcp}
+	for i := 1; i < mcps; i++ {
+		ids = append(ids, fmt.Sprintf("seed-mcp-%04d", i))
+	}
+	fmt.Fprintf(out, "seeding %d events over %d days into %s: %d MCPs, %s holding %.0f%%\n", events, days, db, mcps, mcp, share*100)
+	start := time.Now()
+	p.last = start
+	err = store.SeedHistory(ctx, clickhouse.SeedOptions{
+		Events: events, Days: days, MCPs: mcps, BigMCPShare: share, MCPIDs: ids, AccountID: account,
+		Progress: func(done, total int64) {
+			el := time.Since(start).Seconds()
+			rate := float64(done) / el
+			p.printf(done == total, "  seeded %d of %d events (%.0f%%) in %.0f s, %.0f events/s, about %.0f s left\n",
+				done, total, 100*float64(done)/float64(total), el, rate, float64(total-done)/rate)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	el := time.Since(start)
+	fmt.Fprintf(out, "  seeded in %.0f s\n", el.Seconds())
+	return nil
+}

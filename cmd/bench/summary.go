@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// runSummary prints every recorded figure as one table, with the goals of
+// the issues next to them.
+func runSummary(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bench summary", flag.ContinueOnError)
+	in := fs.String("in", "", "results file written with -out")
+	gobench := fs.String("gobench", "", "output of the alerting Go benchmarks (go test -bench)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	figs, err := readFigures(*in)
+	if err != nil {
+		return err
+	}
+	get := func(section, name, metric string) (float64, bool) {
+		for i := len(figs) - 1; i >= 0; i-- {
+			if f := figs[i]; f.Section == section && f.Name == name && f.Metric == metric {
+				return f.Value, true
+			}
+		}
+		return 0, false
+	}
+	line := func(what, value, goal, verdict string) {
+		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-44s %-22s %-26s %s", what, value, goal, verdict), " "))
+	}
+	check := pass
+
+	fmt.Fprintln(out, "\n==================== summary ====================")
+	fmt.Fprintln(out, "ingest")
+	full, haveFull := get("ingest", "full load", "items_per_s")
+	direct, haveDirect := get("direct", "direct insert", "rows_per_s")
+	if haveFull {
+		p50, _ := get("ingest", "full load", "p50_ms")
+		p99, _ := get("ingest", "full load", "p99_ms")
+		line("HTTP ingest, full load", fmt.Sprintf("%.0f items/s", full), "", "")
+		line("  request latency p50 / p99", fmt.Sprintf("%.1f / %.1f ms", p50, p99), "", "")
+		if e2e, ok := get("ingest", "full load", "end_to_end_items_per_s"); ok {
+			drain, _ := get("ingest", "full load", "drain_s")
+			line("  end to end (until all in ClickHouse)", fmt.Sprintf("%.0f items/s", e2e), fmt.Sprintf("(drained in %.1f s)", drain), "")
+		}
+	}
+	if haveDirect {
+		line("direct insert into ClickHouse", fmt.Sprintf("%.0f rows/s", direct), "", "")
+	}
+	if haveFull && haveDirect {
+		r := full / direct
+		line("HTTP / direct", fmt.Sprintf("%.2f", r), ">= 0.25", check(r >= 0.25))
+	}
+	if p99, ok := get("ingest", "half load", "p99_ms"); ok {
+		rate, _ := get("ingest", "half load", "items_per_s")
+		line(fmt.Sprintf("p99 at half load (%.0f items/s)", rate), fmt.Sprintf("%.1f ms", p99), "< 100 ms", check(p99 < 100))
+	}
+	peak := 0.0
+	for _, f := range figs {
+		if f.Section == "ingest" && (f.Metric == "rss_mib" || f.Metric == "vmhwm_mib") {
+			peak = max(peak, f.Value)
+		}
+	}
+	if peak > 0 {
+		line("service peak RSS (VmHWM)", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
+	}
+
+	if n, ok := get("reads", "history", "mcp_events"); ok {
+		fmt.Fprintf(out, "reads of an MCP holding %.0f events (raw: the same figures aggregated from the events table)\n", n)
+		if n < 49_000_000 {
+			fmt.Fprintln(out, "  (the read goals are set for the full run's 50-million-event MCP; this run is smaller)")
+		}
+		fmt.Fprintf(out, "  %-18s %10s %10s %10s %9s   %s\n", "", "HTTP p50", "HTTP p95", "raw p50", "raw/HTTP", "goal")
+		for _, days := range []int{7, 90, 365} {
+			for _, ep := range readEndpoints {
+				name := fmt.Sprintf("%s %dd", ep, days)
+				h50, ok := get("reads", name, "http_p50_ms")
+				if !ok {
+					continue
+				}
+				h95, _ := get("reads", name, "http_p95_ms")
+				r50, _ := get("reads", name, "raw_p50_ms")
+				ratio, _ := get("reads", name, "ratio")
+				goal, verdict := "", ""
+				switch {
+				case days == 365 && (ep == "overview" || ep == "tools"):
+					goal, verdict = "p50 < 150 ms, >= 10x raw", pass(h50 < 150 && ratio >= 10)
+				case ep == "sessions":
+					goal, verdict = "p50 < 100 ms", pass(h50 < 100)
+				}
+				fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-18s %7.1f ms %7.1f ms %7.0f ms %8.1fx   %-26s %s",
+					name, h50, h95, r50, ratio, goal, verdict), " "))
+			}
+		}
+	}
+
+	if *gobench != "" {
+		results, err := parseGoBench(*gobench)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "Go benchmarks (time per operation; goals of the alerting issue)")
+		for _, r := range results {
+			goal, verdict := "", ""
+			switch {
+			case strings.Contains(r.name, "EvaluatePass"):
+				goal, verdict = "<= 10 s", check(r.perOp <= 10*time.Second)
+			case strings.Contains(r.name, "FanOut"):
+				goal, verdict = "<= 1 s", check(r.perOp <= time.Second)
+			}
+			line(r.name, r.perOp.Round(time.Microsecond).String(), goal, verdict)
+		}
+	}
+	return nil
+}
+
+type goBenchResult struct {
+	name  string
+	perOp time.Duration
+}
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op`)
+
+// parseGoBench reads the "BenchmarkX-2  N  123 ns/op" lines of go test
+// -bench output.
+func parseGoBench(path string) ([]goBenchResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rs []goBenchResult
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		ns, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			continue
+		}
+		rs = append(rs, goBenchResult{m[1], time.Duration(ns)})
+	}
+	return rs, sc.Err()
+}
+
+// pass is the verdict printed next to a goal.
+func pass(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
