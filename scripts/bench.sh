@@ -131,7 +131,7 @@ fi
 
 if want direct; then
 	step "direct insert baseline: $DIRECT_ROWS rows"
-	"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch 100000 -out "$results"
+	"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch 50000 -out "$results"
 fi
 
 if want reads; then

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -104,6 +106,9 @@ func (m *Main) Migrate(ctx context.Context) error {
 // Open connects, migrates and builds every service and the HTTP API.
 func (m *Main) Open(ctx context.Context) error {
 	m.Log.Info("starting telemetryd", "config", m.Config.Redacted())
+	if mib := m.Config.Server.MemoryLimitMiB; mib > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(mib) << 20)
+	}
 	if err := m.Connect(ctx); err != nil {
 		return err
 	}

@@ -35,6 +35,10 @@ type ServerConfig struct {
 	LegacyHosts     []string      `mapstructure:"legacy_hosts"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	ReadTimeout     time.Duration `mapstructure:"read_timeout"`
+	// MemoryLimitMiB is the Go runtime's soft memory limit: the garbage
+	// collector works harder as the heap nears it. 0 leaves the runtime's
+	// default (or GOMEMLIMIT).
+	MemoryLimitMiB int `mapstructure:"memory_limit_mib"`
 }
 
 // LogConfig is the log output.
@@ -106,13 +110,13 @@ func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
 		Server: ServerConfig{Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080", LegacyHosts: []string{},
-			ShutdownTimeout: 20 * time.Second, ReadTimeout: 30 * time.Second},
+			ShutdownTimeout: 20 * time.Second, ReadTimeout: 30 * time.Second, MemoryLimitMiB: 448},
 		Log:        LogConfig{Level: "info", Format: "json"},
 		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16},
 		Postgres:   PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32},
 		Auth:       AuthConfig{SessionTTL: 30 * 24 * time.Hour, LoginMaxFailures: 5, LoginFailureWindow: 15 * time.Minute, KeyCacheTTL: 2 * time.Second},
 		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
-			FlushInterval: time.Second, FlushMaxRows: 100_000, NodeID: host, DedupWindow: 24 * time.Hour},
+			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key"},
 		Nightly:  NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics:  MetricsConfig{Enabled: true},
@@ -180,6 +184,9 @@ func (c Config) Validate() error {
 	}
 	if c.Server.ShutdownTimeout <= 0 {
 		bad("server.shutdown_timeout", "must be positive")
+	}
+	if c.Server.MemoryLimitMiB < 0 || (c.Server.MemoryLimitMiB > 0 && c.Server.MemoryLimitMiB < 64) {
+		bad("server.memory_limit_mib", "must be 0 (no limit) or at least 64")
 	}
 	if c.Log.Level != "debug" && c.Log.Level != "info" && c.Log.Level != "warn" && c.Log.Level != "error" {
 		bad("log.level", "must be debug, info, warn or error")
