@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -139,13 +138,4 @@ func noRoute(c *gin.Context) {
 
 func noMethod(c *gin.Context) {
 	writeProblem(c, newProblem(http.StatusMethodNotAllowed, "method_not_allowed", "Method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path+"."))
-}
-
-// retryAfter renders whole seconds, at least 1, as the contract asks.
-func retryAfter(d time.Duration) string {
-	s := int((d + time.Second - 1) / time.Second)
-	if s < 1 {
-		s = 1
-	}
-	return strconv.Itoa(s)
 }
