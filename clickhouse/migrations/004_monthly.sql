@@ -13,7 +13,8 @@
 -- scan of events) only while it is empty, and only then is its view
 -- created. A re-run after an interruption skips the backfill of a table
 -- that already holds rows. Items inserted while a backfill runs (it takes
--- seconds) reach the daily rollups but may miss the monthly one; run
+-- seconds) reach the daily rollups but may miss the monthly one, and two
+-- migrations racing could both backfill; run
 -- `telemetryd migrate` once, with ingest stopped, before starting the new
 -- version, for exact long-range figures. On a fresh install every
 -- backfill reads nothing.
