@@ -32,3 +32,27 @@ func (db *DB) LocalMCPs(ctx context.Context) (events, rollups [][]string, err er
 	})
 	return events, rollups, err
 }
+
+// ForgetMonthly drops the monthly rollups and their views, as before
+// migration 004; with ForgetMigrations, the next Migrate runs every file
+// again (the older ones are idempotent) and backfills them. Tests only.
+func (db *DB) ForgetMonthly(ctx context.Context) error {
+	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		for _, name := range []string{"tool_monthly", "error_monthly", "client_monthly"} {
+			for _, t := range []string{db.db + "." + name + "_mv", db.db + "." + name, db.local(name)} {
+				if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// ForgetMigrations drops the record of applied migrations, so that the
+// next Migrate runs every file again. Tests only.
+func (db *DB) ForgetMigrations(ctx context.Context) error {
+	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		return conn.Exec(ctx, "DROP TABLE IF EXISTS "+db.db+".schema_migrations")
+	})
+}

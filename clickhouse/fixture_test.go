@@ -139,6 +139,28 @@ func fixtureItems() []itemSpec {
 	add(itemSpec{ts: day0.AddDate(0, 0, -4), session: "a-r2", method: analytics.MethodToolsCall, name: "search_docs", user: "u-ret2"})
 	add(itemSpec{ts: day0.AddDate(0, 0, 2).Add(5 * time.Hour), session: "a-r3", method: "prompts/get", name: "greet", user: "u-ret1"})
 
+	// month_tool: calls spread over 2025-10..2026-01 and 2026-04, on both
+	// sides of month boundaries, so that ranges of several months read
+	// whole months from the monthly rollups and edge days from the daily
+	// ones (away from February and May, which the nightly checks use).
+	for i, ts := range []time.Time{
+		time.Date(2025, 10, 31, 23, 59, 59, 999e6, time.UTC), time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2025, 11, 15, 12, 0, 0, 0, time.UTC), time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2025, 12, 20, 8, 30, 0, 0, time.UTC), time.Date(2025, 12, 31, 23, 59, 59, 999e6, time.UTC),
+		time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC), time.Date(2026, 1, 29, 18, 0, 0, 0, time.UTC),
+		time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 30, 23, 59, 59, 999e6, time.UTC),
+	} {
+		c := clients[i%3]
+		s := itemSpec{ts: ts, session: fmt.Sprintf("m-s%d", i%4), method: analytics.MethodToolsCall, name: "month_tool",
+			dur: ms(float64(10 * (i + 1))), client: c[0], clientVer: c[1], user: fmt.Sprintf("u-m%d", i%3)}
+		if i%3 == 1 {
+			s.errType, s.errMsg = "MonthError", fmt.Sprintf("month error %d", i)
+		}
+		add(s)
+	}
+	add(itemSpec{ts: time.Date(2025, 12, 2, 0, 0, 0, 0, time.UTC), session: "m-s0", method: "resources/read", name: resource,
+		isErr: true, errType: "NotFound", errMsg: "gone in December", user: "u-m0"})
+
 	// mcp-b: same names, very different figures.
 	for i := 0; i < 30; i++ {
 		add(itemSpec{mcp: mcpB, ts: day0.AddDate(0, 0, 1).Add(time.Duration(i) * time.Minute), session: "b-s1",

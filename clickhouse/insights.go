@@ -118,16 +118,17 @@ func capped[T any](s []T, n int) []T {
 	return s
 }
 
-// topErrors merges error_daily over the range by (method, name, type).
+// topErrors merges error_monthly and error_daily over the range by (method, name, type).
 func (db *DB) topErrors(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.TopError, error) {
+	from, args := db.rangeRows("error", "error_type, method, name, errors, last_message, last_seen", "mcp_id = ?", []any{mcpID}, r)
 	q := fmt.Sprintf(`SELECT error_type, method, name, toInt64(countMerge(errors)) AS n, argMaxMerge(last_message), maxMerge(last_seen) AS ls
-		FROM %s.error_daily WHERE mcp_id = ? AND %s
+		FROM %s
 		GROUP BY error_type, method, name
 		ORDER BY n DESC, ls DESC, method, name, error_type
-		LIMIT %d`, db.db, dayFilter(r), analytics.InsightsListLimit)
+		LIMIT %d`, from, analytics.InsightsListLimit)
 	out := []analytics.TopError{}
 	var lastMs []uint64
-	err := db.query(ctx, "top errors", q, []any{mcpID}, func() []any {
+	err := db.query(ctx, "top errors", q, args, func() []any {
 		e := appendRow(&out)
 		return []any{&e.ErrorType, &e.Method, &e.Name, &e.Count, &e.LastMessage, appendRow(&lastMs)}
 	})
@@ -140,21 +141,22 @@ func (db *DB) topErrors(ctx context.Context, mcpID string, r analytics.Range) ([
 	return out, nil
 }
 
-// clientShares merges client_daily over the range by (client, version);
+// clientShares merges client_monthly and client_daily over the range by (client, version);
 // the WITH TOTALS row merges every state, so it holds the range's calls and
 // its distinct sessions, the denominators of the shares.
 func (db *DB) clientShares(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.ClientShare, error) {
+	from, args := db.rangeRows("client", "client_name, client_version, calls, sessions", "mcp_id = ?", []any{mcpID}, r)
 	q := fmt.Sprintf(`SELECT client_name, client_version, toInt64(countMerge(calls)) AS n, toInt64(uniqMerge(sessions))
-		FROM %s.client_daily WHERE mcp_id = ? AND %s
+		FROM %s
 		GROUP BY client_name, client_version WITH TOTALS
 		ORDER BY n DESC, client_name, client_version
-		LIMIT %d`, db.db, dayFilter(r), analytics.InsightsClientLimit)
+		LIMIT %d`, from, analytics.InsightsClientLimit)
 	out := []analytics.ClientShare{}
 	var total analytics.ClientShare
 	dest := func(c *analytics.ClientShare) []any {
 		return []any{&c.ClientName, &c.ClientVersion, &c.Calls, &c.Sessions}
 	}
-	if err := db.query(ctx, "clients", q, []any{mcpID}, func() []any { return dest(appendRow(&out)) }, dest(&total)...); err != nil {
+	if err := db.query(ctx, "clients", q, args, func() []any { return dest(appendRow(&out)) }, dest(&total)...); err != nil {
 		return nil, err
 	}
 	for i := range out {

@@ -40,7 +40,8 @@ func TestReads(t *testing.T) {
 		t.Run("window", func(t *testing.T) { testWindowStats(t, db, o) })
 	}
 	t.Run("unmerged", checkAll)
-	for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily", "tool_client_daily", "user_daily", "usage_daily"} {
+	for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily", "tool_client_daily", "user_daily", "usage_daily",
+		"tool_monthly", "error_monthly", "client_monthly"} {
 		if err := db.OptimizeFinal(ctx, table); err != nil {
 			t.Fatalf("optimize %s: %v", table, err)
 		}
@@ -55,7 +56,18 @@ func ranges() []analytics.Range {
 		analytics.NewRange(day0.AddDate(0, 0, 3), day0.AddDate(0, 0, 3)), // 03-04: the 00:00:00.000 item
 		analytics.NewRange(day0.AddDate(0, 0, -30), day0.AddDate(0, 0, 10)),
 		analytics.NewRange(day0.AddDate(0, 0, 100), day0.AddDate(0, 0, 101)), // no data
+		// Several whole months (read from the monthly rollups) with
+		// partial months at both edges, at neither, at one.
+		analytics.NewRange(date(2025, 10, 15), date(2026, 4, 20)),
+		analytics.NewRange(date(2025, 10, 31), date(2026, 4, 1)),
+		analytics.NewRange(date(2025, 11, 1), date(2026, 1, 31)),
+		analytics.NewRange(date(2025, 11, 2), date(2025, 12, 31)),
+		analytics.NewRange(date(2025, 12, 1), date(2026, 3, 4)),
 	}
+}
+
+func date(y int, m time.Month, d int) time.Time {
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 func testOverview(t *testing.T, db *clickhouse.DB, o oracle) {

@@ -45,6 +45,41 @@ func dayFilter(r analytics.Range) string {
 	return fmt.Sprintf("day >= %s AND day <= %s", dateLit(r.From), dateLit(r.To))
 }
 
+// rangeRows renders, as a subquery for FROM, the rows of a rollup over the
+// range's days, for a read that merges them over the whole range: the whole
+// calendar months inside the range from the monthly table (name_monthly,
+// migration 004), the days of the partial months at its edges from the
+// daily one (name_daily). Both hold the same states, so one GROUP BY
+// outside merges them together; a year merges about a dozen month states
+// and at most 60 day states instead of 365 day states. cols are the
+// columns selected from both tables (neither day nor month), cond the
+// filter of both, with the placeholders of args; the args to pass follow.
+// Without a whole month in the range only the daily table is read.
+func (db *DB) rangeRows(name, cols, cond string, args []any, r analytics.Range) (string, []any) {
+	daily := fmt.Sprintf("SELECT %s FROM %s.%s_daily WHERE %s AND %s", cols, db.db, name, cond, dayFilter(r))
+	first, end := wholeMonths(r)
+	if !first.Before(end) {
+		return "(" + daily + ")", args
+	}
+	monthly := fmt.Sprintf("SELECT %s FROM %s.%s_monthly WHERE %s AND month >= %s AND month < %s",
+		cols, db.db, name, cond, dateLit(first), dateLit(end))
+	daily += fmt.Sprintf(" AND (day < %s OR day >= %s)", dateLit(first), dateLit(end))
+	return "(" + monthly + " UNION ALL " + daily + ")", append(append([]any{}, args...), args...)
+}
+
+// wholeMonths returns the first day of the first calendar month wholly
+// inside r and the first day after the last one; first is not before end
+// when r holds no whole month.
+func wholeMonths(r analytics.Range) (first, end time.Time) {
+	first = time.Date(r.From.Year(), r.From.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if !first.Equal(r.From) {
+		first = first.AddDate(0, 1, 0)
+	}
+	after := r.End()
+	end = time.Date(after.Year(), after.Month(), 1, 0, 0, 0, 0, time.UTC)
+	return first, end
+}
+
 // msTime converts a rollup's Unix milliseconds to a UTC time.
 func msTime(ms uint64) time.Time {
 	return time.UnixMilli(int64(ms)).UTC()

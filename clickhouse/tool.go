@@ -18,8 +18,9 @@ func (db *DB) Tools(ctx context.Context, mcpID string, r analytics.Range) (*anal
 	return &analytics.ToolList{From: r.FromDate(), To: r.ToDate(), Items: items}, nil
 }
 
-// toolSummaries merges tool_daily over the range: one entry per tool with
-// a call, by calls descending then name (byte order).
+// toolSummaries merges tool_monthly and tool_daily over the range (see
+// rangeRows): one entry per tool with a call, by calls descending then
+// name (byte order).
 func (db *DB) toolSummaries(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.ToolSummary, error) {
 	type tool struct {
 		name string
@@ -27,10 +28,10 @@ func (db *DB) toolSummaries(ctx context.Context, mcpID string, r analytics.Range
 		last uint64
 	}
 	var tools []tool
+	from, args := db.rangeRows("tool", "name, calls, errors, sessions, dur_n, dur_sum, dur_q, last_seen", "mcp_id = ?", []any{mcpID}, r)
 	q := fmt.Sprintf(`SELECT name, countMerge(calls) AS c, sumMerge(errors), uniqMerge(sessions), %s, maxMerge(last_seen)
-		FROM %s.tool_daily WHERE mcp_id = ? AND %s
-		GROUP BY name ORDER BY c DESC, name`, latencyCols, db.db, dayFilter(r))
-	err := db.query(ctx, "tools", q, []any{mcpID}, func() []any {
+		FROM %s GROUP BY name ORDER BY c DESC, name`, latencyCols, from)
+	err := db.query(ctx, "tools", q, args, func() []any {
 		t := appendRow(&tools)
 		return []any{&t.name, &t.m.calls, &t.m.errors, &t.m.sessions, &t.m.lat.n, &t.m.lat.sum, &t.m.lat.q, &t.last}
 	})
