@@ -11,10 +11,11 @@ type Overview struct {
 	Calls     int64   `json:"calls"`
 	Errors    int64   `json:"errors"`
 	ErrorRate float64 `json:"error_rate"`
-	// Sessions counts distinct session ids with an item in the range.
+	// Sessions counts distinct session ids with an item in the range:
+	// exact up to 16, an estimate (about 1.6% typical error) beyond.
 	Sessions int64 `json:"sessions"`
 	// Users counts distinct user ids, a session without one counting as a
-	// user of its own.
+	// user of its own; exact up to 16, an estimate beyond, as Sessions.
 	Users int64    `json:"users"`
 	AvgMs *float64 `json:"avg_ms"`
 	P50Ms *float64 `json:"p50_ms"`

@@ -146,7 +146,7 @@ func (db *DB) topErrors(ctx context.Context, mcpID string, r analytics.Range) ([
 // its distinct sessions, the denominators of the shares.
 func (db *DB) clientShares(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.ClientShare, error) {
 	from, args := db.rangeRows("client", "client_name, client_version, calls, sessions", "mcp_id = ?", []any{mcpID}, r)
-	q := fmt.Sprintf(`SELECT client_name, client_version, toInt64(countMerge(calls)) AS n, toInt64(uniqMerge(sessions))
+	q := fmt.Sprintf(`SELECT client_name, client_version, toInt64(countMerge(calls)) AS n, toInt64(uniqHLL12Merge(sessions))
 		FROM %s
 		GROUP BY client_name, client_version WITH TOTALS
 		ORDER BY n DESC, client_name, client_version

@@ -34,7 +34,7 @@ func (db *DB) Overview(ctx context.Context, mcpID string, r analytics.Range) (*a
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		q := fmt.Sprintf(`SELECT day, countMerge(calls), sumMerge(errors), uniqMerge(sessions), uniqMerge(users), %s
+		q := fmt.Sprintf(`SELECT day, countMerge(calls), sumMerge(errors), uniqHLL12Merge(sessions), uniqHLL12Merge(users), %s
 			FROM %s.mcp_daily WHERE mcp_id = ? AND %s
 			GROUP BY day WITH TOTALS ORDER BY day`, latencyCols, db.db, dayFilter(r))
 		return db.query(gctx, "overview", q, []any{mcpID}, func() []any { return dest(appendRow(&days)) }, dest(&total)...)

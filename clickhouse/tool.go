@@ -29,7 +29,7 @@ func (db *DB) toolSummaries(ctx context.Context, mcpID string, r analytics.Range
 	}
 	var tools []tool
 	from, args := db.rangeRows("tool", "name, calls, errors, sessions, dur_n, dur_sum, dur_q, last_seen", "mcp_id = ?", []any{mcpID}, r)
-	q := fmt.Sprintf(`SELECT name, countMerge(calls) AS c, sumMerge(errors), uniqMerge(sessions), %s, maxMerge(last_seen)
+	q := fmt.Sprintf(`SELECT name, countMerge(calls) AS c, sumMerge(errors), uniqHLL12Merge(sessions), %s, maxMerge(last_seen)
 		FROM %s GROUP BY name ORDER BY c DESC, name`, latencyCols, from)
 	err := db.query(ctx, "tools", q, args, func() []any {
 		t := appendRow(&tools)

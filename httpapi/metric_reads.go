@@ -57,7 +57,8 @@ oldest first. Latencies are milliseconds over the items that carry ` + "`duratio
 when none does. Percentiles come from ClickHouse's t-digest (` + "`quantilesTDigest`" + `), kept in
 daily rollups and merged over the range: typically within 1% of the exact value (worst
 cases a few percent on small or very skewed samples). Distinct counts (sessions, users) use
-` + "`uniq`" + ` (adaptive sampling; exact below about 65 000 values, about 0.5% error above).`
+` + "`uniqHLL12`" + ` (HyperLogLog, 4096 cells): exact up to 16 distinct values, and about 1.6% typical
+relative error beyond (a count just past 16 may be off by one or two).`
 
 // registerMetricReads adds the metric reads of one MCP and the account's usage.
 func (s *Server) registerMetricReads() {

@@ -20,8 +20,8 @@ CREATE TABLE IF NOT EXISTS {{local "mcp_daily"}}
     day      Date,
     calls    AggregateFunction(count),
     errors   AggregateFunction(sum, UInt64),
-    sessions AggregateFunction(uniq, String),
-    users    AggregateFunction(uniq, String),
+    sessions AggregateFunction(uniqHLL12, String),
+    users    AggregateFunction(uniqHLL12, String),
     dur_n    AggregateFunction(sum, UInt64),
     dur_sum  AggregateFunction(sum, Float64),
     dur_q    AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
@@ -38,8 +38,8 @@ SELECT
     toDate(ts) AS day,
     countState() AS calls,
     sumState(toUInt64(is_error)) AS errors,
-    uniqState(session_id) AS sessions,
-    uniqState(user_key) AS users,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
     sumState(toUInt64(has_duration)) AS dur_n,
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS {{local "tool_daily"}}
     name      String,
     calls     AggregateFunction(count),
     errors    AggregateFunction(sum, UInt64),
-    sessions  AggregateFunction(uniq, String),
+    sessions  AggregateFunction(uniqHLL12, String),
     dur_n     AggregateFunction(sum, UInt64),
     dur_sum   AggregateFunction(sum, Float64),
     dur_q     AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8),
@@ -73,7 +73,7 @@ SELECT
     name,
     countState() AS calls,
     sumState(toUInt64(is_error)) AS errors,
-    uniqState(session_id) AS sessions,
+    uniqHLL12State(session_id) AS sessions,
     sumState(toUInt64(has_duration)) AS dur_n,
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q,
@@ -154,8 +154,8 @@ GROUP BY mcp_id, day, method, name, error_type;
 
 -- Per MCP per day per client (name, version), any method: the insights'
 -- client shares. No method or name in the key: resource URIs are
--- unbounded, and a uniq state per (client, version, name) would multiply
--- the rows to merge. uniq states merge into distinct sessions.
+-- unbounded, and a distinct-count state per (client, version, name) would multiply
+-- the rows to merge. The uniqHLL12 states merge into distinct sessions.
 CREATE TABLE IF NOT EXISTS {{local "client_daily"}}
 (
     mcp_id         String,
@@ -163,7 +163,7 @@ CREATE TABLE IF NOT EXISTS {{local "client_daily"}}
     client_name    LowCardinality(String),
     client_version LowCardinality(String),
     calls          AggregateFunction(count),
-    sessions       AggregateFunction(uniq, String)
+    sessions       AggregateFunction(uniqHLL12, String)
 )
 ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
@@ -178,7 +178,7 @@ SELECT
     client_name,
     client_version,
     countState() AS calls,
-    uniqState(session_id) AS sessions
+    uniqHLL12State(session_id) AS sessions
 FROM {{local "events"}}
 GROUP BY mcp_id, day, client_name, client_version;
 

@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS {{local "tool_monthly"}}
     name      String,
     calls     AggregateFunction(count),
     errors    AggregateFunction(sum, UInt64),
-    sessions  AggregateFunction(uniq, String),
+    sessions  AggregateFunction(uniqHLL12, String),
     dur_n     AggregateFunction(sum, UInt64),
     dur_sum   AggregateFunction(sum, Float64),
     dur_q     AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8),
@@ -46,7 +46,7 @@ SELECT
     name,
     countMergeState(calls) AS calls,
     sumMergeState(errors) AS errors,
-    uniqMergeState(sessions) AS sessions,
+    uniqHLL12MergeState(sessions) AS sessions,
     sumMergeState(dur_n) AS dur_n,
     sumMergeState(dur_sum) AS dur_sum,
     quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q,
@@ -62,7 +62,7 @@ SELECT
     name,
     countState() AS calls,
     sumState(toUInt64(is_error)) AS errors,
-    uniqState(session_id) AS sessions,
+    uniqHLL12State(session_id) AS sessions,
     sumState(toUInt64(has_duration)) AS dur_n,
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q,
@@ -127,7 +127,7 @@ CREATE TABLE IF NOT EXISTS {{local "client_monthly"}}
     client_name    LowCardinality(String),
     client_version LowCardinality(String),
     calls          AggregateFunction(count),
-    sessions       AggregateFunction(uniq, String)
+    sessions       AggregateFunction(uniqHLL12, String)
 )
 ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(month)
@@ -142,7 +142,7 @@ SELECT
     client_name,
     client_version,
     countMergeState(calls) AS calls,
-    uniqMergeState(sessions) AS sessions
+    uniqHLL12MergeState(sessions) AS sessions
 FROM {{local "client_daily"}}
 WHERE (SELECT count() FROM {{local "client_monthly"}}) = 0
 GROUP BY mcp_id, month, client_name, client_version;
@@ -154,6 +154,6 @@ SELECT
     client_name,
     client_version,
     countState() AS calls,
-    uniqState(session_id) AS sessions
+    uniqHLL12State(session_id) AS sessions
 FROM {{local "events"}}
 GROUP BY mcp_id, month, client_name, client_version;
