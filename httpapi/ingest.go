@@ -98,10 +98,11 @@ content type (415). Payloads per ingest key per minute are limited (default 600)
 		if err := requireMediaType(in.ContentType, "application/json"); err != nil {
 			return nil, err
 		}
-		body, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+		body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		batch, err := analytics.ParseBatch(body, time.Now())
 		if err != nil {
 			return nil, err
@@ -139,37 +140,50 @@ func requireMediaType(contentType string, want ...string) error {
 	return telemetry.Errorf(telemetry.EUNSUPPORTEDMEDIA, "The body must be sent as %s, not %q.", strings.Join(want, " or "), contentType)
 }
 
-var gzipReaders sync.Pool
+var (
+	gzipReaders sync.Pool
+	// inflated holds decompression buffers: at a few hundred payloads a
+	// second, a fresh megabyte each would be most of the garbage.
+	inflated = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+)
 
 // decodeBody undoes Content-Encoding and enforces the size limit on the
 // decompressed bytes, reading at most limit+1 of them: a gzip bomb is never
-// inflated into memory.
-func decodeBody(raw []byte, encoding string, limit int64) ([]byte, error) {
+// inflated into memory. Call release once the body is no longer used.
+func decodeBody(raw []byte, encoding string, limit int64) (body []byte, release func(), err error) {
+	noop := func() {}
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "", "identity":
-		return raw, nil
+		return raw, noop, nil
 	case "gzip", "x-gzip":
 	default:
-		return nil, telemetry.Errorf(telemetry.EUNSUPPORTEDMEDIA, "Content-Encoding %q is not supported; use gzip or none.", encoding)
+		return nil, noop, telemetry.Errorf(telemetry.EUNSUPPORTEDMEDIA, "Content-Encoding %q is not supported; use gzip or none.", encoding)
 	}
 	zr, _ := gzipReaders.Get().(*gzip.Reader)
-	var err error
 	if zr == nil {
 		zr, err = gzip.NewReader(bytes.NewReader(raw))
 	} else {
 		err = zr.Reset(bytes.NewReader(raw))
 	}
 	if err != nil {
-		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid gzip.")
+		return nil, noop, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid gzip.")
 	}
 	defer gzipReaders.Put(zr)
-	buf := bytes.NewBuffer(make([]byte, 0, min(int64(len(raw))*8, limit+1)))
-	n, err := io.Copy(buf, io.LimitReader(zr, limit+1))
+	buf := inflated.Get().(*bytes.Buffer)
+	buf.Reset()
+	release = func() {
+		if buf.Cap() <= int(limit)+bytes.MinRead+1 {
+			inflated.Put(buf)
+		}
+	}
+	n, err := buf.ReadFrom(io.LimitReader(zr, limit+1))
 	if n > limit {
-		return nil, telemetry.Errorf(telemetry.ETOOLARGE, "The body is over %d bytes after decompression.", limit)
+		release()
+		return nil, noop, telemetry.Errorf(telemetry.ETOOLARGE, "The body is over %d bytes after decompression.", limit)
 	}
 	if err != nil {
-		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid gzip.")
+		release()
+		return nil, noop, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid gzip.")
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), release, nil
 }

@@ -58,10 +58,11 @@ is read, with the API's problem document.
 		if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
 			return otlpError(err, ct), nil
 		}
-		body, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+		body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
 		if err != nil {
 			return otlpError(err, ct), nil
 		}
+		defer release()
 		req, err := otlp.Decode(body, ct)
 		if err != nil {
 			return otlpError(err, ct), nil

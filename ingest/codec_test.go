@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -102,5 +103,36 @@ func TestRateLimiter(t *testing.T) {
 	}
 	if ok, _ := r.Allow("k", now.Add(20*time.Second)); !ok {
 		t.Fatal("a token is back after 20s")
+	}
+}
+
+func TestDedupGrowsAndSweeps(t *testing.T) {
+	d := NewDedup(24 * time.Hour)
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	const n = 200_000
+	for i := 0; i < n; i++ {
+		if !d.Reserve("m", strconv.Itoa(i), now) {
+			t.Fatalf("fresh id %d refused", i)
+		}
+	}
+	for i := 0; i < n; i += 7 {
+		if d.Reserve("m", strconv.Itoa(i), now.Add(time.Hour)) {
+			t.Fatalf("duplicate %d accepted after growth", i)
+		}
+	}
+	for i := 0; i < n; i += 2 {
+		d.Release("m", strconv.Itoa(i))
+	}
+	for i := 0; i < n; i += 2 {
+		if !d.Reserve("m", strconv.Itoa(i), now.Add(2*time.Hour)) {
+			t.Fatalf("released id %d refused", i)
+		}
+	}
+	// A day after the first batch, only the re-reserved half is still known.
+	if got := d.Sweep(now.Add(24*time.Hour + time.Minute)); got != n/2 {
+		t.Fatalf("after the sweep %d ids, want %d", got, n/2)
+	}
+	if d.Reserve("m", "0", now.Add(24*time.Hour+2*time.Minute)) || !d.Reserve("m", "1", now.Add(24*time.Hour+2*time.Minute)) {
+		t.Fatal("the sweep kept or dropped the wrong ids")
 	}
 }

@@ -114,7 +114,11 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 	}
 	*buf = rec.Encode((*buf)[:0])
 	_, _, err = p.log.Append(ctx, *buf)
-	p.bufPool.Put(buf)
+	if err == nil {
+		// After a failed (say cancelled) Append the log may still write
+		// the record later: the buffer must not be reused then.
+		p.bufPool.Put(buf)
+	}
 	if err != nil {
 		for _, id := range reserved {
 			p.dedup.Release(mcpID, id)
