@@ -10,39 +10,36 @@ import (
 	"github.com/mcpscope/telemetry/analytics"
 )
 
-// Every metric read takes from and to. They are parsed by
+// RangeQuery is the date range every metric read takes. It is parsed by
 // analytics.ParseRange (not by huma) so that a malformed date is the
-// contract's 400 invalid_date rather than a generic validation error.
-// (huma does not read query parameters from embedded structs, hence the
-// repeated fields.)
-func parseRange(from, to string) (analytics.Range, error) {
-	return analytics.ParseRange(from, to, time.Now())
-}
-
-type usageInput struct {
+// contract's 400 invalid_date rather than a generic validation error. It
+// must stay exported: huma skips unexported embedded structs.
+type RangeQuery struct {
 	From string `query:"from" doc:"First UTC day, YYYY-MM-DD (inclusive). Default: to minus 6 days." example:"2026-11-14"`
 	To   string `query:"to" doc:"Last UTC day, YYYY-MM-DD (inclusive). Default: today (UTC)." example:"2026-11-20"`
+}
+
+// Range parses the query against today's date.
+func (q RangeQuery) Range() (analytics.Range, error) {
+	return analytics.ParseRange(q.From, q.To, time.Now())
 }
 
 type mcpRangeInput struct {
-	ID   string `path:"id" maxLength:"64" doc:"The MCP's id."`
-	From string `query:"from" doc:"First UTC day, YYYY-MM-DD (inclusive). Default: to minus 6 days." example:"2026-11-14"`
-	To   string `query:"to" doc:"Last UTC day, YYYY-MM-DD (inclusive). Default: today (UTC)." example:"2026-11-20"`
+	ID string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	RangeQuery
 }
 
 type toolInput struct {
 	ID   string `path:"id" maxLength:"64" doc:"The MCP's id."`
 	Name string `path:"name" maxLength:"256" doc:"The tool name, percent-encoded (a/b is a%2Fb)."`
-	From string `query:"from" doc:"First UTC day, YYYY-MM-DD (inclusive). Default: to minus 6 days." example:"2026-11-14"`
-	To   string `query:"to" doc:"Last UTC day, YYYY-MM-DD (inclusive). Default: today (UTC)." example:"2026-11-20"`
+	RangeQuery
 }
 
 type sessionsInput struct {
 	ID     string `path:"id" maxLength:"64" doc:"The MCP's id."`
 	Limit  int    `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Sessions per page."`
 	Cursor string `query:"cursor" maxLength:"512" doc:"next_cursor of the previous page."`
-	From   string `query:"from" doc:"First UTC day, YYYY-MM-DD (inclusive). Default: to minus 6 days." example:"2026-11-14"`
-	To     string `query:"to" doc:"Last UTC day, YYYY-MM-DD (inclusive). Default: today (UTC)." example:"2026-11-20"`
+	RangeQuery
 }
 
 type bodyOf[T any] struct{ Body *T }
@@ -69,7 +66,7 @@ func (s *Server) registerMetricReads() {
 	register(s, read("get-overview", "/v1/mcps/{id}/overview", "Overview of an MCP",
 		"The headline figures of an MCP over the range: calls (items of any method), errors, sessions, users (user ids, falling back to the session id), latencies, a daily series, and the nightly figures (`active_users_28d`, `stickiness`, `retention_7d`) with `nightly_as_of`, the last UTC day the nightly pass covered (null, with null figures, before the first pass)."),
 		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Overview], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
 			if err != nil {
 				return nil, err
 			}
@@ -79,7 +76,7 @@ func (s *Server) registerMetricReads() {
 	register(s, read("list-tools", "/v1/mcps/{id}/tools", "Tools of an MCP",
 		"Every tool called in the range (`tools/call` items only), by calls descending."),
 		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.ToolList], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
 			if err != nil {
 				return nil, err
 			}
@@ -89,7 +86,7 @@ func (s *Server) registerMetricReads() {
 	register(s, read("get-tool", "/v1/mcps/{id}/tools/{name}", "One tool of an MCP",
 		"One tool's figures, daily series, error types (with the last message) and clients. A tool with no data in the range answers zeros, not 404."),
 		AnyMember, func(ctx context.Context, in *toolInput) (*bodyOf[analytics.ToolDetail], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
 			if err != nil {
 				return nil, err
 			}
@@ -98,7 +95,7 @@ func (s *Server) registerMetricReads() {
 		})
 	register(s, read("get-insights", "/v1/mcps/{id}/insights", "Insights for an MCP", analytics.InsightsDoc),
 		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Insights], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
 			if err != nil {
 				return nil, err
 			}
@@ -108,7 +105,7 @@ func (s *Server) registerMetricReads() {
 	register(s, read("list-sessions", "/v1/mcps/{id}/sessions", "Sessions of an MCP",
 		analytics.SessionsDoc),
 		AnyMember, func(ctx context.Context, in *sessionsInput) (*bodyOf[analytics.SessionPage], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.From, in.To)
+			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
 			if err != nil {
 				return nil, err
 			}
@@ -117,8 +114,8 @@ func (s *Server) registerMetricReads() {
 		})
 	register(s, read("get-usage", "/v1/account/usage", "Usage of the account",
 		"Events accepted for the account over the range, per day and per MCP (an MCP deleted since keeps its events, with a null name), and the ingest limits that apply."),
-		AnyMember, func(ctx context.Context, in *usageInput) (*bodyOf[analytics.Usage], error) {
-			r, err := parseRange(in.From, in.To)
+		AnyMember, func(ctx context.Context, in *RangeQuery) (*bodyOf[analytics.Usage], error) {
+			r, err := in.Range()
 			if err != nil {
 				return nil, err
 			}
@@ -142,8 +139,8 @@ func (s *Server) registerMetricReads() {
 
 // mcpRange checks that the MCP is the caller's (another account's is 404,
 // as if it did not exist) and parses the range.
-func (s *Server) mcpRange(ctx context.Context, mcpID, from, to string) (analytics.Range, error) {
-	r, err := parseRange(from, to)
+func (s *Server) mcpRange(ctx context.Context, mcpID string, q RangeQuery) (analytics.Range, error) {
+	r, err := q.Range()
 	if err != nil {
 		return r, err
 	}
