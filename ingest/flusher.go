@@ -26,7 +26,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 
 	after := p.log.Acked()
 	// Records appended before this start may have reached ClickHouse before
-	// a crash freed them from the log: look those up before inserting.
+	// a crash freed them from the log: their batch is checked like the retry
+	// of a failed insert.
 	replayUntil := p.log.LastSeq()
 	if replayUntil > after {
 		p.opts.Logger.Info("replaying the write-ahead log", "from_seq", after+1, "to_seq", replayUntil)
@@ -38,6 +39,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		rows    []clickhouse.Row
 		lastSeq uint64
 		firstAt time.Time
+		// checkStored: some rows may be in ClickHouse already (replayed
+		// records, or a failed insert that stored part of its rows).
+		checkStored bool
 	)
 	for {
 		select {
@@ -58,21 +62,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			}
 			return fmt.Errorf("ingest: read log: %w", err)
 		}
-		var skip map[uint64]bool
-		if len(recs) > 0 && recs[0].Seq <= replayUntil {
-			last := min(recs[len(recs)-1].Seq, replayUntil)
-			if skip, err = retry(p, ctx, "look up replayed records", func() (map[uint64]bool, error) {
-				return p.sink.InsertedSeqs(ctx, p.opts.Node, recs[0].Seq, last)
-			}); err != nil {
-				return nil // ctx cancelled
-			}
-		}
 		for _, r := range recs {
 			after = r.Seq
 			lastSeq = r.Seq
-			if skip[r.Seq] {
-				continue
-			}
+			checkStored = checkStored || r.Seq <= replayUntil
 			rec, err := DecodeRecord(r.Data)
 			if err != nil {
 				// A record that passed the log's CRC but does not decode was
@@ -91,21 +84,20 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		due := len(rows) >= p.opts.FlushMaxRows || (len(rows) > 0 && time.Since(firstAt) >= p.opts.FlushInterval)
 		if !due {
 			if len(rows) == 0 && lastSeq > p.log.Acked() {
-				_ = p.log.Ack(lastSeq) // only skipped records: nothing to insert
+				_ = p.log.Ack(lastSeq) // only undecodable records: nothing to insert
 			}
 			continue
 		}
 		start := time.Now()
-		failed := false
 		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
-			if failed {
+			if checkStored {
 				var err error
 				if rows, err = p.withoutStored(ctx, rows); err != nil {
 					return struct{}{}, err
 				}
 			}
 			err := p.sink.InsertRows(ctx, rows)
-			failed = err != nil
+			checkStored = err != nil
 			return struct{}{}, err
 		}); err != nil {
 			return nil // ctx cancelled; the log keeps the rows for the next start
@@ -118,11 +110,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 }
 
-// withoutStored drops from rows (in log order) the records that a failed
-// insert stored all the same, so that the retry does not count them twice:
-// on a cluster, the shards that answered may keep their rows when another
+// withoutStored drops from rows (in log order) the records that ClickHouse
+// already holds, so that they are not counted twice: records replayed after
+// a crash that struck between an insert and its ack, and records a failed
+// insert stored all the same (on a cluster, the shards that answered may keep their rows when another
 // shard is down (18.16 keeps those sent to remote shards); on one server,
-// the answer may be lost after the insert. A record is one payload of one
+// the answer may be lost after the insert). A record is one payload of one
 // MCP, so its rows went to one shard in one block: stored whole or not at
 // all, short of a server failing half-way through writing a block.
 func (p *Pipeline) withoutStored(ctx context.Context, rows []clickhouse.Row) ([]clickhouse.Row, error) {
@@ -139,7 +132,7 @@ func (p *Pipeline) withoutStored(ctx context.Context, rows []clickhouse.Row) ([]
 			kept = append(kept, r)
 		}
 	}
-	p.opts.Logger.Info("ingest: records stored by a failed insert are left out of its retry", "records", len(stored))
+	p.opts.Logger.Info("ingest: records already in ClickHouse are left out of the insert", "records", len(stored))
 	return kept, nil
 }
 
