@@ -145,8 +145,8 @@ func (m *Main) RunNightlyCommand(ctx context.Context, date, from, to string, out
 		if b.Before(a) {
 			return fmt.Errorf("--from must not be after --to")
 		}
-		if b.Sub(a) > 3*366*24*time.Hour {
-			return fmt.Errorf("at most 1096 days at a time")
+		if analytics.NewRange(a, b).NumDays() > analytics.MaxRangeDays {
+			return fmt.Errorf("at most %d days at a time", analytics.MaxRangeDays)
 		}
 		for d := a; !d.After(b); d = d.AddDate(0, 0, 1) {
 			days = append(days, d)
