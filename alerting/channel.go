@@ -9,10 +9,22 @@
 // channels they are willing to hear. A delivery exists only where the rule
 // and the person agree (personal channels), or where the rule names a team
 // channel that an admin connected.
+//
+// The service interfaces (ChannelService, RuleService, InboxService,
+// NotificationService, each beside its noun) are implemented by the postgres
+// package and exposed by httpapi. Every method acts inside one account: a
+// resource of another account is ENOTFOUND, never EFORBIDDEN, so its
+// existence is not revealed. Role checks (owners and admins for webhooks and
+// rules) are the caller's, made before the call with the accounts package;
+// the services trust accountID and userID. Errors are *telemetry.Error;
+// anything else is EINTERNAL (including EUNAVAILABLE when Postgres is down,
+// if the implementation can tell). The rule pass itself (RuleEvaluator)
+// lives here, on the storage interface EvaluationStore.
 package alerting
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -222,4 +234,33 @@ func decodeBool(v json.RawMessage) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("not a boolean: %s", v)
+}
+
+// ChannelService manages the channel catalogue as one account sees it: each
+// person's preferences and the team channels' webhooks.
+type ChannelService interface {
+	// Channels returns every channel (ListChannels order) with the account's
+	// connection state, and the person's preferences in the account
+	// (DefaultPreferences if never saved).
+	Channels(ctx context.Context, accountID, userID string) ([]Channel, Preferences, error)
+
+	// UpdatePreferences merges upd into the person's stored preferences and
+	// returns the same as Channels afterwards. An empty update changes
+	// nothing. Returns EINVALID only through DecodePreferencesUpdate, which
+	// the caller runs first.
+	UpdatePreferences(ctx context.Context, accountID, userID string, upd PreferencesUpdate) ([]Channel, Preferences, error)
+
+	// ConnectWebhook checks rawURL with ValidateWebhookURL, stores it sealed
+	// in a SecretBox (bound with WebhookAssociatedData) together with its
+	// hint, replacing any previous webhook of the channel, and returns the
+	// hint. userID is the admin connecting it, kept for the record. Returns
+	// ENOTFOUND (unknown channel), EINVALID (personal channel) and
+	// EWEBHOOKHOST (the URL fails the check).
+	ConnectWebhook(ctx context.Context, accountID, userID, channel, rawURL string) (hint string, err error)
+
+	// DisconnectWebhook removes the channel's webhook. Disconnecting a channel
+	// that is not connected succeeds (DELETE is idempotent). Rules naming the
+	// channel are kept and simply get no deliveries there. Returns ENOTFOUND
+	// (unknown channel) and EINVALID (personal channel).
+	DisconnectWebhook(ctx context.Context, accountID, channel string) error
 }

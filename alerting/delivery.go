@@ -1,6 +1,7 @@
 package alerting
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"time"
@@ -206,4 +207,12 @@ func checkLimit(limit *int) error {
 		return telemetry.FieldError(telemetry.EINVALID, "query.limit", "The limit must be 1 to %d.", MaxPageLimit)
 	}
 	return nil
+}
+
+// NotificationService reads the account's delivery log (admins only).
+type NotificationService interface {
+	// Notifications returns a page of the account's deliveries on every
+	// channel, newest first. Call f.Validate first. Returns EBADREQUEST for
+	// a malformed cursor (ParseDeliveryCursor).
+	Notifications(ctx context.Context, accountID string, f NotificationFilter) (NotificationPage, error)
 }

@@ -1,6 +1,7 @@
 package alerting
 
 import (
+	"context"
 	"time"
 
 	"github.com/mcpscope/telemetry"
@@ -70,4 +71,19 @@ func (r InboxRead) Validate() error {
 		return telemetry.FieldError(telemetry.EINVALID, "body.ids", "At most %d ids per request.", MaxInboxReadIDs)
 	}
 	return nil
+}
+
+// InboxService reads and marks a person's in-app deliveries.
+type InboxService interface {
+	// Inbox returns a page of the person's in_app deliveries in the account,
+	// newest first (ties broken by id), with the unread count. Call
+	// f.Validate first. Returns EBADREQUEST for a cursor that is not one
+	// this service issued (ParseDeliveryCursor).
+	Inbox(ctx context.Context, accountID, userID string, f InboxFilter) (InboxPage, error)
+
+	// MarkRead marks read the listed items, or all of the person's items
+	// when all is true, and returns how many went from unread to read. Ids
+	// that are not the person's, unknown or malformed are ignored, never an
+	// error. Call InboxRead.Validate first.
+	MarkRead(ctx context.Context, accountID, userID string, ids []string, all bool) (int, error)
 }

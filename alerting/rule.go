@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -374,4 +375,25 @@ func cloneString(p *string) *string {
 
 func equalStringPtr(a, b *string) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// RuleService manages alert rules.
+type RuleService interface {
+	// CreateRule validates c and stores a new rule in state ok. Returns
+	// EINVALID and ENOTFOUND (no such MCP in the account).
+	CreateRule(ctx context.Context, accountID, mcpID string, c RuleCreate) (Rule, error)
+
+	// Rule returns one rule. Returns ENOTFOUND.
+	Rule(ctx context.Context, accountID, ruleID string) (Rule, error)
+
+	// Rules returns the MCP's rules, oldest first. Returns ENOTFOUND (no such
+	// MCP in the account).
+	Rules(ctx context.Context, accountID, mcpID string) ([]Rule, error)
+
+	// UpdateRule applies upd (RuleUpdate.Apply, including its state reset)
+	// and returns the whole rule. Returns ENOTFOUND and EINVALID.
+	UpdateRule(ctx context.Context, accountID, ruleID string, upd RuleUpdate) (Rule, error)
+
+	// DeleteRule removes a rule; its deliveries stay. Returns ENOTFOUND.
+	DeleteRule(ctx context.Context, accountID, ruleID string) error
 }

@@ -29,7 +29,7 @@ func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 	}
 	opts.Channels = postgres.NewChannelService(db, box)
 	opts.Rules = postgres.NewRuleService(db)
-	opts.Evaluator = postgres.NewEvaluator(db, cdb, testdb.Quiet)
+	opts.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb, db.TransitionConcurrency())
 	opts.Inbox = postgres.NewInboxService(db)
 	opts.Notifications = postgres.NewNotificationService(db)
 	return New(opts), cdb

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 )
 
@@ -71,7 +71,8 @@ type stores struct {
 	Rules    *postgres.RuleService
 	Inbox    *postgres.InboxService
 	Log      *postgres.NotificationService
-	Eval     *postgres.Evaluator
+	Eval     *alerting.RuleEvaluator
+	Store    *postgres.EvaluationStore
 }
 
 func newStores(t testing.TB, db *postgres.DB, cdb *clickhouse.DB) stores {
@@ -80,9 +81,10 @@ func newStores(t testing.TB, db *postgres.DB, cdb *clickhouse.DB) stores {
 		Rules:    postgres.NewRuleService(db),
 		Inbox:    postgres.NewInboxService(db),
 		Log:      postgres.NewNotificationService(db),
+		Store:    postgres.NewEvaluationStore(db),
 	}
 	if cdb != nil {
-		s.Eval = postgres.NewEvaluator(db, cdb, testdb.Quiet)
+		s.Eval = alerting.NewRuleEvaluator(s.Store, cdb, db.TransitionConcurrency())
 	}
 	return s
 }
@@ -100,3 +102,14 @@ func errorRule(channels ...string) alerting.RuleCreate {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// fireMeasured applies the ok -> firing transition the evaluator decides
+// for r as it was loaded, measured at value, with the evaluator's fan-out:
+// tests use it to write a transition computed before a concurrent change
+// of the rule.
+func fireMeasured(ctx context.Context, s *postgres.EvaluationStore, accountID string, r alerting.Rule, value float64, now time.Time) (bool, error) {
+	return s.Fire(ctx, alerting.EvalRule{Rule: r, AccountID: accountID}, now,
+		func(rule alerting.Rule, audience []alerting.Member, connected map[string]bool) []alerting.PlannedDelivery {
+			return alerting.PlanFanOut(rule, value, audience, connected)
+		})
+}

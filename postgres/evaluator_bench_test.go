@@ -86,7 +86,7 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 // "all_firing" has every rule fire.
 func BenchmarkEvaluatePass10kRules(b *testing.B) {
 	db, cdb, now := passFixture(b)
-	ev := postgres.NewEvaluator(db, cdb, testdb.Quiet)
+	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb, db.TransitionConcurrency())
 	ctx := context.Background()
 	b.Run("firing", func(b *testing.B) {
 		var sum alerting.PassSummary

@@ -293,9 +293,10 @@ func TestTwoEvaluatorsRacingFireOnce(t *testing.T) {
 	}
 	e.failing(t)
 
-	var evaluators []*postgres.Evaluator
+	var evaluators []*alerting.RuleEvaluator
 	for i := 0; i < 2; i++ {
-		evaluators = append(evaluators, postgres.NewEvaluator(testdb.OpenPostgres(t, e.url), e.ch, testdb.Quiet))
+		db := testdb.OpenPostgres(t, e.url)
+		evaluators = append(evaluators, alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), e.ch, db.TransitionConcurrency()))
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -354,7 +355,7 @@ func TestMetricsOutageLeavesStatesUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	down.Close()
-	ev := postgres.NewEvaluator(e.db, down, testdb.Quiet)
+	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(e.db), down, e.db.TransitionConcurrency())
 	sum, err := ev.EvaluateAll(context.Background(), e.now)
 	if err == nil || sum.Failed != 1 || sum.Fired != 0 {
 		t.Fatalf("pass with ClickHouse closed: %+v, %v", sum, err)
@@ -496,7 +497,7 @@ func TestStaleFiringIsNotApplied(t *testing.T) {
 			}
 		}},
 		{"fired elsewhere", func(r alerting.Rule) {
-			if ok, err := e.s.Eval.FireMeasured(ctx, e.tm.AccountID, r, 0.5, e.now); !ok || err != nil {
+			if ok, err := fireMeasured(ctx, e.s.Store, e.tm.AccountID, r, 0.5, e.now); !ok || err != nil {
 				t.Fatalf("first firing: %v, %v", ok, err)
 			}
 		}},
@@ -506,7 +507,7 @@ func TestStaleFiringIsNotApplied(t *testing.T) {
 			r := mk()
 			tc.change(r)
 			before := len(deliveries(t, e.db, r.ID))
-			ok, err := e.s.Eval.FireMeasured(ctx, e.tm.AccountID, r, 0.5, e.now)
+			ok, err := fireMeasured(ctx, e.s.Store, e.tm.AccountID, r, 0.5, e.now)
 			if err != nil || ok {
 				t.Fatalf("stale firing applied: %v, %v", ok, err)
 			}
@@ -520,7 +521,7 @@ func TestStaleFiringIsNotApplied(t *testing.T) {
 	if _, err := e.s.Rules.UpdateRule(ctx, e.tm.AccountID, r.ID, alerting.RuleUpdate{Name: ptr("Renamed")}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := e.s.Eval.FireMeasured(ctx, e.tm.AccountID, r, 0.5, e.now); !ok || err != nil {
+	if ok, err := fireMeasured(ctx, e.s.Store, e.tm.AccountID, r, 0.5, e.now); !ok || err != nil {
 		t.Fatalf("firing after a rename: %v, %v", ok, err)
 	}
 	for _, d := range deliveries(t, e.db, r.ID) {

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/httpapi"
 	"github.com/mcpscope/telemetry/ingest"
+	"github.com/mcpscope/telemetry/internal/jobmetrics"
 	"github.com/mcpscope/telemetry/postgres"
 	"github.com/mcpscope/telemetry/wal"
 	"github.com/mcpscope/telemetry/web"
@@ -56,10 +57,10 @@ type Main struct {
 	// evaluator runs every alerting.evaluate_interval in Run.
 	Channels      *postgres.ChannelService
 	Rules         *postgres.RuleService
-	Evaluator     *postgres.Evaluator
+	Evaluator     *alerting.RuleEvaluator
 	Inbox         *postgres.InboxService
 	Notifications *postgres.NotificationService
-	evalMetrics   *evaluatorMetrics
+	evalMetrics   *jobmetrics.Evaluator
 
 	listener net.Listener
 	// metricsListener serves /metrics when metrics.addr is set.
@@ -154,11 +155,11 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Channels = postgres.NewChannelService(m.PG, box)
 	m.Rules = postgres.NewRuleService(m.PG)
-	m.Evaluator = postgres.NewEvaluator(m.PG, m.CH, m.Log)
+	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH, m.PG.TransitionConcurrency())
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	if m.Registry != nil {
-		m.evalMetrics = newEvaluatorMetrics(m.Registry)
+		m.evalMetrics = jobmetrics.NewEvaluator(m.Registry)
 	}
 	m.API = httpapi.New(httpapi.Options{
 		Logger:      m.Log,
@@ -251,15 +252,14 @@ func (m *Main) Run(ctx context.Context) error {
 		g.Go(func() error { <-gctx.Done(); return ms.Close() })
 	}
 	if m.Config.Nightly.Enabled {
-		n := &nightly{svc: m.CH, pg: m.PG, log: m.Log, catchUp: m.Config.Nightly.CatchUpDays, now: time.Now,
-			lastSuccess: m.nightlyGauge()}
-		g.Go(func() error { return n.run(gctx, m.Config.Nightly.Schedule) })
+		n := m.nightlyRunner(nil, jobmetrics.NightlySuccess(m.Registry))
+		g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule) })
 	}
 	// Deleted ingest keys are evicted from this instance's cache as soon as
 	// PostgreSQL announces them; the loop reconnects on its own.
 	g.Go(func() error { return m.Keys.Run(gctx) })
 	g.Go(func() error {
-		return runEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
+		return alerting.RunEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
 	})
 	g.Go(func() error {
 		<-gctx.Done()
@@ -269,14 +269,6 @@ func (m *Main) Run(ctx context.Context) error {
 		return srv.Shutdown(sctx)
 	})
 	return g.Wait()
-}
-
-// nightlyGauge registers the nightly pass's last success time.
-func (m *Main) nightlyGauge() func(time.Time) {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "telemetry_nightly_last_success_timestamp_seconds",
-		Help: "Unix time of the last successful nightly day computation."})
-	m.Registry.MustRegister(g)
-	return func(t time.Time) { g.Set(float64(t.Unix())) }
 }
 
 // Close releases everything Open acquired, in reverse order.

@@ -76,16 +76,17 @@ func TestNightlyCommandAndCatchUp(t *testing.T) {
 	// Catch-up: as if three more days had passed, the pass computes exactly
 	// the days after the last one computed.
 	var progress bytes.Buffer
-	n3 := &nightly{svc: m.CH, pg: m.PG, log: quiet, catchUp: 30, progress: &progress,
-		now: func() time.Time { return today.AddDate(0, 0, 3).Add(time.Hour) }}
-	days, err := n3.catchUpDays(ctx)
+	n3 := m.nightlyRunner(&progress, nil)
+	n3.Log, n3.FirstPassDays = quiet, 30
+	n3.Now = func() time.Time { return today.AddDate(0, 0, 3).Add(time.Hour) }
+	days, err := n3.CatchUpDays(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(days) != 3 || !days[0].Equal(today) || !days[2].Equal(today.AddDate(0, 0, 2)) {
 		t.Fatalf("catch-up days %v, want %s and the two after", days, today.Format(time.DateOnly))
 	}
-	if err := n3.pass(ctx); err != nil {
+	if err := n3.Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if last, ok, err := m.CH.NightlyLastDay(ctx); err != nil || !ok || !last.Equal(today.AddDate(0, 0, 2)) {

@@ -1,0 +1,82 @@
+// Package jobmetrics holds the Prometheus metrics of the background jobs
+// (the rule evaluator and the nightly pass). The jobs themselves live in
+// the domain packages, which import no metrics library: they report
+// through small hooks (alerting.PassObserver, a success callback) that
+// this package implements.
+package jobmetrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcpscope/telemetry/alerting"
+)
+
+// Evaluator counts what the rule evaluator does. It implements
+// alerting.PassObserver.
+type Evaluator struct {
+	passes   *prometheus.CounterVec
+	rules    prometheus.Counter
+	firings  prometheus.Counter
+	resolved prometheus.Counter
+	failures prometheus.Counter
+	duration prometheus.Histogram
+}
+
+var _ alerting.PassObserver = (*Evaluator)(nil)
+
+// NewEvaluator registers the evaluator's metrics on reg.
+func NewEvaluator(reg prometheus.Registerer) *Evaluator {
+	m := &Evaluator{
+		passes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "telemetry_alert_evaluator_runs_total",
+			Help: "Evaluation passes by outcome: ok, failed (some rules could not be evaluated), skipped (another instance was evaluating).",
+		}, []string{"outcome"}),
+		rules: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_alert_rules_evaluated_total", Help: "Enabled rules measured by evaluation passes.",
+		}),
+		firings: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_alert_firings_total", Help: "Rules that fired (ok -> firing) in evaluation passes.",
+		}),
+		resolved: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_alert_resolutions_total", Help: "Rules that resolved (firing -> ok) in evaluation passes.",
+		}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_alert_rule_failures_total", Help: "Rules left unchanged by a pass because of an error.",
+		}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "telemetry_alert_evaluator_duration_seconds", Help: "Time of one evaluation pass.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
+		}),
+	}
+	reg.MustRegister(m.passes, m.rules, m.firings, m.resolved, m.failures, m.duration)
+	return m
+}
+
+// ObservePass implements alerting.PassObserver.
+func (m *Evaluator) ObservePass(sum alerting.PassSummary, err error, took time.Duration) {
+	switch {
+	case sum.Skipped:
+		m.passes.WithLabelValues("skipped").Inc()
+		return
+	case err != nil:
+		m.passes.WithLabelValues("failed").Inc()
+	default:
+		m.passes.WithLabelValues("ok").Inc()
+	}
+	m.rules.Add(float64(sum.Rules))
+	m.firings.Add(float64(sum.Fired))
+	m.resolved.Add(float64(sum.Resolved))
+	m.failures.Add(float64(sum.Failed))
+	m.duration.Observe(took.Seconds())
+}
+
+// NightlySuccess registers the nightly pass's last success time on reg and
+// returns the callback that sets it (analytics.NightlyRunner.OnSuccess).
+func NightlySuccess(reg prometheus.Registerer) func(time.Time) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "telemetry_nightly_last_success_timestamp_seconds",
+		Help: "Unix time of the last successful nightly day computation."})
+	reg.MustRegister(g)
+	return func(t time.Time) { g.Set(float64(t.Unix())) }
+}
