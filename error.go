@@ -42,7 +42,12 @@ type Error struct {
 	Field string
 	// RetryAfter, in whole seconds, for ERATELIMITED and EUNAVAILABLE.
 	RetryAfter int
+	// Err is the cause, for logs and errors.Is/As; never shown to clients.
+	Err error
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Field != "" {

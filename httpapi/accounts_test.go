@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/mcpscope/telemetry/accounts"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,7 +24,7 @@ import (
 
 // accountServer is the API with the real account services on the package's
 // PostgreSQL database.
-func accountServer(t *testing.T, cfg postgres.AuthConfig) *Server {
+func accountServer(t *testing.T, cfg accounts.AuthPolicy) *Server {
 	t.Helper()
 	opts, _, _ := accountOptions(t, cfg)
 	return New(opts)
@@ -32,7 +33,7 @@ func accountServer(t *testing.T, cfg postgres.AuthConfig) *Server {
 // accountOptions are the server options with the real account, ingest and
 // metric services on the package's PostgreSQL database and a ClickHouse
 // database of the test's own, and those databases.
-func accountOptions(t *testing.T, cfg postgres.AuthConfig) (Options, *postgres.DB, *clickhouse.DB) {
+func accountOptions(t *testing.T, cfg accounts.AuthPolicy) (Options, *postgres.DB, *clickhouse.DB) {
 	t.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -140,7 +141,7 @@ func signupBody(email, name string, extra ...string) string {
 
 // TestNewUserWalkthrough is the issue's curl walk-through.
 func TestNewUserWalkthrough(t *testing.T) {
-	s := accountServer(t, postgres.AuthConfig{})
+	s := accountServer(t, accounts.AuthPolicy{})
 	ada := uniqueEmail("ada")
 	m := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(ada, "Ada Lovelace", "account_name", "Engines"), 201, "")
 	if keysOf(m) != "account,expires_at,token,user" || !isUTCTime(m["expires_at"]) {
@@ -232,7 +233,7 @@ func TestNewUserWalkthrough(t *testing.T) {
 }
 
 func TestAuthErrors(t *testing.T) {
-	s := accountServer(t, postgres.AuthConfig{LoginMaxFailures: 3})
+	s := accountServer(t, accounts.AuthPolicy{LoginMaxFailures: 3})
 	addr := uniqueEmail("err")
 	expect(t, s, "POST", "/v1/auth/signup", "", signupBody(addr, "Err"), 201, "")
 	m := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(strings.ToUpper(addr), "Again"), 409, "conflict")
@@ -263,7 +264,7 @@ func TestAuthErrors(t *testing.T) {
 
 // TestBadInput: invalid bodies are 4xx with the field's location, never 5xx.
 func TestBadInput(t *testing.T) {
-	s := accountServer(t, postgres.AuthConfig{})
+	s := accountServer(t, accounts.AuthPolicy{})
 	owner := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("bad"), "Bad"), 201, "")
 	token := owner["token"].(string)
 	mcpID := expect(t, s, "POST", "/v1/mcps", token, `{"name":"x"}`, 201, "")["id"].(string)
@@ -327,7 +328,7 @@ func TestBadInput(t *testing.T) {
 // TestStringsStoredAsSent: no trimming, no normalisation, hostile Unicode
 // included.
 func TestStringsStoredAsSent(t *testing.T) {
-	s := accountServer(t, postgres.AuthConfig{})
+	s := accountServer(t, accounts.AuthPolicy{})
 	names := []string{"  padded  ", "e\u0301 (decomposed)", "\u202eevil\u202c", "🦄👩‍👩‍👧", "<script>alert(1)</script>", "tab\there", "Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇", strings.Repeat("ß", 200)}
 	owner := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("uni"), names[0]), 201, "")
 	token := owner["token"].(string)
@@ -344,7 +345,7 @@ func TestStringsStoredAsSent(t *testing.T) {
 }
 
 func TestCompanyMerge(t *testing.T) {
-	s := accountServer(t, postgres.AuthConfig{})
+	s := accountServer(t, accounts.AuthPolicy{})
 	token := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("co"), "Co"), 201, "")["token"].(string)
 	empty := expect(t, s, "GET", "/v1/account/company", token, "", 200, "")
 	if keysOf(empty) != "address,billing_email,legal_name,vat_id,website" || empty["legal_name"] != nil {
@@ -372,7 +373,7 @@ func TestCompanyMerge(t *testing.T) {
 }
 
 func TestMembersRoles(t *testing.T) {
-	s := accountServer(t, postgres.AuthConfig{})
+	s := accountServer(t, accounts.AuthPolicy{})
 	owner := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("own"), "Own"), 201, "")
 	token := owner["token"].(string)
 	ownerID := owner["user"].(map[string]any)["id"].(string)
@@ -407,7 +408,7 @@ func TestMembersRoles(t *testing.T) {
 }
 
 func TestProfile(t *testing.T) {
-	s := accountServer(t, postgres.AuthConfig{})
+	s := accountServer(t, accounts.AuthPolicy{})
 	first := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("p1"), "P1"), 201, "")
 	second := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("p2"), "P2"), 201, "")
 	token := first["token"].(string)

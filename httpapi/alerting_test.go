@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/mcpscope/telemetry/accounts"
 	"fmt"
 	"net/url"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // database of the test's own.
 func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 	t.Helper()
-	opts, db, cdb := accountOptions(t, postgres.AuthConfig{})
+	opts, db, cdb := accountOptions(t, accounts.AuthPolicy{})
 	key := make([]byte, alerting.SecretKeyLen)
 	for i := range key {
 		key[i] = byte(7 * (i + 1))

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"github.com/mcpscope/telemetry/internal/ids"
+	"github.com/mcpscope/telemetry/internal/password"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,38 +13,13 @@ import (
 	"github.com/mcpscope/telemetry/accounts"
 )
 
-// AuthConfig tunes sessions, login protection and the ingest key cache.
-// Zero fields take the defaults.
-type AuthConfig struct {
-	SessionTTL         time.Duration // default 30 days
-	LoginMaxFailures   int           // default 5 ...
-	LoginFailureWindow time.Duration // ... per 15 minutes, per email
-	KeyCacheTTL        time.Duration // default 2 s; must stay <= 5 s
-}
-
-func (c AuthConfig) withDefaults() AuthConfig {
-	if c.SessionTTL <= 0 {
-		c.SessionTTL = 30 * 24 * time.Hour
-	}
-	if c.LoginMaxFailures <= 0 {
-		c.LoginMaxFailures = 5
-	}
-	if c.LoginFailureWindow <= 0 {
-		c.LoginFailureWindow = 15 * time.Minute
-	}
-	if c.KeyCacheTTL <= 0 {
-		c.KeyCacheTTL = 2 * time.Second
-	}
-	return c
-}
-
 // AuthService issues session tokens (signup, login), revokes them (logout)
 // and resolves both credentials for httpapi.
 type AuthService struct {
 	db      *DB
-	cfg     AuthConfig
-	pw      *passwords
-	limiter *loginLimiter
+	cfg     accounts.AuthPolicy
+	pw      *password.Hasher
+	limiter *accounts.LoginLimiter
 	keys    *KeyService
 	now     func() time.Time
 }
@@ -54,10 +31,10 @@ var (
 
 // NewAuthService returns the service; keys resolves ingest keys (nil: every
 // ingest key is refused).
-func NewAuthService(db *DB, cfg AuthConfig, keys *KeyService) *AuthService {
-	cfg = cfg.withDefaults()
-	return &AuthService{db: db, cfg: cfg, pw: newPasswords(defaultArgon),
-		limiter: newLoginLimiter(cfg.LoginMaxFailures, cfg.LoginFailureWindow), keys: keys, now: time.Now}
+func NewAuthService(db *DB, cfg accounts.AuthPolicy, keys *KeyService) *AuthService {
+	cfg = cfg.WithDefaults()
+	return &AuthService{db: db, cfg: cfg, pw: password.New(password.Default),
+		limiter: accounts.NewLoginLimiter(cfg.LoginMaxFailures, cfg.LoginFailureWindow), keys: keys, now: time.Now}
 }
 
 var errInvalidInvite = telemetry.FieldError(telemetry.EINVALID, "body.invite_token",
@@ -68,7 +45,7 @@ func (s *AuthService) Signup(ctx context.Context, in accounts.Signup) (*accounts
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	if in.InviteToken != "" && !validSecret(in.InviteToken, prefixInviteToken) {
+	if in.InviteToken != "" && !ids.ValidSecret(in.InviteToken, prefixInviteToken) {
 		return nil, errInvalidInvite
 	}
 	// Hash before the transaction: 27 ms of CPU should not hold locks.
@@ -77,9 +54,9 @@ func (s *AuthService) Signup(ctx context.Context, in accounts.Signup) (*accounts
 		return nil, wrap(err)
 	}
 	now := s.now()
-	user := accounts.User{ID: newID(prefixUser), Email: in.Email, Name: in.Name}
+	user := accounts.User{ID: ids.New(prefixUser), Email: in.Email, Name: in.Name}
 	var acc accounts.Account
-	token := newSecret(accounts.SessionTokenPrefix)
+	token := ids.NewSecret(accounts.SessionTokenPrefix)
 	expires := now.Add(s.cfg.SessionTTL).Truncate(time.Microsecond) // as PostgreSQL keeps it
 	err = pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
 		var invID string
@@ -89,7 +66,7 @@ func (s *AuthService) Signup(ctx context.Context, in accounts.Signup) (*accounts
 				SELECT i.id, i.email_key, i.role, a.id, a.name, a.plan, a.created_at
 				FROM invitations i JOIN accounts a ON a.id = i.account_id
 				WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > $2
-				FOR UPDATE OF i`, hashSecret(in.InviteToken), now).
+				FOR UPDATE OF i`, ids.HashSecret(in.InviteToken), now).
 				Scan(&invID, &emailKey, &acc.Role, &acc.ID, &acc.Name, &acc.Plan, &acc.CreatedAt)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return errInvalidInvite
@@ -112,7 +89,7 @@ func (s *AuthService) Signup(ctx context.Context, in accounts.Signup) (*accounts
 				return err
 			}
 		} else {
-			acc = accounts.Account{ID: newID(prefixAccount), Name: in.AccountName, Plan: accounts.PlanFree, Role: accounts.RoleOwner}
+			acc = accounts.Account{ID: ids.New(prefixAccount), Name: in.AccountName, Plan: accounts.PlanFree, Role: accounts.RoleOwner}
 			if acc.Name == "" {
 				acc.Name = in.Name
 			}
@@ -136,7 +113,7 @@ func (s *AuthService) Signup(ctx context.Context, in accounts.Signup) (*accounts
 
 func insertSession(ctx context.Context, q querier, token, userID, accountID string, expires time.Time) error {
 	_, err := q.Exec(ctx, `INSERT INTO sessions (id, token_hash, user_id, account_id, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-		newID(prefixSession), hashSecret(token), userID, accountID, expires)
+		ids.New(prefixSession), ids.HashSecret(token), userID, accountID, expires)
 	return err
 }
 
@@ -150,7 +127,7 @@ func (s *AuthService) Login(ctx context.Context, in accounts.Login) (*accounts.S
 		return nil, err
 	}
 	key := accounts.EmailKey(in.Email)
-	if wait, limited := s.limiter.attempt(key, s.now()); limited {
+	if wait, limited := s.limiter.Attempt(key, s.now()); limited {
 		secs := int((wait + time.Second - 1) / time.Second)
 		return nil, &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: max(secs, 1),
 			Message: "Too many failed logins for this email; try again later."}
@@ -169,10 +146,10 @@ func (s *AuthService) Login(ctx context.Context, in accounts.Login) (*accounts.S
 	if !ok {
 		return nil, errInvalidCredentials
 	}
-	s.limiter.succeeded(key)
+	s.limiter.Succeeded(key)
 
 	errNotYours := telemetry.FieldError(telemetry.EINVALID, "body.account_id", "is not an account you belong to")
-	if in.AccountID != "" && !validID(in.AccountID, prefixAccount) {
+	if in.AccountID != "" && !ids.Valid(in.AccountID, prefixAccount) {
 		return nil, errNotYours
 	}
 	var acc accounts.Account
@@ -187,7 +164,7 @@ func (s *AuthService) Login(ctx context.Context, in accounts.Login) (*accounts.S
 	case err != nil:
 		return nil, wrap(err)
 	}
-	token := newSecret(accounts.SessionTokenPrefix)
+	token := ids.NewSecret(accounts.SessionTokenPrefix)
 	expires := s.now().Add(s.cfg.SessionTTL).Truncate(time.Microsecond)
 	if err := insertSession(ctx, s.db.Pool, token, user.ID, acc.ID, expires); err != nil {
 		return nil, wrap(err)
@@ -211,14 +188,14 @@ var errBadSession = telemetry.Errorf(telemetry.EUNAUTHENTICATED, "The session to
 // session whose person still belongs to the session's account. The role is
 // read on every request, so a role change applies at once.
 func (s *AuthService) AuthenticateSession(ctx context.Context, token string) (*accounts.Principal, error) {
-	if !validSecret(token, accounts.SessionTokenPrefix) {
+	if !ids.ValidSecret(token, accounts.SessionTokenPrefix) {
 		return nil, errBadSession
 	}
 	p := &accounts.Principal{Kind: accounts.CredentialSession}
 	err := s.db.Pool.QueryRow(ctx, `
 		SELECT s.id, s.user_id, s.account_id, m.role
 		FROM sessions s JOIN memberships m ON m.account_id = s.account_id AND m.user_id = s.user_id
-		WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2`, hashSecret(token), s.now()).
+		WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2`, ids.HashSecret(token), s.now()).
 		Scan(&p.SessionID, &p.UserID, &p.AccountID, &p.Role)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errBadSession

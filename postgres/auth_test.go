@@ -12,7 +12,7 @@ import (
 
 func TestSignupLoginLogout(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	addr := email("Ada")
 	s, err := f.auth.Signup(ctx, accounts.Signup{Email: addr, Password: testPassword, Name: " Ada ", AccountName: "Analytical Engines"})
 	if err != nil {
@@ -66,7 +66,7 @@ func TestSignupLoginLogout(t *testing.T) {
 
 func TestSignupValidationAndConflict(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s := f.signup(t, "Grace")
 	_, err := f.auth.Signup(ctx, accounts.Signup{Email: strings.ToUpper(s.User.Email), Password: testPassword, Name: "Other"})
 	wantCode(t, err, telemetry.ECONFLICT, "body.email")
@@ -81,7 +81,7 @@ func TestSignupValidationAndConflict(t *testing.T) {
 
 func TestSessionExpiry(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{SessionTTL: time.Hour})
+	f := newFixture(t, accounts.AuthPolicy{SessionTTL: time.Hour})
 	clock := time.Now()
 	f.auth.now = func() time.Time { return clock }
 	s := f.signup(t, "Exp")
@@ -97,7 +97,7 @@ func TestSessionExpiry(t *testing.T) {
 
 func TestLoginRateLimit(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{LoginMaxFailures: 3, LoginFailureWindow: 15 * time.Minute})
+	f := newFixture(t, accounts.AuthPolicy{LoginMaxFailures: 3, LoginFailureWindow: 15 * time.Minute})
 	clock := time.Now()
 	f.auth.now = func() time.Time { return clock }
 	s := f.signup(t, "Limited")
@@ -149,7 +149,7 @@ func TestLoginRateLimit(t *testing.T) {
 
 func TestLoginPicksAccount(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	a := f.signup(t, "Multi")
 	b := f.signup(t, "Boss")
 	pb := f.principal(t, b.Token)
@@ -176,54 +176,13 @@ func TestLoginPicksAccount(t *testing.T) {
 	wantCode(t, err, telemetry.EINVALID, "body.account_id")
 }
 
-func TestPasswordHash(t *testing.T) {
-	ctx := context.Background()
-	pw := newPasswords(defaultArgon)
-	h, err := pw.Hash(ctx, "hunter2hunter2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") || strings.Contains(h, "hunter2") {
-		t.Fatalf("hash %q", h)
-	}
-	h2, _ := pw.Hash(ctx, "hunter2hunter2")
-	if h == h2 {
-		t.Fatal("same hash twice: no salt")
-	}
-	for _, tc := range []struct {
-		pw, hash string
-		ok       bool
-	}{
-		{"hunter2hunter2", h, true},
-		{"hunter2hunter3", h, false},
-		{"", h, false},
-		{"hunter2hunter2", "", false}, // unknown person: the dummy never matches
-	} {
-		ok, err := pw.Verify(ctx, tc.pw, tc.hash)
-		if err != nil || ok != tc.ok {
-			t.Errorf("verify(%q): %v %v", tc.pw, ok, err)
-		}
-	}
-	// Hashes made with other parameters still verify: they are in the string.
-	cheap := newPasswords(argonParams{Memory: 1024, Time: 1, Threads: 1, KeyLen: 16, SaltLen: 8})
-	old, _ := cheap.Hash(ctx, "legacy password")
-	if ok, err := pw.Verify(ctx, "legacy password", old); !ok || err != nil {
-		t.Errorf("old parameters: %v %v", ok, err)
-	}
-	for _, bad := range []string{"$argon2i$v=19$m=1,t=1,p=1$AAAA$AAAA", "$argon2id$v=19$m=x$AAAA$AAAA", "plain"} {
-		if _, err := pw.Verify(ctx, "x", bad); err == nil {
-			t.Errorf("malformed hash %q accepted", bad)
-		}
-	}
-}
-
 // The two failing logins must cost the same: compare these two figures.
 func BenchmarkLoginWrongPassword(b *testing.B) { benchmarkLogin(b, true) }
 func BenchmarkLoginUnknownEmail(b *testing.B)  { benchmarkLogin(b, false) }
 
 func benchmarkLogin(b *testing.B, known bool) {
 	ctx := context.Background()
-	f := newFixture(b, AuthConfig{LoginMaxFailures: 1 << 30})
+	f := newFixture(b, accounts.AuthPolicy{LoginMaxFailures: 1 << 30})
 	in := accounts.Login{Email: email("nobody"), Password: "wrong password"}
 	if known {
 		in.Email = f.signup(b, "Bench").User.Email

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -187,9 +188,9 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, accountID string, r alerti
 		return nil
 	}
 	n := len(plan)
-	ids, channels, recipients, statuses, titles, bodies := make([]string, n), make([]string, n), make([]*string, n), make([]string, n), make([]string, n), make([]string, n)
+	deliveryIDs, channels, recipients, statuses, titles, bodies := make([]string, n), make([]string, n), make([]*string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, d := range plan {
-		ids[i], channels[i], recipients[i], statuses[i], titles[i], bodies[i] = newID(prefixDelivery), d.Channel, d.RecipientUserID, d.Status, d.Title, d.Body
+		deliveryIDs[i], channels[i], recipients[i], statuses[i], titles[i], bodies[i] = ids.New(prefixDelivery), d.Channel, d.RecipientUserID, d.Status, d.Title, d.Body
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel,
 			recipient_user_id, status, title, body, created_at, next_attempt_at)
@@ -197,6 +198,6 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, accountID string, r alerti
 			CASE WHEN d.status = 'queued' THEN $5::timestamptz END
 		FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
 			AS d(id, channel, recipient, status, title, body)`,
-		accountID, r.ID, r.Name, r.MCPID, now, ids, channels, recipients, statuses, titles, bodies)
+		accountID, r.ID, r.Name, r.MCPID, now, deliveryIDs, channels, recipients, statuses, titles, bodies)
 	return err
 }

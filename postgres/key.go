@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -39,14 +40,13 @@ type KeyService struct {
 
 var _ accounts.KeyService = (*KeyService)(nil)
 
-// NewKeyService returns the service. cacheTTL (default 2 s, at most 5 s) is
+// NewKeyService returns the service. cacheTTL (default and bound in
+// accounts.AuthPolicy) is
 // how long an authentication answer, positive or negative, is trusted
 // without a database round trip. Run must be running for deletions on
 // other instances to evict at once and for last_used_at to be written.
 func NewKeyService(db *DB, cacheTTL time.Duration) *KeyService {
-	if cacheTTL <= 0 {
-		cacheTTL = 2 * time.Second
-	}
+	cacheTTL = accounts.AuthPolicy{KeyCacheTTL: cacheTTL}.WithDefaults().KeyCacheTTL
 	return &KeyService{db: db, log: db.log, ttl: cacheTTL, now: time.Now,
 		cache: map[[32]byte]keyEntry{}, touched: map[string]time.Time{}, touches: make(chan string, 1024)}
 }
@@ -81,7 +81,7 @@ func (s *KeyService) ListKeys(ctx context.Context, accountID, mcpID string) ([]a
 }
 
 func mcpExists(ctx context.Context, q querier, accountID, mcpID string) error {
-	if !validID(mcpID, prefixMCP) {
+	if !ids.Valid(mcpID, prefixMCP) {
 		return errMCPNotFound
 	}
 	var ok bool
@@ -99,15 +99,15 @@ func (s *KeyService) CreateKey(ctx context.Context, accountID, mcpID string, in 
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	if !validID(mcpID, prefixMCP) {
+	if !ids.Valid(mcpID, prefixMCP) {
 		return nil, errMCPNotFound
 	}
-	secret := newSecret(accounts.IngestKeyPrefix)
-	k := &accounts.CreatedKey{Key: secret, IngestKey: accounts.IngestKey{ID: newID(prefixKey), MCPID: mcpID, Name: in.Name, Hint: accounts.KeyHint(secret)}}
+	secret := ids.NewSecret(accounts.IngestKeyPrefix)
+	k := &accounts.CreatedKey{Key: secret, IngestKey: accounts.IngestKey{ID: ids.New(prefixKey), MCPID: mcpID, Name: in.Name, Hint: accounts.KeyHint(secret)}}
 	err := s.db.Pool.QueryRow(ctx, `
 		INSERT INTO ingest_keys (id, mcp_id, account_id, name, key_hash, hint)
 		SELECT $1, m.id, m.account_id, $4, $5, $6 FROM mcps m WHERE m.id = $2 AND m.account_id = $3
-		RETURNING created_at`, k.ID, mcpID, accountID, k.Name, hashSecret(secret), k.Hint).Scan(&k.CreatedAt)
+		RETURNING created_at`, k.ID, mcpID, accountID, k.Name, ids.HashSecret(secret), k.Hint).Scan(&k.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errMCPNotFound
 	} else if err != nil {
@@ -120,7 +120,7 @@ func (s *KeyService) CreateKey(ctx context.Context, accountID, mcpID string, in 
 // DeleteKey implements accounts.KeyService. This instance forgets the key
 // at once; the others hear of it through NOTIFY (or their cache expires).
 func (s *KeyService) DeleteKey(ctx context.Context, accountID, keyID string) error {
-	if !validID(keyID, prefixKey) {
+	if !ids.Valid(keyID, prefixKey) {
 		return errKeyNotFound
 	}
 	var hash []byte

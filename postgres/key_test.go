@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"strings"
 	"testing"
 	"time"
@@ -30,9 +31,9 @@ func keyFixture(t *testing.T, f *fixture) (*accounts.Session, *accounts.MCP, *ac
 
 func TestKeys(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s, m, k := keyFixture(t, f)
-	if !strings.HasPrefix(k.Key, "ik_") || len(k.Key) < 3+27 || !validSecret(k.Key, "ik_") {
+	if !strings.HasPrefix(k.Key, "ik_") || len(k.Key) < 3+27 || !ids.ValidSecret(k.Key, "ik_") {
 		t.Fatalf("key %q", k.Key)
 	}
 	if k.Hint != "ik_••••••••"+k.Key[len(k.Key)-4:] || k.Name != "prod" || k.CreatedAt.IsZero() || k.LastUsedAt != nil {
@@ -91,7 +92,7 @@ func TestKeys(t *testing.T) {
 
 func TestMCPs(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s := f.signup(t, "MCPs")
 	a, err := f.mcps.CreateMCP(ctx, s.Account.ID, accounts.NewMCP{Name: "  spaced  ", Description: "ünïcødé ✓"})
 	if err != nil || a.Name != "  spaced  " || a.Description != "ünïcødé ✓" || !strings.HasPrefix(a.ID, "mcp_") {
@@ -123,7 +124,7 @@ func TestMCPs(t *testing.T) {
 
 func TestCompany(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s := f.signup(t, "Company")
 	c, err := f.accounts.Company(ctx, s.Account.ID)
 	if err != nil || *c != (accounts.Company{}) {
@@ -153,7 +154,7 @@ func TestCompany(t *testing.T) {
 
 func TestAccountAndProfile(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s := f.signup(t, "Prof")
 	p := f.principal(t, s.Token)
 	a, err := f.accounts.Account(ctx, p)
@@ -182,7 +183,7 @@ func TestAccountAndProfile(t *testing.T) {
 // secret, raw or in the encodings a careless store might use.
 func TestSecretsNeverStored(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s, _, k := keyFixture(t, f)
 	added, err := f.members.AddMember(ctx, f.principal(t, s.Token), accounts.NewMember{Email: email("inv"), Role: accounts.RoleMember})
 	if err != nil {
@@ -220,7 +221,7 @@ func TestSecretsNeverStored(t *testing.T) {
 
 func TestKeyCacheHotPath(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	_, _, k := keyFixture(t, f)
 	clock := time.Now() // frozen: this test is about counting, not expiry
 	f.keys.now = func() time.Time { return clock }
@@ -234,7 +235,7 @@ func TestKeyCacheHotPath(t *testing.T) {
 		t.Fatalf("%d database lookups for 50 authentications, want 1", n)
 	}
 	// Negative answers are cached too.
-	unknown := newSecret("ik_")
+	unknown := ids.NewSecret("ik_")
 	before = f.keys.lookups.Load()
 	for i := 0; i < 10; i++ {
 		_, err := f.auth.AuthenticateIngestKey(ctx, unknown)
@@ -249,7 +250,7 @@ func TestKeyCacheHotPath(t *testing.T) {
 // stops accepting the key once its cache entry expires.
 func TestKeyCacheTTL(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{KeyCacheTTL: 2 * time.Second})
+	f := newFixture(t, accounts.AuthPolicy{KeyCacheTTL: 2 * time.Second})
 	s, _, k := keyFixture(t, f)
 	other := NewKeyService(f.db, 2*time.Second) // a second instance, not listening
 	clock := time.Now()
@@ -273,7 +274,7 @@ func TestKeyCacheTTL(t *testing.T) {
 // LISTEN: a deleted key is refused within 5 seconds.
 func TestKeyCacheRealTime(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s, _, k := keyFixture(t, f)
 	other := NewKeyService(f.db, 2*time.Second)
 	if _, err := other.AuthenticateIngestKey(ctx, k.Key); err != nil {
@@ -290,7 +291,7 @@ func TestKeyCacheRealTime(t *testing.T) {
 // is deleted directly or through its MCP.
 func TestKeyRevocationListen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s, m, k := keyFixture(t, f)
 	k2, err := f.keys.CreateKey(ctx, s.Account.ID, m.ID, accounts.NewKey{Name: "second"})
 	if err != nil {
@@ -328,7 +329,7 @@ func TestKeyRevocationListen(t *testing.T) {
 func TestKeyLastUsed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	s, m, k := keyFixture(t, f)
 	go func() { _ = f.keys.Run(ctx) }()
 	if _, err := f.auth.AuthenticateIngestKey(ctx, k.Key); err != nil {

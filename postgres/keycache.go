@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,7 +41,7 @@ var errBadKey = telemetry.Errorf(telemetry.EUNAUTHENTICATED, "The ingest key is 
 
 // AuthenticateIngestKey implements accounts.Authenticator for ingest keys.
 func (s *KeyService) AuthenticateIngestKey(ctx context.Context, key string) (*accounts.Principal, error) {
-	if !validSecret(key, accounts.IngestKeyPrefix) {
+	if !ids.ValidSecret(key, accounts.IngestKeyPrefix) {
 		return nil, errBadKey
 	}
 	h := sha256.Sum256([]byte(key))

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"io"
 	"log/slog"
 	"testing"
@@ -40,7 +41,7 @@ type fixture struct {
 	accounts *AccountService
 }
 
-func newFixture(t testing.TB, cfg AuthConfig) *fixture {
+func newFixture(t testing.TB, cfg accounts.AuthPolicy) *fixture {
 	db := testDB(t)
 	keys := NewKeyService(db, cfg.KeyCacheTTL)
 	return &fixture{db: db, auth: NewAuthService(db, cfg, keys), keys: keys, mcps: NewMCPService(db, keys),
@@ -50,7 +51,7 @@ func newFixture(t testing.TB, cfg AuthConfig) *fixture {
 const testPassword = "correct horse battery"
 
 // email returns an address no other test uses.
-func email(name string) string { return name + "-" + randomBase62(8) + "@example.com" }
+func email(name string) string { return name + "-" + ids.RandomBase62(8) + "@example.com" }
 
 func (f *fixture) signup(t testing.TB, name string) *accounts.Session {
 	t.Helper()

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"github.com/mcpscope/telemetry/internal/ids"
 
 	"github.com/jackc/pgx/v5"
 
@@ -47,7 +48,7 @@ func (s *MCPService) CreateMCP(ctx context.Context, accountID string, in account
 		return nil, err
 	}
 	m, err := scanMCP(s.db.Pool.QueryRow(ctx, `INSERT INTO mcps (id, account_id, name, description) VALUES ($1, $2, $3, $4)
-		RETURNING `+mcpColumns, newID(prefixMCP), accountID, in.Name, in.Description))
+		RETURNING `+mcpColumns, ids.New(prefixMCP), accountID, in.Name, in.Description))
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -56,7 +57,7 @@ func (s *MCPService) CreateMCP(ctx context.Context, accountID string, in account
 
 // FindMCP implements accounts.MCPService.
 func (s *MCPService) FindMCP(ctx context.Context, accountID, id string) (*accounts.MCP, error) {
-	if !validID(id, prefixMCP) {
+	if !ids.Valid(id, prefixMCP) {
 		return nil, errMCPNotFound
 	}
 	m, err := scanMCP(s.db.Pool.QueryRow(ctx, `SELECT `+mcpColumns+` FROM mcps WHERE id = $1 AND account_id = $2`, id, accountID))
@@ -70,7 +71,7 @@ func (s *MCPService) FindMCP(ctx context.Context, accountID, id string) (*accoun
 
 // UpdateMCP implements accounts.MCPService.
 func (s *MCPService) UpdateMCP(ctx context.Context, accountID, id string, upd accounts.MCPUpdate) (*accounts.MCP, error) {
-	if !validID(id, prefixMCP) {
+	if !ids.Valid(id, prefixMCP) {
 		return nil, errMCPNotFound
 	}
 	if err := upd.Validate(); err != nil {
@@ -90,7 +91,7 @@ func (s *MCPService) UpdateMCP(ctx context.Context, accountID, id string, upd ac
 // are announced by the revocation trigger); tables of other domains that
 // reference mcps cascade the same way.
 func (s *MCPService) DeleteMCP(ctx context.Context, accountID, id string) error {
-	if !validID(id, prefixMCP) {
+	if !ids.Valid(id, prefixMCP) {
 		return errMCPNotFound
 	}
 	var hashes [][]byte

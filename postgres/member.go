@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -105,11 +106,11 @@ func (s *MemberService) AddMember(ctx context.Context, p *accounts.Principal, in
 				p.AccountID, key); err != nil {
 				return err
 			}
-			token := newSecret(prefixInviteToken)
-			inv := accounts.Invitation{ID: newID(prefixInvitation), Email: in.Email, Role: in.Role}
+			token := ids.NewSecret(prefixInviteToken)
+			inv := accounts.Invitation{ID: ids.New(prefixInvitation), Email: in.Email, Role: in.Role}
 			err := tx.QueryRow(ctx, `INSERT INTO invitations (id, account_id, email, email_key, role, token_hash, created_by, expires_at)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at, expires_at`,
-				inv.ID, p.AccountID, inv.Email, key, inv.Role, hashSecret(token), p.UserID, s.now().Add(accounts.InvitationTTL)).
+				inv.ID, p.AccountID, inv.Email, key, inv.Role, ids.HashSecret(token), p.UserID, s.now().Add(accounts.InvitationTTL)).
 				Scan(&inv.CreatedAt, &inv.ExpiresAt)
 			inv.CreatedAt, inv.ExpiresAt = inv.CreatedAt.UTC(), inv.ExpiresAt.UTC()
 			out.Invitation, out.InviteToken = &inv, token
@@ -126,7 +127,7 @@ func (s *MemberService) AddMember(ctx context.Context, p *accounts.Principal, in
 
 // UpdateMember implements accounts.MemberService.
 func (s *MemberService) UpdateMember(ctx context.Context, p *accounts.Principal, userID string, upd accounts.MemberUpdate) (*accounts.Member, error) {
-	if !validID(userID, prefixUser) {
+	if !ids.Valid(userID, prefixUser) {
 		return nil, errMemberNotFound
 	}
 	if err := upd.Validate(); err != nil {
@@ -152,7 +153,7 @@ func (s *MemberService) UpdateMember(ctx context.Context, p *accounts.Principal,
 
 // RemoveMember implements accounts.MemberService.
 func (s *MemberService) RemoveMember(ctx context.Context, p *accounts.Principal, userID string) error {
-	if !validID(userID, prefixUser) {
+	if !ids.Valid(userID, prefixUser) {
 		return errMemberNotFound
 	}
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 
 func TestInvitations(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	owner := f.signup(t, "Owner")
 	p := f.principal(t, owner.Token)
 	addr := email("Colleague")
@@ -108,7 +109,7 @@ func TestInvitations(t *testing.T) {
 
 func TestOwnersAndRemoval(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, AuthConfig{})
+	f := newFixture(t, accounts.AuthPolicy{})
 	first := f.signup(t, "First")
 	p1 := f.principal(t, first.Token)
 
@@ -168,7 +169,7 @@ func TestOwnersAndRemoval(t *testing.T) {
 	wantCode(t, err, telemetry.EUNAUTHENTICATED)
 	f.principal(t, admin.Token) // their own account's session lives on
 	var revoked bool
-	if err := f.db.Pool.QueryRow(ctx, `SELECT revoked_at IS NOT NULL FROM sessions WHERE token_hash = $1`, hashSecret(adminSession.Token)).Scan(&revoked); err != nil || !revoked {
+	if err := f.db.Pool.QueryRow(ctx, `SELECT revoked_at IS NOT NULL FROM sessions WHERE token_hash = $1`, ids.HashSecret(adminSession.Token)).Scan(&revoked); err != nil || !revoked {
 		t.Fatalf("session not revoked: %v", err)
 	}
 	list, _ := f.members.ListMembers(ctx, first.Account.ID)

@@ -155,7 +155,8 @@ func migrationFiles() ([]migrationFile, error) {
 	return out, nil
 }
 
-// wrap maps driver errors to domain errors: an unreachable server becomes
+// wrap maps driver errors to domain errors, keeping the driver error as
+// the cause (errors.Is/As see it; clients never do): an unreachable server becomes
 // EUNAVAILABLE, no rows ENOTFOUND, a unique violation ECONFLICT, unstorable
 // text EINVALID. Other errors pass through (they end as 500 internal, detail
 // logged, not shown).
@@ -164,26 +165,26 @@ func wrap(err error) error {
 		return nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return &telemetry.Error{Code: telemetry.ENOTFOUND, Message: "Not found."}
+		return &telemetry.Error{Code: telemetry.ENOTFOUND, Message: "Not found.", Err: err}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
 		case pgErr.Code == "23505":
-			return &telemetry.Error{Code: telemetry.ECONFLICT, Message: "It already exists."}
+			return &telemetry.Error{Code: telemetry.ECONFLICT, Message: "It already exists.", Err: err}
 		case pgErr.Code == "22021", pgErr.Code == "22P05":
 			// Text PostgreSQL cannot store (NUL, invalid UTF-8) is bad input,
 			// never a server error.
-			return &telemetry.Error{Code: telemetry.EINVALID, Message: "The input contains characters that cannot be stored."}
+			return &telemetry.Error{Code: telemetry.EINVALID, Message: "The input contains characters that cannot be stored.", Err: err}
 		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P03", pgErr.Code == "53300":
-			return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5}
+			return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5, Err: err}
 		}
 		return err
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
-		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5}
+		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5, Err: err}
 	}
 	return err
 }

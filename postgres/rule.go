@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,7 +47,7 @@ func (s *RuleService) CreateRule(ctx context.Context, accountID, mcpID string, c
 	if !alerting.PlausibleID(mcpID) {
 		return alerting.Rule{}, notFound("MCP")
 	}
-	r := c.Rule(newID(prefixRule), mcpID, time.Now())
+	r := c.Rule(ids.New(prefixRule), mcpID, time.Now())
 	row := s.db.Pool.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
 			threshold, window_minutes, channels, enabled, state)
 		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12

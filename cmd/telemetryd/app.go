@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpscope/telemetry/accounts"
 	"log/slog"
 	"net"
 	"net/http"
@@ -140,8 +141,7 @@ func (m *Main) Open(ctx context.Context) error {
 	})
 	a := m.Config.Auth
 	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
-	m.Auth = postgres.NewAuthService(m.PG, postgres.AuthConfig{SessionTTL: a.SessionTTL, LoginMaxFailures: a.LoginMaxFailures,
-		LoginFailureWindow: a.LoginFailureWindow, KeyCacheTTL: a.KeyCacheTTL}, m.Keys)
+	m.Auth = postgres.NewAuthService(m.PG, accounts.AuthPolicy(a), m.Keys)
 	m.Accounts = postgres.NewAccountService(m.PG)
 	m.Members = postgres.NewMemberService(m.PG)
 	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpscope/telemetry/accounts"
 	"net/url"
 	"os"
 	"reflect"
@@ -64,7 +65,8 @@ type PostgresConfig struct {
 	MaxConns int32  `mapstructure:"max_conns"`
 }
 
-// AuthConfig is sessions and login protection.
+// AuthConfig is sessions and login protection: accounts.AuthPolicy with
+// configuration tags (the two convert into each other).
 type AuthConfig struct {
 	SessionTTL         time.Duration `mapstructure:"session_ttl"`
 	LoginMaxFailures   int           `mapstructure:"login_max_failures"`
@@ -114,7 +116,7 @@ func DefaultConfig() Config {
 		Log:        LogConfig{Level: "info", Format: "json"},
 		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16},
 		Postgres:   PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32},
-		Auth:       AuthConfig{SessionTTL: 30 * 24 * time.Hour, LoginMaxFailures: 5, LoginFailureWindow: 15 * time.Minute, KeyCacheTTL: 2 * time.Second},
+		Auth:       AuthConfig(accounts.DefaultAuthPolicy()),
 		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key"},
@@ -215,7 +217,7 @@ func (c Config) Validate() error {
 	if c.Auth.LoginMaxFailures < 1 {
 		bad("auth.login_max_failures", "must be at least 1")
 	}
-	if c.Auth.KeyCacheTTL <= 0 || c.Auth.KeyCacheTTL > 5*time.Second {
+	if c.Auth.KeyCacheTTL <= 0 || c.Auth.KeyCacheTTL > accounts.MaxKeyCacheTTL {
 		bad("auth.key_cache_ttl", "must be between 1ns and 5s: a deleted key must stop working within 5 s")
 	}
 	if c.Ingest.RateLimitPerMinute < 1 {

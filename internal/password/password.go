@@ -1,4 +1,7 @@
-package postgres
+// Package password hashes and verifies passwords with argon2id, bounded
+// to a few hashes at a time: each costs 19 MiB of memory, and a login
+// flood must queue, not exhaust memory.
+package password
 
 import (
 	"context"
@@ -6,17 +9,18 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"runtime"
 	"strings"
 
 	"golang.org/x/crypto/argon2"
 )
 
-// argonParams are argon2id's cost settings. The defaults are OWASP's
+// Params are argon2id's cost settings. The defaults are OWASP's
 // (19 MiB, 2 passes, 1 lane): about 27 ms per hash on the 2-core machines
 // this was measured on. They are written into every hash, so raising them
 // later does not invalidate existing passwords.
-type argonParams struct {
+type Params struct {
 	Memory  uint32 // KiB
 	Time    uint32
 	Threads uint8
@@ -24,22 +28,22 @@ type argonParams struct {
 	SaltLen int
 }
 
-var defaultArgon = argonParams{Memory: 19 * 1024, Time: 2, Threads: 1, KeyLen: 32, SaltLen: 16}
+// Default are OWASP's settings.
+var Default = Params{Memory: 19 * 1024, Time: 2, Threads: 1, KeyLen: 32, SaltLen: 16}
 
-// passwords hashes and verifies passwords. Hashing is bounded to a few at
-// a time: each costs 19 MiB, and a login flood must queue, not exhaust
-// memory.
-type passwords struct {
-	p     argonParams
+// Hasher hashes and verifies passwords, a few at a time.
+type Hasher struct {
+	p     Params
 	slots chan struct{}
 	// dummy is verified against when the email is unknown, so that a wrong
 	// email costs the same time as a wrong password.
 	dummy string
 }
 
-func newPasswords(p argonParams) *passwords {
-	pw := &passwords{p: p, slots: make(chan struct{}, 2*runtime.GOMAXPROCS(0))}
-	pw.dummy = pw.encode(randomBytes(p.SaltLen), []byte(randomBase62(24)))
+// New returns a hasher making hashes with p.
+func New(p Params) *Hasher {
+	pw := &Hasher{p: p, slots: make(chan struct{}, 2*runtime.GOMAXPROCS(0))}
+	pw.dummy = pw.encode(randomBytes(p.SaltLen), []byte(ids.RandomBase62(24)))
 	return pw
 }
 
@@ -49,7 +53,7 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-func (pw *passwords) acquire(ctx context.Context) error {
+func (pw *Hasher) acquire(ctx context.Context) error {
 	select {
 	case pw.slots <- struct{}{}:
 		return nil
@@ -58,11 +62,11 @@ func (pw *passwords) acquire(ctx context.Context) error {
 	}
 }
 
-func (pw *passwords) release() { <-pw.slots }
+func (pw *Hasher) release() { <-pw.slots }
 
 // Hash returns the PHC string of password:
 // $argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash> (unpadded base64).
-func (pw *passwords) Hash(ctx context.Context, password string) (string, error) {
+func (pw *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	if err := pw.acquire(ctx); err != nil {
 		return "", err
 	}
@@ -70,7 +74,7 @@ func (pw *passwords) Hash(ctx context.Context, password string) (string, error) 
 	return pw.encode(randomBytes(pw.p.SaltLen), []byte(password)), nil
 }
 
-func (pw *passwords) encode(salt, password []byte) string {
+func (pw *Hasher) encode(salt, password []byte) string {
 	key := argon2.IDKey(password, salt, pw.p.Time, pw.p.Memory, pw.p.Threads, pw.p.KeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, pw.p.Memory, pw.p.Time, pw.p.Threads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
@@ -79,7 +83,7 @@ func (pw *passwords) encode(salt, password []byte) string {
 // Verify reports whether password matches the PHC string, comparing in
 // constant time with the parameters stored in the hash. An empty phc means
 // "no such person": the dummy hash is checked instead and false returned.
-func (pw *passwords) Verify(ctx context.Context, password, phc string) (bool, error) {
+func (pw *Hasher) Verify(ctx context.Context, password, phc string) (bool, error) {
 	known := phc != ""
 	if !known {
 		phc = pw.dummy
@@ -96,26 +100,26 @@ func (pw *passwords) Verify(ctx context.Context, password, phc string) (bool, er
 	return subtle.ConstantTimeCompare(got, want) == 1 && known, nil
 }
 
-func decodePHC(phc string) (argonParams, []byte, []byte, error) {
-	var p argonParams
+func decodePHC(phc string) (Params, []byte, []byte, error) {
+	var p Params
 	parts := strings.Split(phc, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
-		return p, nil, nil, fmt.Errorf("postgres: not an argon2id hash")
+		return p, nil, nil, fmt.Errorf("password: not an argon2id hash")
 	}
 	var v int
 	if _, err := fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
-		return p, nil, nil, fmt.Errorf("postgres: unsupported argon2 version %q", parts[2])
+		return p, nil, nil, fmt.Errorf("password: unsupported argon2 version %q", parts[2])
 	}
 	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.Memory, &p.Time, &p.Threads); err != nil {
-		return p, nil, nil, fmt.Errorf("postgres: bad argon2 parameters: %w", err)
+		return p, nil, nil, fmt.Errorf("password: bad argon2 parameters: %w", err)
 	}
 	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
 	if err != nil {
-		return p, nil, nil, fmt.Errorf("postgres: bad argon2 salt: %w", err)
+		return p, nil, nil, fmt.Errorf("password: bad argon2 salt: %w", err)
 	}
 	key, err := base64.RawStdEncoding.DecodeString(parts[5])
 	if err != nil || len(key) == 0 {
-		return p, nil, nil, fmt.Errorf("postgres: bad argon2 hash")
+		return p, nil, nil, fmt.Errorf("password: bad argon2 hash")
 	}
 	return p, salt, key, nil
 }

@@ -1,16 +1,16 @@
-package postgres
+package accounts
 
 import (
 	"sync"
 	"time"
 )
 
-// loginLimiter counts failed logins per email over a sliding window. It is
+// LoginLimiter counts failed logins per email over a sliding window. It is
 // in memory, per instance: behind N instances an attacker gets up to N times
 // the budget, which still makes password guessing hopeless (and each guess
 // costs an argon2 hash). The map needs no cap: every entry costs its
 // creator a password hash, and entries older than the window are swept.
-type loginLimiter struct {
+type LoginLimiter struct {
 	max    int
 	window time.Duration
 
@@ -19,16 +19,17 @@ type loginLimiter struct {
 	lastSweep time.Time
 }
 
-func newLoginLimiter(max int, window time.Duration) *loginLimiter {
-	return &loginLimiter{max: max, window: window, attempts: map[string][]time.Time{}}
+// NewLoginLimiter allows max failures per key per window.
+func NewLoginLimiter(max int, window time.Duration) *LoginLimiter {
+	return &LoginLimiter{max: max, window: window, attempts: map[string][]time.Time{}}
 }
 
-// attempt records a login attempt for key at now, counted as a failure
-// until succeeded is called. When max failures already fall inside the
+// Attempt records a login attempt for key at now, counted as a failure
+// until Succeeded is called. When max failures already fall inside the
 // window it records nothing and returns how long until the oldest leaves it.
 // Counting before the password is checked means concurrent guesses cannot
 // slip past the limit together.
-func (l *loginLimiter) attempt(key string, now time.Time) (wait time.Duration, limited bool) {
+func (l *LoginLimiter) Attempt(key string, now time.Time) (wait time.Duration, limited bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.lastSweep) > l.window {
@@ -42,15 +43,15 @@ func (l *loginLimiter) attempt(key string, now time.Time) (wait time.Duration, l
 	return 0, false
 }
 
-// succeeded forgets the failures of key: the person knows the password.
-func (l *loginLimiter) succeeded(key string) {
+// Succeeded forgets the failures of key: the person knows the password.
+func (l *LoginLimiter) Succeeded(key string) {
 	l.mu.Lock()
 	delete(l.attempts, key)
 	l.mu.Unlock()
 }
 
 // live drops the attempts of key that left the window and returns the rest.
-func (l *loginLimiter) live(key string, now time.Time) []time.Time {
+func (l *LoginLimiter) live(key string, now time.Time) []time.Time {
 	ts := l.attempts[key]
 	i := 0
 	for i < len(ts) && !ts[i].After(now.Add(-l.window)) {
@@ -63,7 +64,7 @@ func (l *loginLimiter) live(key string, now time.Time) []time.Time {
 	return ts
 }
 
-func (l *loginLimiter) sweep(now time.Time) {
+func (l *LoginLimiter) sweep(now time.Time) {
 	for k := range l.attempts {
 		l.live(k, now)
 	}
