@@ -42,7 +42,7 @@ type NightlyRunner struct {
 	Log  *slog.Logger
 	// FirstPassDays is how far back the first pass reaches.
 	FirstPassDays int
-	Now         func() time.Time
+	Now           func() time.Time
 	// Progress, when set, gets a line per computed day.
 	Progress io.Writer
 	// OnSuccess, when set, is called after each computed day.

@@ -241,6 +241,21 @@ func (db *DB) onEveryHost(ctx context.Context, f func(context.Context, driver.Co
 	return nil
 }
 
+// ExecOnEveryHost runs one statement (DDL) on every host of the cluster,
+// or once on a single server.
+func (db *DB) ExecOnEveryHost(ctx context.Context, stmt string) error {
+	return wrapErr("exec", db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		return conn.Exec(ctx, stmt)
+	}))
+}
+
+// ExecWrite runs one statement that writes through the store's tables
+// (INSERT ... SELECT), with the settings of an ingest insert: synchronous
+// through Distributed tables, views fed in parallel.
+func (db *DB) ExecWrite(ctx context.Context, stmt string) error {
+	return wrapErr("exec", db.conn.Exec(db.insertContext(ctx), stmt))
+}
+
 // Hosts lists the native-protocol address of every host of the cluster
 // (every replica of every shard, as system.clusters of the server the
 // store is connected to names them), or nil on a single server. They must

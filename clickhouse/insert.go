@@ -23,9 +23,9 @@ type Row struct {
 	Item       analytics.Item
 }
 
-// eventColumns is the column list of every insert into events: 18.16
+// EventColumns is the column list of every insert into events: 18.16
 // refuses a batch insert without one.
-const eventColumns = `account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
+const EventColumns = `account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
 	server_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq`
 
@@ -76,7 +76,7 @@ func (db *DB) InsertRows(ctx context.Context, rows []Row) error {
 		attrK[i], attrV[i] = sortedAttributes(it.Attributes)
 		seq[i] = r.Seq
 	}
-	batch, err := db.conn.PrepareBatch(db.insertContext(ctx), "INSERT INTO "+db.db+".events ("+eventColumns+")")
+	batch, err := db.conn.PrepareBatch(db.insertContext(ctx), "INSERT INTO "+db.db+".events ("+EventColumns+")")
 	if err != nil {
 		return wrapErr("insert events", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkLongRangeReads(b *testing.B) {
 		if v, err := strconv.ParseInt(os.Getenv("TELEMETRY_BENCH_EVENTS"), 10, 64); err == nil {
 			events = v
 		}
-		if err := db.SeedHistory(ctx, clickhouse.SeedOptions{Events: events, Days: 365, End: end, MCPs: 50, BigMCPShare: 0.5}); err != nil {
+		if err := chtest.SeedHistory(ctx, db, chtest.SeedOptions{Events: events, Days: 365, End: end, MCPs: 50, BigMCPShare: 0.5}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -25,7 +26,7 @@ func openTestDB(t testing.TB) *clickhouse.DB {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		if err := db.DropDatabase(ctx); err != nil {
+		if err := chtest.DropDatabase(ctx, db); err != nil {
 			t.Errorf("drop database: %v", err)
 		}
 		db.Close()

@@ -124,7 +124,7 @@ func (d templateData) distributed(name string, shardingKey ...string) string {
 	if d.Cluster == "" {
 		return ""
 	}
-	args := []string{quoteString(d.Cluster), quoteString(d.DB), quoteString(name + "_local")}
+	args := []string{QuoteString(d.Cluster), QuoteString(d.DB), QuoteString(name + "_local")}
 	args = append(args, shardingKey...)
 	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s AS %s ENGINE = Distributed(%s);",
 		d.DB, name, d.local(name), strings.Join(args, ", "))
@@ -189,4 +189,9 @@ func splitStatements(sql string) []string {
 		stmts = append(stmts, s)
 	}
 	return stmts
+}
+
+// QuoteString renders s as a ClickHouse string literal.
+func QuoteString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }

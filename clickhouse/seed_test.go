@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/chtest"
 )
 
 func TestSeedHistory(t *testing.T) {
@@ -14,14 +14,14 @@ func TestSeedHistory(t *testing.T) {
 	ctx := context.Background()
 	end := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
 	var progress []int64
-	opt := clickhouse.SeedOptions{Events: 5000, Days: 3, End: end, MCPs: 4, BigMCPShare: 0.5, BatchSize: 1500,
+	opt := chtest.SeedOptions{Events: 5000, Days: 3, End: end, MCPs: 4, BigMCPShare: 0.5, BatchSize: 1500,
 		Progress: func(done, total int64) {
 			if total != 5000 {
 				t.Errorf("progress total %d", total)
 			}
 			progress = append(progress, done)
 		}}
-	if err := db.SeedHistory(ctx, opt); err != nil {
+	if err := chtest.SeedHistory(ctx, db, opt); err != nil {
 		t.Fatal(err)
 	}
 	if len(progress) != 4 || progress[3] != 5000 {
@@ -68,7 +68,7 @@ func TestSeedHistory(t *testing.T) {
 			t.Errorf("seeded session %+v", s)
 		}
 	}
-	if err := db.SeedHistory(ctx, clickhouse.SeedOptions{Events: 10, Days: 1, MCPs: 2, MCPIDs: []string{"x"}}); err == nil {
+	if err := chtest.SeedHistory(ctx, db, chtest.SeedOptions{Events: 10, Days: 1, MCPs: 2, MCPIDs: []string{"x"}}); err == nil {
 		t.Error("mismatched MCP ids accepted")
 	}
 }
@@ -80,7 +80,7 @@ func BenchmarkSeedHistory(b *testing.B) {
 	ctx := context.Background()
 	const events = 1_000_000
 	for n := 0; n < b.N; n++ {
-		if err := db.SeedHistory(ctx, clickhouse.SeedOptions{Events: events, Days: 30, MCPs: 50, BigMCPShare: 0.5}); err != nil {
+		if err := chtest.SeedHistory(ctx, db, chtest.SeedOptions{Events: events, Days: 30, MCPs: 50, BigMCPShare: 0.5}); err != nil {
 			b.Fatal(err)
 		}
 	}

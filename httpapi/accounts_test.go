@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"github.com/mcpscope/telemetry/accounts"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/ingest"

@@ -1,13 +1,13 @@
 package httpapi
 
 import (
-	"github.com/mcpscope/telemetry/accounts"
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/internal/testdb"

@@ -3,14 +3,14 @@ package postgres
 import (
 	"context"
 	"errors"
-	"github.com/mcpscope/telemetry/internal/ids"
-	"github.com/mcpscope/telemetry/internal/password"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/internal/ids"
+	"github.com/mcpscope/telemetry/internal/password"
 )
 
 // AuthService issues session tokens (signup, login), revokes them (logout)

@@ -3,12 +3,12 @@ package postgres
 import (
 	"context"
 	"errors"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/internal/ids"
 )
 
 // EvaluationStore implements alerting.EvaluationStore: the SQL of the rule

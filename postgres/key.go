@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/internal/ids"
 )
 
 // KeyService manages ingest keys and authenticates them. Keys are stored

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/internal/ids"
 )
 
 // keyFixture is an account with an MCP and one ingest key.

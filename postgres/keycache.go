@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/internal/ids"
 )
 
 // Ingest key authentication runs on every ingest request, so it must not

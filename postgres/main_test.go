@@ -2,13 +2,13 @@ package postgres
 
 import (
 	"context"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"io"
 	"log/slog"
 	"testing"
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/internal/ids"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 

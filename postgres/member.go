@@ -3,13 +3,13 @@ package postgres
 import (
 	"context"
 	"errors"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/internal/ids"
 )
 
 // MemberService stores memberships and invitations. Changes to one

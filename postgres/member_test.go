@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"strings"
 	"testing"
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/internal/ids"
 )
 
 func TestInvitations(t *testing.T) {

@@ -3,13 +3,13 @@ package postgres
 import (
 	"context"
 	"errors"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/internal/ids"
 )
 
 // RuleService stores alert rules. Every query is scoped by account id, so a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/chtest"
 )
 
 // readEndpoints are the timed reads, in print order.
@@ -166,7 +167,7 @@ func seed(ctx context.Context, out io.Writer, p *progress, addr, db, mcp, accoun
 	fmt.Fprintf(out, "seeding %d events over %d days into %s: %d MCPs, %s holding %.0f%%\n", events, days, db, mcps, mcp, share*100)
 	start := time.Now()
 	p.last = start
-	err = store.SeedHistory(ctx, clickhouse.SeedOptions{
+	err = chtest.SeedHistory(ctx, store, chtest.SeedOptions{
 		Events: events, Days: days, MCPs: mcps, BigMCPShare: share, MCPIDs: ids, AccountID: account,
 		Progress: func(done, total int64) {
 			el := time.Since(start).Seconds()

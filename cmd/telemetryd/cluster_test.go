@@ -22,6 +22,7 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -224,7 +225,7 @@ func TestClusterMatchesSingleServer(t *testing.T) {
 		ctx := context.Background()
 		for _, c := range []clickhouse.Config{{Addr: []string{chAddr}, Database: dbSingle}, {Addr: []string{chAddr}, Database: dbCluster, Cluster: cluster}} {
 			if db, err := clickhouse.Open(ctx, c); err == nil {
-				_ = db.DropDatabase(ctx)
+				_ = chtest.DropDatabase(ctx, db)
 				db.Close()
 			}
 		}

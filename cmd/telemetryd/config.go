@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpscope/telemetry/accounts"
 	"net/url"
 	"os"
 	"reflect"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/viper"
+
+	"github.com/mcpscope/telemetry/accounts"
 )
 
 // Config is the whole configuration: defaults below, then the YAML file

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -42,7 +43,7 @@ func testConfig(t *testing.T, chAddr string) Config {
 		ctx := context.Background()
 		if db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: cfg.ClickHouse.Addr, Database: cfg.ClickHouse.Database,
 			Cluster: cfg.ClickHouse.Cluster}); err == nil {
-			_ = db.DropDatabase(ctx)
+			_ = chtest.DropDatabase(ctx, db)
 			db.Close()
 		}
 	})

@@ -9,11 +9,12 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
-	"github.com/mcpscope/telemetry/internal/ids"
 	"runtime"
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+
+	"github.com/mcpscope/telemetry/internal/ids"
 )
 
 // Params are argon2id's cost settings. The defaults are OWASP's

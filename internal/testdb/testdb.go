@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 	"github.com/mcpscope/telemetry/postgres"
 )
@@ -62,7 +63,7 @@ func ClickHouse(t testing.TB) *clickhouse.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := db.DropDatabase(context.Background()); err != nil {
+		if err := chtest.DropDatabase(context.Background(), db); err != nil {
 			t.Errorf("drop database: %v", err)
 		}
 		db.Close()

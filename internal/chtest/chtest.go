@@ -1,4 +1,7 @@
-package clickhouse
+// Package chtest holds what tests and the benchmark do to a ClickHouse
+// store and production never does: fill it with a synthetic history and
+// drop its database.
+package chtest
 
 import (
 	"context"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
 )
 
 // SeedOptions shape the synthetic history of SeedHistory.
@@ -48,7 +52,7 @@ var seedTools = []string{"search_docs", "get_file", "list_issues", "fetch_url", 
 // numbers(N)) in large batches, which feeds every rollup view as ingest
 // does. Items get ingest_node "seed" and seq 0. It is deterministic: the
 // same options give the same rows.
-func (db *DB) SeedHistory(ctx context.Context, opt SeedOptions) error {
+func SeedHistory(ctx context.Context, db *clickhouse.DB, opt SeedOptions) error {
 	if err := opt.defaults(); err != nil {
 		return err
 	}
@@ -56,8 +60,8 @@ func (db *DB) SeedHistory(ctx context.Context, opt SeedOptions) error {
 	span := int64(opt.Days) * 86400
 	for done := int64(0); done < opt.Events; {
 		n := min(opt.BatchSize, opt.Events-done)
-		if err := db.conn.Exec(db.insertContext(ctx), seedQuery(db.db, opt, start.Unix(), span, done, n)); err != nil {
-			return wrapErr("seed", err)
+		if err := db.ExecWrite(ctx, seedQuery(db.Database(), opt, start.Unix(), span, done, n)); err != nil {
+			return fmt.Errorf("seed: %w", err)
 		}
 		done += n
 		if opt.Progress != nil {
@@ -139,19 +143,20 @@ FROM (
 		'seed' AS ingest_node,
 		toUInt64(0) AS ingest_seq
 	FROM numbers(%[13]d)
-)`, db, eventColumns, offset, quoteString(o.AccountID), quoteArray(o.MCPIDs), big, others,
+)`, db, clickhouse.EventColumns, offset, clickhouse.QuoteString(o.AccountID), quoteArray(o.MCPIDs), big, others,
 		start, span, o.Events, len(seedTools), quoteArray(seedTools), n)
-}
-
-// quoteString renders s as a ClickHouse string literal.
-func quoteString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
 func quoteArray(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
-		q[i] = quoteString(s)
+		q[i] = clickhouse.QuoteString(s)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// DropDatabase drops the store's whole database (on every host of a
+// cluster).
+func DropDatabase(ctx context.Context, db *clickhouse.DB) error {
+	return db.ExecOnEveryHost(ctx, "DROP DATABASE IF EXISTS "+db.Database())
 }
