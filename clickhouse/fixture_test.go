@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/ingest"
 )
 
 // The fixture: a week of data (2026-03-01..07) for mcp-a, some for mcp-b
@@ -46,7 +47,7 @@ type itemSpec struct {
 
 func ms(v float64) *float64 { return &v }
 
-func (s itemSpec) row(seq uint64) clickhouse.Row {
+func (s itemSpec) row(seq uint64) ingest.Row {
 	it := analytics.Item{
 		ID: s.id, Timestamp: s.ts, SessionID: s.session, Method: s.method, Name: s.name,
 		DurationMs: s.dur, ErrorType: s.errType, ErrorMessage: s.errMsg,
@@ -61,7 +62,7 @@ func (s itemSpec) row(seq uint64) clickhouse.Row {
 	if rec.IsZero() {
 		rec = s.ts.Add(time.Second)
 	}
-	return clickhouse.Row{AccountID: s.account, MCPID: s.mcp, Node: "node-1", Seq: seq, ReceivedAt: rec, Item: it}
+	return ingest.Row{AccountID: s.account, MCPID: s.mcp, Node: "node-1", Seq: seq, ReceivedAt: rec, Item: it}
 }
 
 var clients = [][2]string{{"claude-desktop", "0.9.1"}, {"cursor", "1.2.0"}, {"", ""}}
@@ -175,9 +176,9 @@ func fixtureItems() []itemSpec {
 	return items
 }
 
-func fixtureRows() []clickhouse.Row {
+func fixtureRows() []ingest.Row {
 	specs := fixtureItems()
-	rows := make([]clickhouse.Row, len(specs))
+	rows := make([]ingest.Row, len(specs))
 	for i, s := range specs {
 		rows[i] = s.row(uint64(i + 1))
 	}
@@ -186,7 +187,7 @@ func fixtureRows() []clickhouse.Row {
 
 // ---- The oracle: every figure computed by brute force in Go. ----
 
-type oracle struct{ rows []clickhouse.Row }
+type oracle struct{ rows []ingest.Row }
 
 func (o oracle) in(mcp string, r analytics.Range, keep func(it analytics.Item) bool) []analytics.Item {
 	var out []analytics.Item

@@ -9,19 +9,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/ingest"
 )
-
-// Row is one accepted item on its way to the events table, with what the
-// item itself does not say: whose it is, when it was accepted, and which
-// write-ahead-log record (Node, Seq) carried it.
-type Row struct {
-	AccountID  string
-	MCPID      string
-	Node       string
-	Seq        uint64
-	ReceivedAt time.Time
-	Item       analytics.Item
-}
 
 // EventColumns is the column list of every insert into events: 18.16
 // refuses a batch insert without one.
@@ -39,11 +28,13 @@ func UserKey(userID, sessionID string) string {
 	return "s:" + sessionID
 }
 
+var _ ingest.Sink = (*DB)(nil)
+
 // InsertRows writes rows to events (and through the views to every rollup)
 // in one batch: one block, so one part per UTC day the rows span. Batch
 // big (thousands of rows): every insert makes parts and runs the views.
 // The rows' items are expected normalized and valid (analytics.Item).
-func (db *DB) InsertRows(ctx context.Context, rows []Row) error {
+func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 	if len(rows) == 0 {
 		return nil
 	}

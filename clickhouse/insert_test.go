@@ -11,13 +11,14 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/ingest"
 )
 
 func TestInsertedSeqsAndRecentIDs(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
-	var rows []clickhouse.Row
+	var rows []ingest.Row
 	for i, spec := range []struct {
 		node     string
 		seq      uint64
@@ -100,7 +101,7 @@ func BenchmarkInsertRows(b *testing.B) {
 	ctx := context.Background()
 	const batch = 10_000
 	now := time.Now().UTC()
-	rows := make([]clickhouse.Row, batch)
+	rows := make([]ingest.Row, batch)
 	for i := range rows {
 		rows[i] = itemSpec{account: acct1, mcp: fmt.Sprintf("mcp-%d", i%20), ts: now.Add(-time.Duration(i) * time.Second),
 			session: fmt.Sprintf("s-%d", i/10), method: analytics.MethodToolsCall, name: fmt.Sprintf("tool-%d", i%15),

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/ingest"
 )
 
 // oracleSessions is the expected full sessions list of an MCP over a range.
@@ -134,7 +135,7 @@ func TestSessionsPaginationWhileIngesting(t *testing.T) {
 	ctx := context.Background()
 	base := day0.Add(6 * time.Hour)
 	r := analytics.NewRange(day0, day0.AddDate(0, 0, 11))
-	var rows, inserted []clickhouse.Row
+	var rows, inserted []ingest.Row
 	seq := uint64(0)
 	add := func(session string, at time.Time) {
 		seq++

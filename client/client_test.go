@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/ingest/wire"
 )
 
 // request is one request the fake service received, its body decoded by the
@@ -69,7 +70,7 @@ func (s *service) serve(w http.ResponseWriter, r *http.Request) {
 	if len(raw) > analytics.MaxBodyBytes {
 		s.t.Errorf("body of %d bytes is over the service's limit", len(raw))
 	}
-	batch, err := analytics.ParseBatch(raw, time.Now())
+	batch, err := wire.ParseBatch(raw, time.Now())
 	if err != nil {
 		s.t.Errorf("the service would refuse the body: %v\n%s", err, raw)
 		return

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/ingest/wire"
 )
 
 // Ingester makes accepted telemetry durable (the ingest pipeline).
@@ -103,7 +104,7 @@ content type (415). Payloads per ingest key per minute are limited (default 600)
 			return nil, err
 		}
 		defer release()
-		batch, err := analytics.ParseBatch(body, time.Now())
+		batch, err := wire.ParseBatch(body, time.Now())
 		if err != nil {
 			return nil, err
 		}

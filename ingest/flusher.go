@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/mcpscope/telemetry/clickhouse"
 )
 
 // readChunk bounds one read from the log; records are batches of up to
@@ -36,7 +34,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	defer sweep.Stop()
 
 	var (
-		rows    []clickhouse.Row
+		rows    []Row
 		lastSeq uint64
 		firstAt time.Time
 		// checkStored: some rows may be in ClickHouse already (replayed
@@ -77,7 +75,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				firstAt = time.Now()
 			}
 			for _, it := range rec.Items {
-				rows = append(rows, clickhouse.Row{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.opts.Node,
+				rows = append(rows, Row{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.opts.Node,
 					Seq: r.Seq, ReceivedAt: rec.ReceivedAt, Item: it})
 			}
 		}
@@ -118,7 +116,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 // the answer may be lost after the insert). A record is one payload of one
 // MCP, so its rows went to one shard in one block: stored whole or not at
 // all, short of a server failing half-way through writing a block.
-func (p *Pipeline) withoutStored(ctx context.Context, rows []clickhouse.Row) ([]clickhouse.Row, error) {
+func (p *Pipeline) withoutStored(ctx context.Context, rows []Row) ([]Row, error) {
 	if len(rows) == 0 {
 		return rows, nil
 	}

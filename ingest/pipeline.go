@@ -14,13 +14,24 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/wal"
 )
 
-// Sink is where flushed rows go: ClickHouse.
+// Row is one accepted item on its way to the events table, with what the
+// item itself does not say: whose it is, when it was accepted, and which
+// write-ahead-log record (Node, Seq) carried it.
+type Row struct {
+	AccountID  string
+	MCPID      string
+	Node       string
+	Seq        uint64
+	ReceivedAt time.Time
+	Item       analytics.Item
+}
+
+// Sink is where flushed rows go: ClickHouse (clickhouse.DB implements it).
 type Sink interface {
-	InsertRows(ctx context.Context, rows []clickhouse.Row) error
+	InsertRows(ctx context.Context, rows []Row) error
 	// InsertedSeqs reports which log records of this node are already
 	// stored, so that a replay after a crash does not insert them twice.
 	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64) (map[uint64]bool, error)

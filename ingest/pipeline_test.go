@@ -195,9 +195,9 @@ func TestRestartKeepsDuplicateFilterAndReplaysOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := make([]clickhouse.Row, 0, 30)
+	rows := make([]ingest.Row, 0, 30)
 	for _, it := range rec.Items {
-		rows = append(rows, clickhouse.Row{AccountID: "acc", MCPID: "m", Node: "node-a", Seq: seq, ReceivedAt: rec.ReceivedAt, Item: it})
+		rows = append(rows, ingest.Row{AccountID: "acc", MCPID: "m", Node: "node-a", Seq: seq, ReceivedAt: rec.ReceivedAt, Item: it})
 	}
 	if err := db.InsertRows(ctx, rows); err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ type partialSink struct {
 	failed bool
 }
 
-func (s *partialSink) InsertRows(ctx context.Context, rows []clickhouse.Row) error {
+func (s *partialSink) InsertRows(ctx context.Context, rows []ingest.Row) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed || len(rows) == 0 {

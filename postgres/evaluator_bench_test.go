@@ -8,6 +8,7 @@ import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 )
@@ -55,7 +56,7 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 			SELECT 'rul_' || $1::int || '_' || m.id, m.account_id, m.id, 'Rule ' || $1::int, $2, $3, $4, $5, $6, '{in_app,email}'
 			FROM mcps m WHERE m.id = ANY($7)`, j, sh.metric, sh.tool, sh.cmp, sh.threshold, sh.window, mcps)
 	}
-	var rows []clickhouse.Row
+	var rows []ingest.Row
 	for i, mcp := range mcps {
 		for k := 0; k < 220; k++ {
 			at := now.Add(-2 * time.Minute)
@@ -70,7 +71,7 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 			if k < i%10 {
 				it.Status = analytics.StatusError
 			}
-			rows = append(rows, clickhouse.Row{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
+			rows = append(rows, ingest.Row{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
 		}
 	}
 	if err := cdb.InsertRows(ctx, rows); err != nil {

@@ -1,4 +1,4 @@
-package analytics
+package wire
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 var testNow = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -118,16 +119,16 @@ func TestItemNormalisation(t *testing.T) {
 		t.Fatal(b, err)
 	}
 	it := b.Items[0]
-	if it.Status != StatusError || len([]rune(it.ErrorMessage)) != 1024 || it.Timestamp != time.Date(2026, 11, 20, 10, 0, 0, 5e8, time.UTC) {
+	if it.Status != analytics.StatusError || len([]rune(it.ErrorMessage)) != 1024 || it.Timestamp != time.Date(2026, 11, 20, 10, 0, 0, 5e8, time.UTC) {
 		t.Errorf("normalised item: %+v", it)
 	}
-	if b.Items[1].Name != "  a/b 🚀  " || b.Items[1].Status != StatusOK {
+	if b.Items[1].Name != "  a/b 🚀  " || b.Items[1].Status != analytics.StatusOK {
 		t.Errorf("strings are kept exactly as sent: %q", b.Items[1].Name)
 	}
 }
 
 func TestBatchRefusals(t *testing.T) {
-	many := make([]any, MaxBatchItems+1)
+	many := make([]any, analytics.MaxBatchItems+1)
 	for i := range many {
 		many[i] = valid()
 	}

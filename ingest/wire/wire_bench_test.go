@@ -1,4 +1,4 @@
-package analytics
+package wire
 
 import (
 	"encoding/json"

@@ -1,0 +1,144 @@
+// Package wire decodes the ingest wire format (contract, section Ingest)
+// into domain items: the JSON batch of POST /v1/ingest. The domain package
+// analytics owns the Item type and its field rules; this package owns the
+// bytes, and the fast decoder (sonic) that reads them in one pass.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/bytedance/sonic"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// Batch is the decoded body of an ingest request: its valid items and the
+// number of invalid ones that were dropped.
+type Batch struct {
+	Items   []analytics.Item
+	Dropped int
+}
+
+// ParseBatch decodes an ingest body ({"items": [...]}). The whole payload is
+// refused (EBADREQUEST, ETOOMANYITEMS) only when it is not a batch at all;
+// items that fail a field rule, or are not even objects of the right types,
+// are counted in Dropped. Unknown fields of an item are ignored.
+func ParseBatch(body []byte, now time.Time) (Batch, error) {
+	// Fast path: a well-formed batch decodes in one pass. Only when some
+	// item has a wrong type does the slow path decode item by item, so
+	// that the bad item drops alone.
+	var fast struct {
+		Items *[]wireItem `json:"items"`
+	}
+	if err := sonic.ConfigStd.Unmarshal(body, &fast); err == nil && fast.Items != nil && len(*fast.Items) <= analytics.MaxBatchItems {
+		b := Batch{Items: make([]analytics.Item, 0, len(*fast.Items))}
+		for i := range *fast.Items {
+			it, ok := (*fast.Items)[i].item()
+			if ok {
+				it.Normalize()
+				ok = it.Validate(now)
+			}
+			if !ok {
+				b.Dropped++
+				continue
+			}
+			b.Items = append(b.Items, it)
+		}
+		return b, nil
+	}
+	return parseBatchSlow(body, now)
+}
+
+// parseBatchSlow decodes item by item with encoding/json: the reference
+// behaviour, which the fast path must match (FuzzParseBatch checks it).
+func parseBatchSlow(body []byte, now time.Time) (Batch, error) {
+	var envelope struct {
+		Items *[]json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &envelope); err != nil {
+		return Batch{}, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not a JSON batch: %s.", jsonErrorText(err))
+	}
+	if envelope.Items == nil {
+		return Batch{}, telemetry.FieldError(telemetry.EBADREQUEST, "body.items", "The body must be an object with an items array.")
+	}
+	raw := *envelope.Items
+	if len(raw) > analytics.MaxBatchItems {
+		return Batch{}, telemetry.FieldError(telemetry.ETOOMANYITEMS, "body.items", "A batch holds at most %d items; this one has %d.", analytics.MaxBatchItems, len(raw))
+	}
+	b := Batch{Items: make([]analytics.Item, 0, len(raw))}
+	for _, r := range raw {
+		it, ok := decodeItem(r)
+		if ok {
+			it.Normalize()
+			ok = it.Validate(now)
+		}
+		if !ok {
+			b.Dropped++
+			continue
+		}
+		b.Items = append(b.Items, it)
+	}
+	return b, nil
+}
+
+// wireItem mirrors analytics.Item with a textual timestamp so that a bad
+// timestamp invalidates the item, not the batch.
+type wireItem struct {
+	ID            string            `json:"id"`
+	Timestamp     string            `json:"timestamp"`
+	SessionID     string            `json:"session_id"`
+	Method        string            `json:"method"`
+	Name          string            `json:"name"`
+	DurationMs    *float64          `json:"duration_ms"`
+	Status        string            `json:"status"`
+	ErrorType     string            `json:"error_type"`
+	ErrorMessage  string            `json:"error_message"`
+	ClientName    string            `json:"client_name"`
+	ClientVersion string            `json:"client_version"`
+	ServerVersion string            `json:"server_version"`
+	UserID        string            `json:"user_id"`
+	Attributes    map[string]string `json:"attributes"`
+}
+
+func decodeItem(raw json.RawMessage) (analytics.Item, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return analytics.Item{}, false
+	}
+	var w wireItem
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return analytics.Item{}, false
+	}
+	return w.item()
+}
+
+// item converts the wire form; a timestamp that is not RFC 3339 makes the
+// item invalid.
+func (w *wireItem) item() (analytics.Item, bool) {
+	ts, err := time.Parse(time.RFC3339Nano, w.Timestamp)
+	if err != nil {
+		return analytics.Item{}, false
+	}
+	return analytics.Item{
+		ID: w.ID, Timestamp: ts, SessionID: w.SessionID, Method: w.Method, Name: w.Name,
+		DurationMs: w.DurationMs, Status: w.Status, ErrorType: w.ErrorType, ErrorMessage: w.ErrorMessage,
+		ClientName: w.ClientName, ClientVersion: w.ClientVersion, ServerVersion: w.ServerVersion,
+		UserID: w.UserID, Attributes: w.Attributes,
+	}, true
+}
+
+func jsonErrorText(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return se.Error()
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return "items must be an array of objects"
+	}
+	return "invalid JSON"
+}
