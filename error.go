@@ -30,6 +30,9 @@ const (
 	EINVALIDRANGE       = "invalid_range"            // 422
 	ERANGETOOLARGE      = "range_too_large"          // 422
 	EWEBHOOKHOST        = "webhook_host_not_allowed" // 422
+	EMETHODNOTALLOWED   = "method_not_allowed"       // 405, a known path without that method
+	ENOTACCEPTABLE      = "not_acceptable"           // 406
+	EOTHER              = "error"                    // any other status the HTTP stack raises itself
 )
 
 // Error is the service's one error type. Message is safe to show to a client;

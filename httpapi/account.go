@@ -109,116 +109,116 @@ func newCompanyOutput(c *accounts.Company) *companyOutput {
 	return &companyOutput{Body: CompanyRecord{LegalName: c.LegalName, Website: c.Website, BillingEmail: c.BillingEmail, Address: c.Address, VATID: c.VATID}}
 }
 
-func (s *Server) registerAccount() {
-	svc := s.opts.Accounts
-	tags := []string{"Account"}
-	register(s, huma.Operation{
-		OperationID: "get-account",
-		Method:      http.MethodGet,
-		Path:        "/v1/account",
-		Summary:     "Get the account",
-		Description: "The account the session token is bound to, with the caller's `role`.",
-		Tags:        tags,
-	}, AnyMember, func(ctx context.Context, _ *struct{}) (*accountOutput, error) {
-		a, err := svc.Account(ctx, principal(ctx))
-		if err != nil {
-			return nil, err
-		}
-		return newAccountOutput(a), nil
-	})
-	register(s, huma.Operation{
-		OperationID: "update-account",
-		Method:      http.MethodPatch,
-		Path:        "/v1/account",
-		Summary:     "Rename the account",
-		Description: "Owners and admins. Fields left out stay as they are; `plan` is read-only.",
-		Tags:        tags,
-		Errors:      []int{http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *struct{ Body AccountPatch }) (*accountOutput, error) {
-		a, err := svc.UpdateAccount(ctx, principal(ctx), accounts.AccountUpdate{Name: in.Body.Name})
-		if err != nil {
-			return nil, err
-		}
-		return newAccountOutput(a), nil
-	})
+var getAccountOp = huma.Operation{
+	OperationID: "get-account",
+	Summary:     "Get the account",
+	Description: "The account the session token is bound to, with the caller's `role`.",
+	Tags:        []string{"Account"},
+}
 
-	register(s, huma.Operation{
-		OperationID: "get-profile",
-		Method:      http.MethodGet,
-		Path:        "/v1/account/profile",
-		Summary:     "Get your profile",
-		Description: "The caller's own name and email. Every role may read and change their own profile.",
-		Tags:        tags,
-	}, AnyMember, func(ctx context.Context, _ *struct{}) (*profileOutput, error) {
-		p, err := svc.Profile(ctx, principal(ctx))
-		if err != nil {
-			return nil, err
-		}
-		return newProfileOutput(p), nil
-	})
-	register(s, huma.Operation{
-		OperationID: "update-profile",
-		Method:      http.MethodPatch,
-		Path:        "/v1/account/profile",
-		Summary:     "Change your profile",
-		Description: "Fields left out stay as they are. A new email must not belong to another person (409).",
-		Tags:        tags,
-		Errors:      []int{http.StatusConflict, http.StatusUnprocessableEntity},
-	}, AnyMember, func(ctx context.Context, in *struct{ Body ProfilePatch }) (*profileOutput, error) {
-		p, err := svc.UpdateProfile(ctx, principal(ctx), accounts.ProfileUpdate{Name: in.Body.Name, Email: in.Body.Email})
-		if err != nil {
-			return nil, err
-		}
-		return newProfileOutput(p), nil
-	})
+func (s *Server) getAccount(ctx context.Context, _ *struct{}) (*accountOutput, error) {
+	a, err := s.opts.Accounts.Account(ctx, principal(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return newAccountOutput(a), nil
+}
 
-	register(s, huma.Operation{
-		OperationID: "get-company",
-		Method:      http.MethodGet,
-		Path:        "/v1/account/company",
-		Summary:     "Get the company record",
-		Description: "The account's billing identity. Every field is a string or null (all null until set).",
-		Tags:        tags,
-	}, AnyMember, func(ctx context.Context, _ *struct{}) (*companyOutput, error) {
-		c, err := svc.Company(ctx, principal(ctx).AccountID)
-		if err != nil {
-			return nil, err
-		}
-		return newCompanyOutput(c), nil
-	})
-	register(s, huma.Operation{
-		OperationID: "replace-company",
-		Method:      http.MethodPut,
-		Path:        "/v1/account/company",
-		Summary:     "Replace the company record",
-		Description: "Owners and admins. Sets all five fields: a field left out or null becomes null. Empty strings are refused (use null).",
-		Tags:        tags,
-		Errors:      []int{http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *struct{ Body CompanyBody }) (*companyOutput, error) {
-		b := in.Body
-		upd := accounts.ReplaceCompany(accounts.Company{LegalName: b.LegalName, Website: b.Website, BillingEmail: b.BillingEmail, Address: b.Address, VATID: b.VATID})
-		c, err := svc.UpdateCompany(ctx, principal(ctx).AccountID, upd)
-		if err != nil {
-			return nil, err
-		}
-		return newCompanyOutput(c), nil
-	})
-	register(s, huma.Operation{
-		OperationID: "update-company",
-		Method:      http.MethodPatch,
-		Path:        "/v1/account/company",
-		Summary:     "Change the company record",
-		Description: "Owners and admins. A merge: a field left out keeps its value, a field set to null is cleared, a string sets it.",
-		Tags:        tags,
-		Errors:      []int{http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *struct{ Body CompanyPatch }) (*companyOutput, error) {
-		b := in.Body
-		upd := accounts.CompanyUpdate{LegalName: accounts.Change[string](b.LegalName), Website: accounts.Change[string](b.Website),
-			BillingEmail: accounts.Change[string](b.BillingEmail), Address: accounts.Change[string](b.Address), VATID: accounts.Change[string](b.VATID)}
-		c, err := svc.UpdateCompany(ctx, principal(ctx).AccountID, upd)
-		if err != nil {
-			return nil, err
-		}
-		return newCompanyOutput(c), nil
-	})
+var updateAccountOp = huma.Operation{
+	OperationID: "update-account",
+	Summary:     "Rename the account",
+	Description: "Owners and admins. Fields left out stay as they are; `plan` is read-only.",
+	Tags:        []string{"Account"},
+	Errors:      []int{http.StatusUnprocessableEntity},
+}
+
+func (s *Server) updateAccount(ctx context.Context, in *struct{ Body AccountPatch }) (*accountOutput, error) {
+	a, err := s.opts.Accounts.UpdateAccount(ctx, principal(ctx), accounts.AccountUpdate{Name: in.Body.Name})
+	if err != nil {
+		return nil, err
+	}
+	return newAccountOutput(a), nil
+}
+
+var getProfileOp = huma.Operation{
+	OperationID: "get-profile",
+	Summary:     "Get your profile",
+	Description: "The caller's own name and email. Every role may read and change their own profile.",
+	Tags:        []string{"Account"},
+}
+
+func (s *Server) getProfile(ctx context.Context, _ *struct{}) (*profileOutput, error) {
+	p, err := s.opts.Accounts.Profile(ctx, principal(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return newProfileOutput(p), nil
+}
+
+var updateProfileOp = huma.Operation{
+	OperationID: "update-profile",
+	Summary:     "Change your profile",
+	Description: "Fields left out stay as they are. A new email must not belong to another person (409).",
+	Tags:        []string{"Account"},
+	Errors:      []int{http.StatusConflict, http.StatusUnprocessableEntity},
+}
+
+func (s *Server) updateProfile(ctx context.Context, in *struct{ Body ProfilePatch }) (*profileOutput, error) {
+	p, err := s.opts.Accounts.UpdateProfile(ctx, principal(ctx), accounts.ProfileUpdate{Name: in.Body.Name, Email: in.Body.Email})
+	if err != nil {
+		return nil, err
+	}
+	return newProfileOutput(p), nil
+}
+
+var getCompanyOp = huma.Operation{
+	OperationID: "get-company",
+	Summary:     "Get the company record",
+	Description: "The account's billing identity. Every field is a string or null (all null until set).",
+	Tags:        []string{"Account"},
+}
+
+func (s *Server) getCompany(ctx context.Context, _ *struct{}) (*companyOutput, error) {
+	c, err := s.opts.Accounts.Company(ctx, principal(ctx).AccountID)
+	if err != nil {
+		return nil, err
+	}
+	return newCompanyOutput(c), nil
+}
+
+var replaceCompanyOp = huma.Operation{
+	OperationID: "replace-company",
+	Summary:     "Replace the company record",
+	Description: "Owners and admins. Sets all five fields: a field left out or null becomes null. Empty strings are refused (use null).",
+	Tags:        []string{"Account"},
+	Errors:      []int{http.StatusUnprocessableEntity},
+}
+
+func (s *Server) replaceCompany(ctx context.Context, in *struct{ Body CompanyBody }) (*companyOutput, error) {
+	b := in.Body
+	upd := accounts.ReplaceCompany(accounts.Company{LegalName: b.LegalName, Website: b.Website, BillingEmail: b.BillingEmail, Address: b.Address, VATID: b.VATID})
+	c, err := s.opts.Accounts.UpdateCompany(ctx, principal(ctx).AccountID, upd)
+	if err != nil {
+		return nil, err
+	}
+	return newCompanyOutput(c), nil
+}
+
+var updateCompanyOp = huma.Operation{
+	OperationID: "update-company",
+	Summary:     "Change the company record",
+	Description: "Owners and admins. A merge: a field left out keeps its value, a field set to null is cleared, a string sets it.",
+	Tags:        []string{"Account"},
+	Errors:      []int{http.StatusUnprocessableEntity},
+}
+
+func (s *Server) updateCompany(ctx context.Context, in *struct{ Body CompanyPatch }) (*companyOutput, error) {
+	b := in.Body
+	upd := accounts.CompanyUpdate{LegalName: accounts.Change[string](b.LegalName), Website: accounts.Change[string](b.Website),
+		BillingEmail: accounts.Change[string](b.BillingEmail), Address: accounts.Change[string](b.Address), VATID: accounts.Change[string](b.VATID)}
+	c, err := s.opts.Accounts.UpdateCompany(ctx, principal(ctx).AccountID, upd)
+	if err != nil {
+		return nil, err
+	}
+	return newCompanyOutput(c), nil
 }

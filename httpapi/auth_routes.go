@@ -60,51 +60,48 @@ func newSessionOutput(s *accounts.Session) *sessionOutput {
 	}}
 }
 
-func (s *Server) registerAuth() {
-	svc := s.opts.Sessions
-	register(s, huma.Operation{
-		OperationID:   "signup",
-		Method:        http.MethodPost,
-		Path:          "/v1/auth/signup",
-		Summary:       "Sign up",
-		Description:   "Creates a person and a session token. Without `invite_token` a new account is created and the person is its owner; with one, the person joins the inviting account in the invited role. An email already registered (in any case) is a 409; an unknown, used or expired invitation is a 422 at `body.invite_token`.",
-		Tags:          []string{"Authentication"},
-		DefaultStatus: http.StatusCreated,
-		Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity},
-	}, Public, func(ctx context.Context, in *struct{ Body SignupRequest }) (*sessionOutput, error) {
-		b := in.Body
-		sess, err := svc.Signup(ctx, accounts.Signup{Email: b.Email, Password: b.Password, Name: b.Name, AccountName: b.AccountName, InviteToken: b.InviteToken})
-		if err != nil {
-			return nil, err
-		}
-		return newSessionOutput(sess), nil
-	})
+var signupOp = huma.Operation{
+	OperationID:   "signup",
+	Summary:       "Sign up",
+	Description:   "Creates a person and a session token. Without `invite_token` a new account is created and the person is its owner; with one, the person joins the inviting account in the invited role. An email already registered (in any case) is a 409; an unknown, used or expired invitation is a 422 at `body.invite_token`.",
+	Tags:          []string{"Authentication"},
+	DefaultStatus: http.StatusCreated,
+	Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity},
+}
 
-	register(s, huma.Operation{
-		OperationID: "login",
-		Method:      http.MethodPost,
-		Path:        "/v1/auth/login",
-		Summary:     "Log in",
-		Description: "Exchanges an email and password for a session token bound to one account (`account_id`, or the account joined first). A wrong email and a wrong password get the same 401 `invalid_credentials`. After 5 failures for one email within 15 minutes (configurable; counted per instance) further attempts get 429 `rate_limited` with `Retry-After`, even with the right password, until the oldest failure is 15 minutes old. An `account_id` the person does not belong to is a 422.",
-		Tags:        []string{"Authentication"},
-		Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusTooManyRequests},
-	}, Public, func(ctx context.Context, in *struct{ Body LoginRequest }) (*sessionOutput, error) {
-		sess, err := svc.Login(ctx, accounts.Login{Email: in.Body.Email, Password: in.Body.Password, AccountID: in.Body.AccountID})
-		if err != nil {
-			return nil, err
-		}
-		return newSessionOutput(sess), nil
-	})
+func (s *Server) signup(ctx context.Context, in *struct{ Body SignupRequest }) (*sessionOutput, error) {
+	b := in.Body
+	sess, err := s.opts.Sessions.Signup(ctx, accounts.Signup{Email: b.Email, Password: b.Password, Name: b.Name, AccountName: b.AccountName, InviteToken: b.InviteToken})
+	if err != nil {
+		return nil, err
+	}
+	return newSessionOutput(sess), nil
+}
 
-	register(s, huma.Operation{
-		OperationID:   "logout",
-		Method:        http.MethodPost,
-		Path:          "/v1/auth/logout",
-		Summary:       "Log out",
-		Description:   "Revokes the session token the request carries. Other sessions of the same person stay valid.",
-		Tags:          []string{"Authentication"},
-		DefaultStatus: http.StatusNoContent,
-	}, AnyMember, func(ctx context.Context, _ *struct{}) (*struct{}, error) {
-		return nil, svc.Logout(ctx, principal(ctx))
-	})
+var loginOp = huma.Operation{
+	OperationID: "login",
+	Summary:     "Log in",
+	Description: "Exchanges an email and password for a session token bound to one account (`account_id`, or the account joined first). A wrong email and a wrong password get the same 401 `invalid_credentials`. After 5 failures for one email within 15 minutes (configurable; counted per instance) further attempts get 429 `rate_limited` with `Retry-After`, even with the right password, until the oldest failure is 15 minutes old. An `account_id` the person does not belong to is a 422.",
+	Tags:        []string{"Authentication"},
+	Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusTooManyRequests},
+}
+
+func (s *Server) login(ctx context.Context, in *struct{ Body LoginRequest }) (*sessionOutput, error) {
+	sess, err := s.opts.Sessions.Login(ctx, accounts.Login{Email: in.Body.Email, Password: in.Body.Password, AccountID: in.Body.AccountID})
+	if err != nil {
+		return nil, err
+	}
+	return newSessionOutput(sess), nil
+}
+
+var logoutOp = huma.Operation{
+	OperationID:   "logout",
+	Summary:       "Log out",
+	Description:   "Revokes the session token the request carries. Other sessions of the same person stay valid.",
+	Tags:          []string{"Authentication"},
+	DefaultStatus: http.StatusNoContent,
+}
+
+func (s *Server) logout(ctx context.Context, _ *struct{}) (*struct{}, error) {
+	return nil, s.opts.Sessions.Logout(ctx, principal(ctx))
 }

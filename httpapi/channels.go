@@ -67,7 +67,8 @@ look-alike or suffix host, an IP address, an internal name, a percent escape, th
 pages, a wrong path) is refused with 422 ` + "`webhook_host_not_allowed`" + `: the service will post to
 this URL, and the check is what keeps it from reaching internal or metadata addresses.`
 
-func (s *Server) registerChannels() {
+// describeChannels documents the schemas of these routes.
+func (s *Server) describeChannels() {
 	s.documentSchema(alerting.Channel{}, "A destination for alerts.", map[string]string{
 		"id":           "Channel id: in_app, email (personal), slack, discord (team chat).",
 		"label":        "Short name to show.",
@@ -81,67 +82,70 @@ func (s *Server) registerChannels() {
 		"in_app": "Alerts in the inbox.",
 		"email":  "Alerts recorded for email.",
 	})
+}
 
-	register(s, huma.Operation{
-		OperationID: "list-channels",
-		Method:      http.MethodGet,
-		Path:        "/v1/account/channels",
-		Summary:     "List channels and your preferences",
-		Description: `Every destination an alert can go to, connected or not, with your own switches for the
+var listChannelsOp = huma.Operation{
+	OperationID: "list-channels",
+	Summary:     "List channels and your preferences",
+	Description: `Every destination an alert can go to, connected or not, with your own switches for the
 personal channels in this account. A notification is delivered only where the rule and the
 person agree: a rule names channels; each person says on which personal channels they listen.`,
-		Tags: []string{"Alerting"},
-	}, AnyMember, func(ctx context.Context, _ *struct{}) (*channelsOutput, error) {
-		p := principal(ctx)
-		chans, prefs, err := s.opts.Channels.Channels(ctx, p.AccountID, p.UserID)
-		if err != nil {
-			return nil, err
-		}
-		return &channelsOutput{Body: ChannelsBody{Channels: chans, Preferences: prefs}}, nil
-	})
+	Tags: []string{"Alerting"},
+}
 
-	op := huma.Operation{
-		OperationID:  "update-preferences",
-		Method:       http.MethodPut,
-		Path:         "/v1/account/channels",
-		Summary:      "Change your channel preferences",
-		MaxBodyBytes: 4096,
-		// The body is decoded by alerting.DecodePreferencesUpdate, which
-		// explains a team-chat key better than a schema error; the schema
-		// below is for the reference only.
-		SkipValidateBody: true,
-		Description: `Merges: only the switches sent change, so ` + "`{\"email\": false}`" + ` turns email off and keeps
+func (s *Server) listChannels(ctx context.Context, _ *struct{}) (*channelsOutput, error) {
+	p := principal(ctx)
+	chans, prefs, err := s.opts.Channels.Channels(ctx, p.AccountID, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return &channelsOutput{Body: ChannelsBody{Channels: chans, Preferences: prefs}}, nil
+}
+
+var updatePreferencesOp = huma.Operation{
+	OperationID:  "update-preferences",
+	Summary:      "Change your channel preferences",
+	MaxBodyBytes: 4096,
+	// The body is decoded by alerting.DecodePreferencesUpdate, which
+	// explains a team-chat key better than a schema error; the schema
+	// (preferencesRequestBody) is for the reference only.
+	SkipValidateBody: true,
+	Description: `Merges: only the switches sent change, so ` + "`{\"email\": false}`" + ` turns email off and keeps
 in-app as it was. Answers like GET. The keys are the personal channels ` + "`in_app`" + ` and ` + "`email`" + `, each
 true or false. A team-chat key (` + "`slack`" + `, ` + "`discord`" + `) is refused with 422: those are connected for
 the whole team by an admin, not switched per person. Any other key is refused with 422 too.`,
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusUnsupportedMediaType},
-	}
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusUnsupportedMediaType},
+}
+
+// preferencesRequestBody documents the body update-preferences decodes
+// itself.
+func preferencesRequestBody(s *Server, op *huma.Operation) {
 	op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
 		"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(preferencesUpdate{}), true, "")},
 	}}
-	register(s, op, AnyMember, func(ctx context.Context, in *rawJSONInput) (*channelsOutput, error) {
-		if err := requireMediaType(in.ContentType, "application/json"); err != nil {
-			return nil, err
-		}
-		upd, err := alerting.DecodePreferencesUpdate(in.RawBody)
-		if err != nil {
-			return nil, err
-		}
-		p := principal(ctx)
-		chans, prefs, err := s.opts.Channels.UpdatePreferences(ctx, p.AccountID, p.UserID, upd)
-		if err != nil {
-			return nil, err
-		}
-		return &channelsOutput{Body: ChannelsBody{Channels: chans, Preferences: prefs}}, nil
-	})
+}
 
-	register(s, huma.Operation{
-		OperationID: "connect-webhook",
-		Method:      http.MethodPut,
-		Path:        "/v1/account/channels/{channel}/webhook",
-		Summary:     "Connect a team-chat channel",
-		Description: `Owners and admins. Stores the incoming webhook of ` + "`slack`" + ` or ` + "`discord`" + ` for the whole
+func (s *Server) updatePreferences(ctx context.Context, in *rawJSONInput) (*channelsOutput, error) {
+	if err := requireMediaType(in.ContentType, "application/json"); err != nil {
+		return nil, err
+	}
+	upd, err := alerting.DecodePreferencesUpdate(in.RawBody)
+	if err != nil {
+		return nil, err
+	}
+	p := principal(ctx)
+	chans, prefs, err := s.opts.Channels.UpdatePreferences(ctx, p.AccountID, p.UserID, upd)
+	if err != nil {
+		return nil, err
+	}
+	return &channelsOutput{Body: ChannelsBody{Channels: chans, Preferences: prefs}}, nil
+}
+
+var connectWebhookOp = huma.Operation{
+	OperationID: "connect-webhook",
+	Summary:     "Connect a team-chat channel",
+	Description: `Owners and admins. Stores the incoming webhook of ` + "`slack`" + ` or ` + "`discord`" + ` for the whole
 account, replacing any previous one. From then on rules naming the channel get one queued
 delivery per firing there. The URL is a secret: it is stored encrypted and no read ever returns
 it, only the masked ` + "`webhook_hint`" + `.
@@ -149,28 +153,29 @@ it, only the masked ` + "`webhook_hint`" + `.
 ` + webhookHostRule + `
 
 An unknown channel is 404; a personal channel (` + "`in_app`" + `, ` + "`email`" + `) is 422 ` + "`invalid`" + `.`,
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *connectWebhookInput) (*connectWebhookOutput, error) {
-		p := principal(ctx)
-		hint, err := s.opts.Channels.ConnectWebhook(ctx, p.AccountID, p.UserID, in.Channel, in.Body.URL)
-		if err != nil {
-			return nil, err
-		}
-		return &connectWebhookOutput{Body: WebhookConnection{Channel: in.Channel, Connected: true, WebhookHint: hint}}, nil
-	})
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+}
 
-	register(s, huma.Operation{
-		OperationID:   "disconnect-webhook",
-		Method:        http.MethodDelete,
-		Path:          "/v1/account/channels/{channel}/webhook",
-		Summary:       "Disconnect a team-chat channel",
-		DefaultStatus: http.StatusNoContent,
-		Description: `Owners and admins. Removes the channel's webhook; 204 also when it was not connected.
+func (s *Server) connectWebhook(ctx context.Context, in *connectWebhookInput) (*connectWebhookOutput, error) {
+	p := principal(ctx)
+	hint, err := s.opts.Channels.ConnectWebhook(ctx, p.AccountID, p.UserID, in.Channel, in.Body.URL)
+	if err != nil {
+		return nil, err
+	}
+	return &connectWebhookOutput{Body: WebhookConnection{Channel: in.Channel, Connected: true, WebhookHint: hint}}, nil
+}
+
+var disconnectWebhookOp = huma.Operation{
+	OperationID:   "disconnect-webhook",
+	Summary:       "Disconnect a team-chat channel",
+	DefaultStatus: http.StatusNoContent,
+	Description: `Owners and admins. Removes the channel's webhook; 204 also when it was not connected.
 Rules naming the channel are kept and get no deliveries there until it is connected again.`,
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *channelInput) (*struct{}, error) {
-		return nil, s.opts.Channels.DisconnectWebhook(ctx, principal(ctx).AccountID, in.Channel)
-	})
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+}
+
+func (s *Server) disconnectWebhook(ctx context.Context, in *channelInput) (*struct{}, error) {
+	return nil, s.opts.Channels.DisconnectWebhook(ctx, principal(ctx).AccountID, in.Channel)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -68,8 +69,8 @@ var statusCode = map[int]string{
 	http.StatusUnauthorized:          telemetry.EUNAUTHENTICATED,
 	http.StatusForbidden:             telemetry.EFORBIDDEN,
 	http.StatusNotFound:              telemetry.ENOTFOUND,
-	http.StatusMethodNotAllowed:      "method_not_allowed",
-	http.StatusNotAcceptable:         "not_acceptable",
+	http.StatusMethodNotAllowed:      telemetry.EMETHODNOTALLOWED,
+	http.StatusNotAcceptable:         telemetry.ENOTACCEPTABLE,
 	http.StatusConflict:              telemetry.ECONFLICT,
 	http.StatusRequestEntityTooLarge: telemetry.ETOOLARGE,
 	http.StatusUnsupportedMediaType:  telemetry.EUNSUPPORTEDMEDIA,
@@ -84,7 +85,7 @@ func newProblem(status int, code, detail string) *Problem {
 	if code == "" {
 		code = statusCode[status]
 		if code == "" {
-			code = "error"
+			code = telemetry.EOTHER
 		}
 	}
 	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
@@ -179,11 +180,19 @@ func humaError(hctx huma.Context, status int, msg string, errs ...error) huma.St
 	return p
 }
 
-func init() {
-	huma.NewErrorWithContext = humaError
-	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
-		return humaError(nil, status, msg, errs...)
-	}
+var installErrorModel sync.Once
+
+// useProblemErrors makes huma write every error as our Problem. huma takes
+// its error constructor from package variables, not from the API's
+// configuration, so this is process-wide; New installs it (once) before it
+// registers any operation, and nothing else in the process uses huma.
+func useProblemErrors() {
+	installErrorModel.Do(func() {
+		huma.NewErrorWithContext = humaError
+		huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+			return humaError(nil, status, msg, errs...)
+		}
+	})
 }
 
 // fieldLocation points a missing-property error at the property itself

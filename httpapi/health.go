@@ -23,45 +23,43 @@ type healthOutput struct {
 	Body         HealthBody
 }
 
-func (s *Server) registerHealth() {
-	register(s, huma.Operation{
-		OperationID: "health",
-		Method:      http.MethodGet,
-		Path:        "/health",
-		Summary:     "Health check",
-		Description: "200 with every check `ok`; 503 with `status: degraded` and the failing check when PostgreSQL or ClickHouse is unreachable. Needs no credential.",
-		Tags:        []string{"Service"},
-		Errors:      []int{http.StatusServiceUnavailable},
-	}, Public, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
-		out := &healthOutput{Status: http.StatusOK, CacheControl: "no-store", Body: HealthBody{Status: "ok", Checks: map[string]string{}}}
-		names := make([]string, 0, len(s.opts.Checks))
-		for n := range s.opts.Checks {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for _, n := range names {
-			wg.Add(1)
-			go func(name string, check func(context.Context) error) {
-				defer wg.Done()
-				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				defer cancel()
-				res := "ok"
-				if err := check(cctx); err != nil {
-					res = "unavailable"
-					loggerFrom(ctx).WarnContext(ctx, "health check failed", "check", name, "error", err.Error())
-				}
-				mu.Lock()
-				out.Body.Checks[name] = res
-				if res != "ok" {
-					out.Status = http.StatusServiceUnavailable
-					out.Body.Status = "degraded"
-				}
-				mu.Unlock()
-			}(n, s.opts.Checks[n])
-		}
-		wg.Wait()
-		return out, nil
-	})
+var healthOp = huma.Operation{
+	OperationID: "health",
+	Summary:     "Health check",
+	Description: "200 with every check `ok`; 503 with `status: degraded` and the failing check when PostgreSQL or ClickHouse is unreachable. Needs no credential.",
+	Tags:        []string{"Service"},
+	Errors:      []int{http.StatusServiceUnavailable},
+}
+
+func (s *Server) health(ctx context.Context, _ *struct{}) (*healthOutput, error) {
+	out := &healthOutput{Status: http.StatusOK, CacheControl: "no-store", Body: HealthBody{Status: "ok", Checks: map[string]string{}}}
+	names := make([]string, 0, len(s.opts.Checks))
+	for n := range s.opts.Checks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Add(1)
+		go func(name string, check func(context.Context) error) {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			res := "ok"
+			if err := check(cctx); err != nil {
+				res = "unavailable"
+				loggerFrom(ctx).WarnContext(ctx, "health check failed", "check", name, "error", err.Error())
+			}
+			mu.Lock()
+			out.Body.Checks[name] = res
+			if res != "ok" {
+				out.Status = http.StatusServiceUnavailable
+				out.Body.Status = "degraded"
+			}
+			mu.Unlock()
+		}(n, s.opts.Checks[n])
+	}
+	wg.Wait()
+	return out, nil
 }

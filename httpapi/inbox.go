@@ -44,7 +44,8 @@ type inboxReadOutput struct {
 	Body InboxReadResult
 }
 
-func (s *Server) registerInbox() {
+// describeInbox documents the schemas of these routes.
+func (s *Server) describeInbox() {
 	s.documentSchema(alerting.InboxItem{}, "An in-app delivery to you: created when a rule fired, for the people on the team at that moment.", map[string]string{
 		"id":         "The item's id (a delivery id).",
 		"rule_id":    "The rule that fired; it may have been deleted since.",
@@ -61,50 +62,50 @@ func (s *Server) registerInbox() {
 		"unread_count": "All your unread items in this account, not only this page's.",
 		"next_cursor":  "Pass as cursor to get the next page; null on the last page.",
 	})
+}
 
-	register(s, huma.Operation{
-		OperationID: "list-inbox",
-		Method:      http.MethodGet,
-		Path:        "/v1/account/inbox",
-		Summary:     "Read your inbox",
-		Description: `Your in-app deliveries in this account, newest first (ties by id), paginated with an opaque
+var listInboxOp = huma.Operation{
+	OperationID: "list-inbox",
+	Summary:     "Read your inbox",
+	Description: `Your in-app deliveries in this account, newest first (ties by id), paginated with an opaque
 cursor that neither skips nor repeats items when new ones arrive. ` + "`unread=true`" + ` keeps unread
 items only. Items are created when a rule fires, never when the inbox is read, and stay when
 the rule, its MCP or your membership go away. A malformed cursor is 400.`,
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity},
-	}, AnyMember, func(ctx context.Context, in *inboxInput) (*inboxOutput, error) {
-		f := alerting.InboxFilter{Unread: in.Unread, Limit: in.Limit, Cursor: in.Cursor}
-		if err := f.Validate(); err != nil {
-			return nil, err
-		}
-		p := principal(ctx)
-		page, err := s.opts.Inbox.Inbox(ctx, p.AccountID, p.UserID, f)
-		if err != nil {
-			return nil, err
-		}
-		return &inboxOutput{Body: page}, nil
-	})
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity},
+}
 
-	register(s, huma.Operation{
-		OperationID: "mark-inbox-read",
-		Method:      http.MethodPost,
-		Path:        "/v1/account/inbox/read",
-		Summary:     "Mark inbox items read",
-		Description: "Send `{\"ids\": [...]}` or `{\"all\": true}`; both or neither is 422. Answers how many items went " +
-			"from unread to read; marking an item read again counts 0. Ids that are not yours, unknown or malformed are ignored, never an error.",
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusUnprocessableEntity},
-	}, AnyMember, func(ctx context.Context, in *inboxReadInput) (*inboxReadOutput, error) {
-		r := alerting.InboxRead{IDs: in.Body.IDs, All: in.Body.All}
-		if err := r.Validate(); err != nil {
-			return nil, err
-		}
-		p := principal(ctx)
-		n, err := s.opts.Inbox.MarkRead(ctx, p.AccountID, p.UserID, r.IDs, r.All)
-		if err != nil {
-			return nil, err
-		}
-		return &inboxReadOutput{Body: InboxReadResult{Updated: n}}, nil
-	})
+func (s *Server) listInbox(ctx context.Context, in *inboxInput) (*inboxOutput, error) {
+	f := alerting.InboxFilter{Unread: in.Unread, Limit: in.Limit, Cursor: in.Cursor}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	p := principal(ctx)
+	page, err := s.opts.Inbox.Inbox(ctx, p.AccountID, p.UserID, f)
+	if err != nil {
+		return nil, err
+	}
+	return &inboxOutput{Body: page}, nil
+}
+
+var markInboxReadOp = huma.Operation{
+	OperationID: "mark-inbox-read",
+	Summary:     "Mark inbox items read",
+	Description: "Send `{\"ids\": [...]}` or `{\"all\": true}`; both or neither is 422. Answers how many items went " +
+		"from unread to read; marking an item read again counts 0. Ids that are not yours, unknown or malformed are ignored, never an error.",
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusUnprocessableEntity},
+}
+
+func (s *Server) markInboxRead(ctx context.Context, in *inboxReadInput) (*inboxReadOutput, error) {
+	r := alerting.InboxRead{IDs: in.Body.IDs, All: in.Body.All}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	p := principal(ctx)
+	n, err := s.opts.Inbox.MarkRead(ctx, p.AccountID, p.UserID, r.IDs, r.All)
+	if err != nil {
+		return nil, err
+	}
+	return &inboxReadOutput{Body: InboxReadResult{Updated: n}}, nil
 }

@@ -50,17 +50,14 @@ type ingestBatchDoc struct {
 	Items []analytics.Item `json:"items" maxItems:"1000" doc:"Up to 1000 telemetry items."`
 }
 
-func (s *Server) registerIngest() {
-	op := huma.Operation{
-		OperationID:   "ingest",
-		Method:        http.MethodPost,
-		Path:          "/v1/ingest",
-		Summary:       "Send a batch of telemetry items",
-		Tags:          []string{"Ingest"},
-		DefaultStatus: http.StatusAccepted,
-		MaxBodyBytes:  analytics.MaxBodyBytes,
-		Errors:        []int{400, 413, 415, 429, 503},
-		Description: `Takes an ingest key; the key names the MCP. The body is ` + "`{\"items\": [...]}`" + `, JSON,
+var ingestOp = huma.Operation{
+	OperationID:   "ingest",
+	Summary:       "Send a batch of telemetry items",
+	Tags:          []string{"Ingest"},
+	DefaultStatus: http.StatusAccepted,
+	MaxBodyBytes:  analytics.MaxBodyBytes,
+	Errors:        []int{400, 413, 415, 429, 503},
+	Description: `Takes an ingest key; the key names the MCP. The body is ` + "`{\"items\": [...]}`" + `, JSON,
 optionally ` + "`Content-Encoding: gzip`" + `. At most 1000 items and 1 MiB after decompression.
 
 Each item is checked against the field rules below; an invalid item is dropped without an
@@ -90,41 +87,36 @@ after decompression (413 ` + "`payload_too_large`" + `), over 1000 items (413 ` 
 content type (415). Payloads per ingest key per minute are limited (default 600): beyond it
 429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. While storage is catching up beyond its disk budget:
 503 with ` + "`Retry-After`" + `.`,
-	}
-	register(s, op, IngestOnly, func(ctx context.Context, in *rawBodyInput) (*ingestOutput, error) {
-		p := principal(ctx)
-		if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
-			return nil, err
-		}
-		if err := requireMediaType(in.ContentType, "application/json"); err != nil {
-			return nil, err
-		}
-		body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		batch, err := wire.ParseBatch(body, time.Now())
-		if err != nil {
-			return nil, err
-		}
-		accepted, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, batch.Items, batch.Dropped)
-		if err != nil {
-			return nil, err
-		}
-		return &ingestOutput{Body: IngestResult{Accepted: accepted, Dropped: dropped}}, nil
-	})
-	documentBody(s, op, map[string]*huma.MediaType{
-		"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(ingestBatchDoc{}), true, "IngestBatch")},
-	})
 }
 
-// documentBody describes in /docs the body of an operation that reads its
-// raw body itself: set on the operation before registering, huma would
-// validate the (possibly gzipped) bytes as JSON.
-func documentBody(s *Server, op huma.Operation, content map[string]*huma.MediaType) {
-	if o := s.api.OpenAPI().Paths[op.Path].Post; o != nil {
-		o.RequestBody = &huma.RequestBody{Required: true, Content: content}
+func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, error) {
+	p := principal(ctx)
+	if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
+		return nil, err
+	}
+	if err := requireMediaType(in.ContentType, "application/json"); err != nil {
+		return nil, err
+	}
+	body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	batch, err := wire.ParseBatch(body, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	accepted, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, batch.Items, batch.Dropped)
+	if err != nil {
+		return nil, err
+	}
+	return &ingestOutput{Body: IngestResult{Accepted: accepted, Dropped: dropped}}, nil
+}
+
+// ingestBody describes the ingest body in /docs.
+func ingestBody(s *Server) map[string]*huma.MediaType {
+	return map[string]*huma.MediaType{
+		"application/json": {Schema: s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(ingestBatchDoc{}), true, "IngestBatch")},
 	}
 }
 

@@ -48,63 +48,61 @@ type createdKeyOutput struct {
 	Body         CreatedKeyBody
 }
 
-func (s *Server) registerKeys() {
-	svc := s.opts.Keys
-	tags := []string{"Ingest keys"}
-	register(s, huma.Operation{
-		OperationID: "list-keys",
-		Method:      http.MethodGet,
-		Path:        "/v1/mcps/{id}/keys",
-		Summary:     "List an MCP's ingest keys",
-		Description: "Hints only: a key is never shown again after its creation.",
-		Tags:        tags,
-		Errors:      []int{http.StatusNotFound},
-	}, AnyMember, func(ctx context.Context, in *MCPPath) (*struct{ Body KeyList }, error) {
-		keys, err := svc.ListKeys(ctx, principal(ctx).AccountID, in.ID)
-		if err != nil {
-			return nil, err
+var listKeysOp = huma.Operation{
+	OperationID: "list-keys",
+	Summary:     "List an MCP's ingest keys",
+	Description: "Hints only: a key is never shown again after its creation.",
+	Tags:        []string{"Ingest keys"},
+	Errors:      []int{http.StatusNotFound},
+}
+
+func (s *Server) listKeys(ctx context.Context, in *MCPPath) (*struct{ Body KeyList }, error) {
+	keys, err := s.opts.Keys.ListKeys(ctx, principal(ctx).AccountID, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &struct{ Body KeyList }{}
+	out.Body.Items = make([]KeyBody, 0, len(keys))
+	for _, k := range keys {
+		kb := KeyBody{ID: k.ID, Name: k.Name, Hint: k.Hint, CreatedAt: k.CreatedAt.UTC()}
+		if k.LastUsedAt != nil {
+			t := k.LastUsedAt.UTC()
+			kb.LastUsedAt = &t
 		}
-		out := &struct{ Body KeyList }{}
-		out.Body.Items = make([]KeyBody, 0, len(keys))
-		for _, k := range keys {
-			kb := KeyBody{ID: k.ID, Name: k.Name, Hint: k.Hint, CreatedAt: k.CreatedAt.UTC()}
-			if k.LastUsedAt != nil {
-				t := k.LastUsedAt.UTC()
-				kb.LastUsedAt = &t
-			}
-			out.Body.Items = append(out.Body.Items, kb)
-		}
-		return out, nil
-	})
-	register(s, huma.Operation{
-		OperationID:   "create-key",
-		Method:        http.MethodPost,
-		Path:          "/v1/mcps/{id}/keys",
-		Summary:       "Create an ingest key",
-		Description:   "Owners and admins. The response is the only time the key is shown; only its SHA-256 is stored. An MCP may have several keys (rotate by creating a new one, then deleting the old).",
-		Tags:          tags,
-		DefaultStatus: http.StatusCreated,
-		Errors:        []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *struct {
-		MCPPath
-		Body NewKeyRequest
-	}) (*createdKeyOutput, error) {
-		k, err := svc.CreateKey(ctx, principal(ctx).AccountID, in.ID, accounts.NewKey{Name: in.Body.Name})
-		if err != nil {
-			return nil, err
-		}
-		return &createdKeyOutput{CacheControl: "no-store", Body: CreatedKeyBody{ID: k.ID, Name: k.Name, Key: k.Key, Hint: k.Hint, CreatedAt: k.CreatedAt.UTC()}}, nil
-	})
-	register(s, huma.Operation{
-		OperationID:   "delete-key",
-		Method:        http.MethodDelete,
-		Path:          "/v1/keys/{keyId}",
-		Summary:       "Delete an ingest key",
-		Description:   "Owners and admins. The key stops working within 5 seconds on every instance.",
-		Tags:          tags,
-		DefaultStatus: http.StatusNoContent,
-		Errors:        []int{http.StatusNotFound},
-	}, Manager, func(ctx context.Context, in *KeyPath) (*struct{}, error) {
-		return nil, svc.DeleteKey(ctx, principal(ctx).AccountID, in.KeyID)
-	})
+		out.Body.Items = append(out.Body.Items, kb)
+	}
+	return out, nil
+}
+
+var createKeyOp = huma.Operation{
+	OperationID:   "create-key",
+	Summary:       "Create an ingest key",
+	Description:   "Owners and admins. The response is the only time the key is shown; only its SHA-256 is stored. An MCP may have several keys (rotate by creating a new one, then deleting the old).",
+	Tags:          []string{"Ingest keys"},
+	DefaultStatus: http.StatusCreated,
+	Errors:        []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+}
+
+func (s *Server) createKey(ctx context.Context, in *struct {
+	MCPPath
+	Body NewKeyRequest
+}) (*createdKeyOutput, error) {
+	k, err := s.opts.Keys.CreateKey(ctx, principal(ctx).AccountID, in.ID, accounts.NewKey{Name: in.Body.Name})
+	if err != nil {
+		return nil, err
+	}
+	return &createdKeyOutput{CacheControl: "no-store", Body: CreatedKeyBody{ID: k.ID, Name: k.Name, Key: k.Key, Hint: k.Hint, CreatedAt: k.CreatedAt.UTC()}}, nil
+}
+
+var deleteKeyOp = huma.Operation{
+	OperationID:   "delete-key",
+	Summary:       "Delete an ingest key",
+	Description:   "Owners and admins. The key stops working within 5 seconds on every instance.",
+	Tags:          []string{"Ingest keys"},
+	DefaultStatus: http.StatusNoContent,
+	Errors:        []int{http.StatusNotFound},
+}
+
+func (s *Server) deleteKey(ctx context.Context, in *KeyPath) (*struct{}, error) {
+	return nil, s.opts.Keys.DeleteKey(ctx, principal(ctx).AccountID, in.KeyID)
 }

@@ -47,87 +47,87 @@ func newMCPOutput(m *accounts.MCP) *mcpOutput {
 	return &mcpOutput{Body: MCPBody{ID: m.ID, Name: m.Name, Description: m.Description, CreatedAt: m.CreatedAt.UTC()}}
 }
 
-func (s *Server) registerMCPs() {
-	svc := s.opts.MCPs
-	tags := []string{"MCPs"}
-	register(s, huma.Operation{
-		OperationID: "list-mcps",
-		Method:      http.MethodGet,
-		Path:        "/v1/mcps",
-		Summary:     "List MCPs",
-		Description: "The account's MCP servers, oldest first.",
-		Tags:        tags,
-	}, AnyMember, func(ctx context.Context, _ *struct{}) (*struct{ Body MCPList }, error) {
-		ms, err := svc.ListMCPs(ctx, principal(ctx).AccountID)
-		if err != nil {
-			return nil, err
-		}
-		out := &struct{ Body MCPList }{}
-		out.Body.Items = make([]MCPBody, 0, len(ms))
-		for i := range ms {
-			out.Body.Items = append(out.Body.Items, newMCPOutput(&ms[i]).Body)
-		}
-		return out, nil
-	})
-	register(s, huma.Operation{
-		OperationID:   "create-mcp",
-		Method:        http.MethodPost,
-		Path:          "/v1/mcps",
-		Summary:       "Register an MCP",
-		Description:   "Owners and admins. Then create an ingest key for it (POST /v1/mcps/{id}/keys) and point the MCP server's telemetry at POST /v1/ingest.",
-		Tags:          tags,
-		DefaultStatus: http.StatusCreated,
-		Errors:        []int{http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *struct{ Body NewMCPRequest }) (*mcpOutput, error) {
-		m, err := svc.CreateMCP(ctx, principal(ctx).AccountID, accounts.NewMCP{Name: in.Body.Name, Description: in.Body.Description})
-		if err != nil {
-			return nil, err
-		}
-		return newMCPOutput(m), nil
-	})
-	register(s, huma.Operation{
-		OperationID: "get-mcp",
-		Method:      http.MethodGet,
-		Path:        "/v1/mcps/{id}",
-		Summary:     "Get an MCP",
-		Description: "Another account's MCP is a 404, exactly like one that does not exist.",
-		Tags:        tags,
-		Errors:      []int{http.StatusNotFound},
-	}, AnyMember, func(ctx context.Context, in *MCPPath) (*mcpOutput, error) {
-		m, err := svc.FindMCP(ctx, principal(ctx).AccountID, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		return newMCPOutput(m), nil
-	})
-	register(s, huma.Operation{
-		OperationID: "update-mcp",
-		Method:      http.MethodPatch,
-		Path:        "/v1/mcps/{id}",
-		Summary:     "Change an MCP",
-		Description: "Owners and admins. Fields left out stay as they are.",
-		Tags:        tags,
-		Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *struct {
-		MCPPath
-		Body MCPPatch
-	}) (*mcpOutput, error) {
-		m, err := svc.UpdateMCP(ctx, principal(ctx).AccountID, in.ID, accounts.MCPUpdate{Name: in.Body.Name, Description: in.Body.Description})
-		if err != nil {
-			return nil, err
-		}
-		return newMCPOutput(m), nil
-	})
-	register(s, huma.Operation{
-		OperationID:   "delete-mcp",
-		Method:        http.MethodDelete,
-		Path:          "/v1/mcps/{id}",
-		Summary:       "Delete an MCP",
-		Description:   "Owners and admins. Its ingest keys stop working within 5 seconds on every instance, and its alert rules are removed. Telemetry already stored is not readable any more through the API.",
-		Tags:          tags,
-		DefaultStatus: http.StatusNoContent,
-		Errors:        []int{http.StatusNotFound},
-	}, Manager, func(ctx context.Context, in *MCPPath) (*struct{}, error) {
-		return nil, svc.DeleteMCP(ctx, principal(ctx).AccountID, in.ID)
-	})
+var listMCPsOp = huma.Operation{
+	OperationID: "list-mcps",
+	Summary:     "List MCPs",
+	Description: "The account's MCP servers, oldest first.",
+	Tags:        []string{"MCPs"},
+}
+
+func (s *Server) listMCPs(ctx context.Context, _ *struct{}) (*struct{ Body MCPList }, error) {
+	ms, err := s.opts.MCPs.ListMCPs(ctx, principal(ctx).AccountID)
+	if err != nil {
+		return nil, err
+	}
+	out := &struct{ Body MCPList }{}
+	out.Body.Items = make([]MCPBody, 0, len(ms))
+	for i := range ms {
+		out.Body.Items = append(out.Body.Items, newMCPOutput(&ms[i]).Body)
+	}
+	return out, nil
+}
+
+var createMCPOp = huma.Operation{
+	OperationID:   "create-mcp",
+	Summary:       "Register an MCP",
+	Description:   "Owners and admins. Then create an ingest key for it (POST /v1/mcps/{id}/keys) and point the MCP server's telemetry at POST /v1/ingest.",
+	Tags:          []string{"MCPs"},
+	DefaultStatus: http.StatusCreated,
+	Errors:        []int{http.StatusUnprocessableEntity},
+}
+
+func (s *Server) createMCP(ctx context.Context, in *struct{ Body NewMCPRequest }) (*mcpOutput, error) {
+	m, err := s.opts.MCPs.CreateMCP(ctx, principal(ctx).AccountID, accounts.NewMCP{Name: in.Body.Name, Description: in.Body.Description})
+	if err != nil {
+		return nil, err
+	}
+	return newMCPOutput(m), nil
+}
+
+var getMCPOp = huma.Operation{
+	OperationID: "get-mcp",
+	Summary:     "Get an MCP",
+	Description: "Another account's MCP is a 404, exactly like one that does not exist.",
+	Tags:        []string{"MCPs"},
+	Errors:      []int{http.StatusNotFound},
+}
+
+func (s *Server) getMCP(ctx context.Context, in *MCPPath) (*mcpOutput, error) {
+	m, err := s.opts.MCPs.FindMCP(ctx, principal(ctx).AccountID, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return newMCPOutput(m), nil
+}
+
+var updateMCPOp = huma.Operation{
+	OperationID: "update-mcp",
+	Summary:     "Change an MCP",
+	Description: "Owners and admins. Fields left out stay as they are.",
+	Tags:        []string{"MCPs"},
+	Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+}
+
+func (s *Server) updateMCP(ctx context.Context, in *struct {
+	MCPPath
+	Body MCPPatch
+}) (*mcpOutput, error) {
+	m, err := s.opts.MCPs.UpdateMCP(ctx, principal(ctx).AccountID, in.ID, accounts.MCPUpdate{Name: in.Body.Name, Description: in.Body.Description})
+	if err != nil {
+		return nil, err
+	}
+	return newMCPOutput(m), nil
+}
+
+var deleteMCPOp = huma.Operation{
+	OperationID:   "delete-mcp",
+	Summary:       "Delete an MCP",
+	Description:   "Owners and admins. Its ingest keys stop working within 5 seconds on every instance, and its alert rules are removed. Telemetry already stored is not readable any more through the API.",
+	Tags:          []string{"MCPs"},
+	DefaultStatus: http.StatusNoContent,
+	Errors:        []int{http.StatusNotFound},
+}
+
+func (s *Server) deleteMCP(ctx context.Context, in *MCPPath) (*struct{}, error) {
+	return nil, s.opts.MCPs.DeleteMCP(ctx, principal(ctx).AccountID, in.ID)
 }

@@ -68,90 +68,89 @@ func invitationBody(i *accounts.Invitation) InvitationBody {
 const roleRules = "Owners and admins manage members, but only an owner may grant the owner role or change or remove an owner; " +
 	"an account always keeps at least one owner (demoting or removing the last one is a 409 `conflict`)."
 
-func (s *Server) registerMembers() {
-	svc := s.opts.Members
-	tags := []string{"Members"}
-	register(s, huma.Operation{
-		OperationID: "list-members",
-		Method:      http.MethodGet,
-		Path:        "/v1/account/members",
-		Summary:     "List members and invitations",
-		Tags:        tags,
-	}, AnyMember, func(ctx context.Context, _ *struct{}) (*struct{ Body MemberListBody }, error) {
-		list, err := svc.ListMembers(ctx, principal(ctx).AccountID)
-		if err != nil {
-			return nil, err
-		}
-		out := &struct{ Body MemberListBody }{Body: MemberListBody{Items: make([]MemberBody, 0, len(list.Items)), Invitations: make([]InvitationBody, 0, len(list.Invitations))}}
-		for i := range list.Items {
-			out.Body.Items = append(out.Body.Items, memberBody(&list.Items[i]))
-		}
-		for i := range list.Invitations {
-			out.Body.Invitations = append(out.Body.Invitations, invitationBody(&list.Invitations[i]))
-		}
-		return out, nil
-	})
+var listMembersOp = huma.Operation{
+	OperationID: "list-members",
+	Summary:     "List members and invitations",
+	Tags:        []string{"Members"},
+}
 
-	// The 201 of adding is one of two shapes; huma cannot infer that from
-	// an `any` body, so the response schema is given explicitly.
+func (s *Server) listMembers(ctx context.Context, _ *struct{}) (*struct{ Body MemberListBody }, error) {
+	list, err := s.opts.Members.ListMembers(ctx, principal(ctx).AccountID)
+	if err != nil {
+		return nil, err
+	}
+	out := &struct{ Body MemberListBody }{Body: MemberListBody{Items: make([]MemberBody, 0, len(list.Items)), Invitations: make([]InvitationBody, 0, len(list.Invitations))}}
+	for i := range list.Items {
+		out.Body.Items = append(out.Body.Items, memberBody(&list.Items[i]))
+	}
+	for i := range list.Invitations {
+		out.Body.Invitations = append(out.Body.Invitations, invitationBody(&list.Invitations[i]))
+	}
+	return out, nil
+}
+
+var addMemberOp = huma.Operation{
+	OperationID:   "add-member",
+	Summary:       "Add or invite a member",
+	Description:   "Owners and admins. A person who already has a login is added at once (201 with the member; 409 if already a member). Anyone else gets an invitation: 201 `{invitation, invite_token}`, the token shown only this once. Inviting the same email again replaces the pending invitation and its token. " + roleRules,
+	Tags:          []string{"Members"},
+	DefaultStatus: http.StatusCreated,
+	Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity},
+}
+
+// addMemberResponses documents the 201 of adding, which is one of two
+// shapes: huma cannot infer that from an `any` body, so the response schema
+// is given explicitly.
+func addMemberResponses(s *Server, op *huma.Operation) {
 	reg := s.api.OpenAPI().Components.Schemas
-	added := &huma.Response{
+	op.Responses = map[string]*huma.Response{"201": {
 		Description: "A person with a login was added (a member); anyone else was invited (an invitation and its token).",
 		Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{OneOf: []*huma.Schema{
 			reg.Schema(reflect.TypeOf(MemberBody{}), true, ""),
 			reg.Schema(reflect.TypeOf(InvitedBody{}), true, ""),
 		}}}},
+	}}
+}
+
+func (s *Server) addMember(ctx context.Context, in *struct{ Body NewMemberRequest }) (*struct{ Body any }, error) {
+	res, err := s.opts.Members.AddMember(ctx, principal(ctx), accounts.NewMember{Email: in.Body.Email, Role: accounts.Role(in.Body.Role)})
+	if err != nil {
+		return nil, err
 	}
-	register(s, huma.Operation{
-		OperationID:   "add-member",
-		Method:        http.MethodPost,
-		Path:          "/v1/account/members",
-		Summary:       "Add or invite a member",
-		Description:   "Owners and admins. A person who already has a login is added at once (201 with the member; 409 if already a member). Anyone else gets an invitation: 201 `{invitation, invite_token}`, the token shown only this once. Inviting the same email again replaces the pending invitation and its token. " + roleRules,
-		Tags:          tags,
-		DefaultStatus: http.StatusCreated,
-		Responses:     map[string]*huma.Response{"201": added},
-		Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *struct{ Body NewMemberRequest }) (*struct{ Body any }, error) {
-		res, err := svc.AddMember(ctx, principal(ctx), accounts.NewMember{Email: in.Body.Email, Role: accounts.Role(in.Body.Role)})
-		if err != nil {
-			return nil, err
-		}
-		if res.Member != nil {
-			return &struct{ Body any }{Body: memberBody(res.Member)}, nil
-		}
-		return &struct{ Body any }{Body: InvitedBody{Invitation: invitationBody(res.Invitation), InviteToken: res.InviteToken}}, nil
-	})
+	if res.Member != nil {
+		return &struct{ Body any }{Body: memberBody(res.Member)}, nil
+	}
+	return &struct{ Body any }{Body: InvitedBody{Invitation: invitationBody(res.Invitation), InviteToken: res.InviteToken}}, nil
+}
 
-	register(s, huma.Operation{
-		OperationID: "update-member",
-		Method:      http.MethodPatch,
-		Path:        "/v1/account/members/{user_id}",
-		Summary:     "Change a member's role",
-		Description: "Owners and admins. " + roleRules,
-		Tags:        tags,
-		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *struct {
-		MemberPath
-		Body MemberPatch
-	}) (*struct{ Body MemberBody }, error) {
-		m, err := svc.UpdateMember(ctx, principal(ctx), in.UserID, accounts.MemberUpdate{Role: accounts.Role(in.Body.Role)})
-		if err != nil {
-			return nil, err
-		}
-		return &struct{ Body MemberBody }{Body: memberBody(m)}, nil
-	})
+var updateMemberOp = huma.Operation{
+	OperationID: "update-member",
+	Summary:     "Change a member's role",
+	Description: "Owners and admins. " + roleRules,
+	Tags:        []string{"Members"},
+	Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
+}
 
-	register(s, huma.Operation{
-		OperationID:   "remove-member",
-		Method:        http.MethodDelete,
-		Path:          "/v1/account/members/{user_id}",
-		Summary:       "Remove a member",
-		Description:   "Owners and admins. The person's sessions for this account stop working at once; inbox items already delivered to them are kept. " + roleRules,
-		Tags:          tags,
-		DefaultStatus: http.StatusNoContent,
-		Errors:        []int{http.StatusNotFound, http.StatusConflict},
-	}, Manager, func(ctx context.Context, in *MemberPath) (*struct{}, error) {
-		return nil, svc.RemoveMember(ctx, principal(ctx), in.UserID)
-	})
+func (s *Server) updateMember(ctx context.Context, in *struct {
+	MemberPath
+	Body MemberPatch
+}) (*struct{ Body MemberBody }, error) {
+	m, err := s.opts.Members.UpdateMember(ctx, principal(ctx), in.UserID, accounts.MemberUpdate{Role: accounts.Role(in.Body.Role)})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body MemberBody }{Body: memberBody(m)}, nil
+}
+
+var removeMemberOp = huma.Operation{
+	OperationID:   "remove-member",
+	Summary:       "Remove a member",
+	Description:   "Owners and admins. The person's sessions for this account stop working at once; inbox items already delivered to them are kept. " + roleRules,
+	Tags:          []string{"Members"},
+	DefaultStatus: http.StatusNoContent,
+	Errors:        []int{http.StatusNotFound, http.StatusConflict},
+}
+
+func (s *Server) removeMember(ctx context.Context, in *MemberPath) (*struct{}, error) {
+	return nil, s.opts.Members.RemoveMember(ctx, principal(ctx), in.UserID)
 }

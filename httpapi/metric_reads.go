@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -57,84 +56,93 @@ cases a few percent on small or very skewed samples). Distinct counts (sessions,
 ` + "`uniqHLL12`" + ` (HyperLogLog, 4096 cells): exact up to 16 distinct values, and about 1.6% typical
 relative error beyond (a count just past 16 may be off by one or two).`
 
-// registerMetricReads adds the metric reads of one MCP and the account's usage.
-func (s *Server) registerMetricReads() {
-	read := func(id, path, summary, desc string) huma.Operation {
-		return huma.Operation{OperationID: id, Method: http.MethodGet, Path: path, Summary: summary,
-			Description: desc + rangeDoc, Tags: []string{"Metrics"}, Errors: []int{400, 404, 422, 503}}
+// metricRead documents a metric read: every one takes the range rules.
+func metricRead(id, summary, desc string) huma.Operation {
+	return huma.Operation{OperationID: id, Summary: summary,
+		Description: desc + rangeDoc, Tags: []string{"Metrics"}, Errors: []int{400, 404, 422, 503}}
+}
+
+var getOverviewOp = metricRead("get-overview", "Overview of an MCP",
+	"The headline figures of an MCP over the range: calls (items of any method), errors, sessions, users (user ids, falling back to the session id), latencies, a daily series, and the nightly figures (`active_users_28d`, `stickiness`, `retention_7d`) with `nightly_as_of`, the last UTC day the nightly pass covered (null, with null figures, before the first pass).")
+
+func (s *Server) getOverview(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Overview], error) {
+	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
+	if err != nil {
+		return nil, err
 	}
-	register(s, read("get-overview", "/v1/mcps/{id}/overview", "Overview of an MCP",
-		"The headline figures of an MCP over the range: calls (items of any method), errors, sessions, users (user ids, falling back to the session id), latencies, a daily series, and the nightly figures (`active_users_28d`, `stickiness`, `retention_7d`) with `nightly_as_of`, the last UTC day the nightly pass covered (null, with null figures, before the first pass)."),
-		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Overview], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
-			if err != nil {
-				return nil, err
-			}
-			o, err := s.opts.Analytics.Overview(ctx, in.ID, r)
-			return &bodyOf[analytics.Overview]{o}, err
-		})
-	register(s, read("list-tools", "/v1/mcps/{id}/tools", "Tools of an MCP",
-		"Every tool called in the range (`tools/call` items only), by calls descending."),
-		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.ToolList], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
-			if err != nil {
-				return nil, err
-			}
-			o, err := s.opts.Analytics.Tools(ctx, in.ID, r)
-			return &bodyOf[analytics.ToolList]{o}, err
-		})
-	register(s, read("get-tool", "/v1/mcps/{id}/tools/{name}", "One tool of an MCP",
-		"One tool's figures, daily series, error types (with the last message) and clients. A tool with no data in the range answers zeros, not 404."),
-		AnyMember, func(ctx context.Context, in *toolInput) (*bodyOf[analytics.ToolDetail], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
-			if err != nil {
-				return nil, err
-			}
-			o, err := s.opts.Analytics.Tool(ctx, in.ID, in.Name, r)
-			return &bodyOf[analytics.ToolDetail]{o}, err
-		})
-	register(s, read("get-insights", "/v1/mcps/{id}/insights", "Insights for an MCP", analytics.InsightsDoc),
-		AnyMember, func(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Insights], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
-			if err != nil {
-				return nil, err
-			}
-			o, err := s.opts.Analytics.Insights(ctx, in.ID, r)
-			return &bodyOf[analytics.Insights]{o}, err
-		})
-	register(s, read("list-sessions", "/v1/mcps/{id}/sessions", "Sessions of an MCP",
-		analytics.SessionsDoc),
-		AnyMember, func(ctx context.Context, in *sessionsInput) (*bodyOf[analytics.SessionPage], error) {
-			r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
-			if err != nil {
-				return nil, err
-			}
-			o, err := s.opts.Analytics.Sessions(ctx, in.ID, r, in.Limit, in.Cursor)
-			return &bodyOf[analytics.SessionPage]{o}, err
-		})
-	register(s, read("get-usage", "/v1/account/usage", "Usage of the account",
-		"Events accepted for the account over the range, per day and per MCP (an MCP deleted since keeps its events, with a null name), and the ingest limits that apply."),
-		AnyMember, func(ctx context.Context, in *RangeQuery) (*bodyOf[analytics.Usage], error) {
-			r, err := in.Range()
-			if err != nil {
-				return nil, err
-			}
-			p := principal(ctx)
-			list, err := s.opts.MCPs.ListMCPs(ctx, p.AccountID)
-			if err != nil {
-				return nil, err
-			}
-			names := make([]analytics.MCPName, len(list))
-			for i, m := range list {
-				names[i] = analytics.MCPName{ID: m.ID, Name: m.Name}
-			}
-			u, err := s.opts.Analytics.Usage(ctx, p.AccountID, r, names)
-			if err != nil {
-				return nil, err
-			}
-			u.Limits = s.opts.Limits
-			return &bodyOf[analytics.Usage]{u}, nil
-		})
+	o, err := s.opts.Analytics.Overview(ctx, in.ID, r)
+	return &bodyOf[analytics.Overview]{o}, err
+}
+
+var listToolsOp = metricRead("list-tools", "Tools of an MCP",
+	"Every tool called in the range (`tools/call` items only), by calls descending.")
+
+func (s *Server) listTools(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.ToolList], error) {
+	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.opts.Analytics.Tools(ctx, in.ID, r)
+	return &bodyOf[analytics.ToolList]{o}, err
+}
+
+var getToolOp = metricRead("get-tool", "One tool of an MCP",
+	"One tool's figures, daily series, error types (with the last message) and clients. A tool with no data in the range answers zeros, not 404.")
+
+func (s *Server) getTool(ctx context.Context, in *toolInput) (*bodyOf[analytics.ToolDetail], error) {
+	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.opts.Analytics.Tool(ctx, in.ID, in.Name, r)
+	return &bodyOf[analytics.ToolDetail]{o}, err
+}
+
+var getInsightsOp = metricRead("get-insights", "Insights for an MCP", analytics.InsightsDoc)
+
+func (s *Server) getInsights(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Insights], error) {
+	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.opts.Analytics.Insights(ctx, in.ID, r)
+	return &bodyOf[analytics.Insights]{o}, err
+}
+
+var listSessionsOp = metricRead("list-sessions", "Sessions of an MCP", analytics.SessionsDoc)
+
+func (s *Server) listSessions(ctx context.Context, in *sessionsInput) (*bodyOf[analytics.SessionPage], error) {
+	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.opts.Analytics.Sessions(ctx, in.ID, r, in.Limit, in.Cursor)
+	return &bodyOf[analytics.SessionPage]{o}, err
+}
+
+var getUsageOp = metricRead("get-usage", "Usage of the account",
+	"Events accepted for the account over the range, per day and per MCP (an MCP deleted since keeps its events, with a null name), and the ingest limits that apply.")
+
+func (s *Server) getUsage(ctx context.Context, in *RangeQuery) (*bodyOf[analytics.Usage], error) {
+	r, err := in.Range()
+	if err != nil {
+		return nil, err
+	}
+	p := principal(ctx)
+	list, err := s.opts.MCPs.ListMCPs(ctx, p.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]analytics.MCPName, len(list))
+	for i, m := range list {
+		names[i] = analytics.MCPName{ID: m.ID, Name: m.Name}
+	}
+	u, err := s.opts.Analytics.Usage(ctx, p.AccountID, r, names)
+	if err != nil {
+		return nil, err
+	}
+	u.Limits = s.opts.Limits
+	return &bodyOf[analytics.Usage]{u}, nil
 }
 
 // mcpRange checks that the MCP is the caller's (another account's is 404,

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -28,10 +29,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// observe records one request. Labels come from the route table, never
+// verbatim from the request: route is the matched route's pattern, and a
+// method outside the standard set counts as "other", so that requests with
+// made-up methods or paths cannot grow the label sets without end.
 func (m *Metrics) observe(method, route string, status int, d time.Duration) {
 	if route == "" {
-		route = "unmatched" // never a raw path: unbounded label values
+		route = "unmatched"
+	}
+	if !standardMethods[method] {
+		method = "other"
 	}
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(method, route).Observe(d.Seconds())
+}
+
+var standardMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
 }

@@ -137,5 +137,5 @@ func noRoute(c *gin.Context) {
 }
 
 func noMethod(c *gin.Context) {
-	writeProblem(c, newProblem(http.StatusMethodNotAllowed, "method_not_allowed", "Method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path+"."))
+	writeProblem(c, newProblem(http.StatusMethodNotAllowed, telemetry.EMETHODNOTALLOWED, "Method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path+"."))
 }

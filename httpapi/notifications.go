@@ -19,7 +19,8 @@ type notificationsOutput struct {
 	Body alerting.NotificationPage
 }
 
-func (s *Server) registerNotifications() {
+// describeNotifications documents the schemas of these routes.
+func (s *Server) describeNotifications() {
 	s.documentSchema(alerting.Notification{}, "One delivery of a rule firing on one channel.", map[string]string{
 		"id":                "The delivery's id.",
 		"rule_id":           "The rule that fired; it may have been deleted since.",
@@ -34,26 +35,26 @@ func (s *Server) registerNotifications() {
 		"items":       "The deliveries of this page.",
 		"next_cursor": "Pass as cursor to get the next page; null on the last page.",
 	})
+}
 
-	register(s, huma.Operation{
-		OperationID: "list-notifications",
-		Method:      http.MethodGet,
-		Path:        "/v1/account/notifications",
-		Summary:     "Read the account's delivery log",
-		Description: `Owners and admins. Every delivery of every rule firing in this account, on every channel,
+var listNotificationsOp = huma.Operation{
+	OperationID: "list-notifications",
+	Summary:     "Read the account's delivery log",
+	Description: `Owners and admins. Every delivery of every rule firing in this account, on every channel,
 newest first (ties by id), paginated; filter by ` + "`channel`" + ` and ` + "`status`" + `. Bodies and read markers
 are each recipient's own business and are not shown. A malformed cursor is 400.`,
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *notificationsInput) (*notificationsOutput, error) {
-		f := alerting.NotificationFilter{Channel: in.Channel, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor}
-		if err := f.Validate(); err != nil {
-			return nil, err
-		}
-		page, err := s.opts.Notifications.Notifications(ctx, principal(ctx).AccountID, f)
-		if err != nil {
-			return nil, err
-		}
-		return &notificationsOutput{Body: page}, nil
-	})
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity},
+}
+
+func (s *Server) listNotifications(ctx context.Context, in *notificationsInput) (*notificationsOutput, error) {
+	f := alerting.NotificationFilter{Channel: in.Channel, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	page, err := s.opts.Notifications.Notifications(ctx, principal(ctx).AccountID, f)
+	if err != nil {
+		return nil, err
+	}
+	return &notificationsOutput{Body: page}, nil
 }

@@ -21,16 +21,13 @@ type otlpOutput struct {
 	Body        []byte
 }
 
-func (s *Server) registerOTLP() {
-	op := huma.Operation{
-		OperationID:  "otlp-traces",
-		Method:       http.MethodPost,
-		Path:         "/v1/otlp/v1/traces",
-		Summary:      "Receive OpenTelemetry traces (OTLP/HTTP)",
-		Tags:         []string{"Ingest"},
-		MaxBodyBytes: analytics.MaxBodyBytes,
-		Errors:       []int{400, 413, 415, 429, 503},
-		Description: `An OTLP/HTTP traces receiver: point a standard exporter at the service with
+var otlpTracesOp = huma.Operation{
+	OperationID:  "otlp-traces",
+	Summary:      "Receive OpenTelemetry traces (OTLP/HTTP)",
+	Tags:         []string{"Ingest"},
+	MaxBodyBytes: analytics.MaxBodyBytes,
+	Errors:       []int{400, 413, 415, 429, 503},
+	Description: `An OTLP/HTTP traces receiver: point a standard exporter at the service with
 ` + "`OTEL_EXPORTER_OTLP_ENDPOINT={base}/v1/otlp`" + ` and
 ` + "`OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer <ingest key>`" + `. Bodies are
 ` + "`application/x-protobuf`" + ` or ` + "`application/json`" + ` (OTLP/JSON), gzip or not, at most 1 MiB
@@ -44,52 +41,60 @@ failures carry a ` + "`google.rpc.Status`" + `. A missing or wrong credential is
 is read, with the API's problem document.
 
 ` + otlp.MappingDoc,
-	}
+}
+
+// otlpResponses documents the OTLP answer, which is not JSON of ours.
+func otlpResponses(_ *Server, op *huma.Operation) {
 	op.Responses = map[string]*huma.Response{"200": {Description: "ExportTraceServiceResponse", Content: map[string]*huma.MediaType{
 		"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary"}},
 		"application/json":       {Schema: &huma.Schema{Type: "object"}},
 	}}}
-	register(s, op, IngestOnly, func(ctx context.Context, in *rawBodyInput) (*otlpOutput, error) {
-		p := principal(ctx)
-		ct, err := otlp.MediaType(in.ContentType)
-		if err != nil {
-			return otlpError(err, otlp.ContentTypeJSON), nil
-		}
-		if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
-			return otlpError(err, ct), nil
-		}
-		body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
-		if err != nil {
-			return otlpError(err, ct), nil
-		}
-		defer release()
-		req, err := otlp.Decode(body, ct)
-		if err != nil {
-			return otlpError(err, ct), nil
-		}
-		items, rejected := otlp.Map(req, time.Now())
-		if len(items) > analytics.MaxBatchItems {
-			return otlpError(telemetry.Errorf(telemetry.ETOOMANYITEMS,
-				"At most %d MCP spans per request; this one has %d. Lower the exporter's batch size.", analytics.MaxBatchItems, len(items)), ct), nil
-		}
-		_, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, items, rejected)
-		var te *telemetry.Error
-		if err != nil && !errors.As(err, &te) {
-			return nil, err // internal: logged, never detailed
-		}
-		if err != nil {
-			return otlpError(err, ct), nil
-		}
-		resp, err := otlp.EncodeResponse(dropped, ct)
-		if err != nil {
-			return nil, err
-		}
-		return &otlpOutput{Status: http.StatusOK, ContentType: ct, Body: resp}, nil
-	})
-	documentBody(s, op, map[string]*huma.MediaType{
+}
+
+func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput, error) {
+	p := principal(ctx)
+	ct, err := otlp.MediaType(in.ContentType)
+	if err != nil {
+		return otlpError(err, otlp.ContentTypeJSON), nil
+	}
+	if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
+		return otlpError(err, ct), nil
+	}
+	body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+	if err != nil {
+		return otlpError(err, ct), nil
+	}
+	defer release()
+	req, err := otlp.Decode(body, ct)
+	if err != nil {
+		return otlpError(err, ct), nil
+	}
+	items, rejected := otlp.Map(req, time.Now())
+	if len(items) > analytics.MaxBatchItems {
+		return otlpError(telemetry.Errorf(telemetry.ETOOMANYITEMS,
+			"At most %d MCP spans per request; this one has %d. Lower the exporter's batch size.", analytics.MaxBatchItems, len(items)), ct), nil
+	}
+	_, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, items, rejected)
+	var te *telemetry.Error
+	if err != nil && !errors.As(err, &te) {
+		return nil, err // internal: logged, never detailed
+	}
+	if err != nil {
+		return otlpError(err, ct), nil
+	}
+	resp, err := otlp.EncodeResponse(dropped, ct)
+	if err != nil {
+		return nil, err
+	}
+	return &otlpOutput{Status: http.StatusOK, ContentType: ct, Body: resp}, nil
+}
+
+// otlpTracesBody describes the OTLP traces body in /docs.
+func otlpTracesBody(*Server) map[string]*huma.MediaType {
+	return map[string]*huma.MediaType{
 		"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary", Description: "ExportTraceServiceRequest"}},
 		"application/json":       {Schema: &huma.Schema{Type: "object", Description: "ExportTraceServiceRequest (OTLP/JSON)"}},
-	})
+	}
 }
 
 // otlpError answers a failure the OTLP way: the status of our error model

@@ -102,7 +102,8 @@ delivered to the inbox, ` + "`email`" + ` queued, one queued delivery per named 
 connected, nothing for one that is not); ` + "`firing`" + ` → ` + "`ok`" + ` resolves (no deliveries). A firing
 rule does not fire again until it has resolved.`
 
-func (s *Server) registerRules() {
+// describeRules documents the schemas of these routes.
+func (s *Server) describeRules() {
 	s.documentSchema(alerting.Rule{}, "An alert rule on one MCP. "+ruleStatesDoc, map[string]string{
 		"id":             "The rule's id.",
 		"mcp_id":         "The MCP the rule measures.",
@@ -118,125 +119,127 @@ func (s *Server) registerRules() {
 		"last_fired_at":  "When the rule last fired; null if never.",
 		"created_at":     "When the rule was created.",
 	})
+}
 
-	register(s, huma.Operation{
-		OperationID: "list-rules",
-		Method:      http.MethodGet,
-		Path:        "/v1/mcps/{id}/rules",
-		Summary:     "List an MCP's alert rules",
-		Description: "The MCP's rules, oldest first. 404 for an MCP that is not in your account.",
-		Tags:        []string{"Alerting"},
-		Errors:      []int{http.StatusNotFound},
-	}, AnyMember, func(ctx context.Context, in *mcpRulesInput) (*ruleListOutput, error) {
-		rules, err := s.opts.Rules.Rules(ctx, principal(ctx).AccountID, in.MCPID)
-		if err != nil {
-			return nil, err
-		}
-		return &ruleListOutput{Body: RuleList{Items: rules}}, nil
-	})
+var listRulesOp = huma.Operation{
+	OperationID: "list-rules",
+	Summary:     "List an MCP's alert rules",
+	Description: "The MCP's rules, oldest first. 404 for an MCP that is not in your account.",
+	Tags:        []string{"Alerting"},
+	Errors:      []int{http.StatusNotFound},
+}
 
-	register(s, huma.Operation{
-		OperationID:   "create-rule",
-		Method:        http.MethodPost,
-		Path:          "/v1/mcps/{id}/rules",
-		Summary:       "Create an alert rule",
-		DefaultStatus: http.StatusCreated,
-		Description: `Owners and admins. Creates an enabled rule (unless ` + "`enabled`" + ` is false) in state ` + "`ok`" + `;
+func (s *Server) listRules(ctx context.Context, in *mcpRulesInput) (*ruleListOutput, error) {
+	rules, err := s.opts.Rules.Rules(ctx, principal(ctx).AccountID, in.MCPID)
+	if err != nil {
+		return nil, err
+	}
+	return &ruleListOutput{Body: RuleList{Items: rules}}, nil
+}
+
+var createRuleOp = huma.Operation{
+	OperationID:   "create-rule",
+	Summary:       "Create an alert rule",
+	DefaultStatus: http.StatusCreated,
+	Description: `Owners and admins. Creates an enabled rule (unless ` + "`enabled`" + ` is false) in state ` + "`ok`" + `;
 the next evaluation judges it. ` + ruleStatesDoc + `
 
 A rule may name a channel nobody connected: it is accepted, and that channel gets nothing until
 an admin connects it. 404 for an MCP that is not in your account; 422 for an invalid field.`,
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *createRuleInput) (*createdRuleOutput, error) {
-		b := in.Body
-		r, err := s.opts.Rules.CreateRule(ctx, principal(ctx).AccountID, in.MCPID, alerting.RuleCreate{
-			Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
-			WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return &createdRuleOutput{Status: http.StatusCreated, Body: r}, nil
-	})
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+}
 
-	register(s, huma.Operation{
-		OperationID: "get-rule",
-		Method:      http.MethodGet,
-		Path:        "/v1/rules/{ruleId}",
-		Summary:     "Read an alert rule",
-		Description: "404 for a rule that is not in your account.",
-		Tags:        []string{"Alerting"},
-		Errors:      []int{http.StatusNotFound},
-	}, AnyMember, func(ctx context.Context, in *ruleInput) (*ruleOutput, error) {
-		r, err := s.opts.Rules.Rule(ctx, principal(ctx).AccountID, in.RuleID)
-		if err != nil {
-			return nil, err
-		}
-		return &ruleOutput{Body: r}, nil
+func (s *Server) createRule(ctx context.Context, in *createRuleInput) (*createdRuleOutput, error) {
+	b := in.Body
+	r, err := s.opts.Rules.CreateRule(ctx, principal(ctx).AccountID, in.MCPID, alerting.RuleCreate{
+		Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
+		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &createdRuleOutput{Status: http.StatusCreated, Body: r}, nil
+}
 
-	register(s, huma.Operation{
-		OperationID: "update-rule",
-		Method:      http.MethodPatch,
-		Path:        "/v1/rules/{ruleId}",
-		Summary:     "Change an alert rule",
-		Description: `Owners and admins. Absent fields keep their value; ` + "`tool: null`" + ` means every item of
+var getRuleOp = huma.Operation{
+	OperationID: "get-rule",
+	Summary:     "Read an alert rule",
+	Description: "404 for a rule that is not in your account.",
+	Tags:        []string{"Alerting"},
+	Errors:      []int{http.StatusNotFound},
+}
+
+func (s *Server) getRule(ctx context.Context, in *ruleInput) (*ruleOutput, error) {
+	r, err := s.opts.Rules.Rule(ctx, principal(ctx).AccountID, in.RuleID)
+	if err != nil {
+		return nil, err
+	}
+	return &ruleOutput{Body: r}, nil
+}
+
+var updateRuleOp = huma.Operation{
+	OperationID: "update-rule",
+	Summary:     "Change an alert rule",
+	Description: `Owners and admins. Absent fields keep their value; ` + "`tool: null`" + ` means every item of
 the MCP. The result is validated as a whole (a metric change is checked against the kept
 threshold). Changing what the rule measures (metric, tool, comparator, threshold, window) or
 disabling it puts it back to ` + "`ok`" + ` without resolving it: the next evaluation judges the new
 definition from scratch. Renaming or changing channels keeps the state. Answers the whole rule.`,
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, Manager, func(ctx context.Context, in *updateRuleInput) (*ruleOutput, error) {
-		b := in.Body
-		r, err := s.opts.Rules.UpdateRule(ctx, principal(ctx).AccountID, in.RuleID, alerting.RuleUpdate{
-			Name: b.Name, Metric: b.Metric, Tool: b.Tool.NullableString, Comparator: b.Comparator, Threshold: b.Threshold,
-			WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return &ruleOutput{Body: r}, nil
-	})
-
-	register(s, huma.Operation{
-		OperationID:   "delete-rule",
-		Method:        http.MethodDelete,
-		Path:          "/v1/rules/{ruleId}",
-		Summary:       "Delete an alert rule",
-		DefaultStatus: http.StatusNoContent,
-		Description:   "Owners and admins. The deliveries the rule created stay (inbox items keep the rule's name).",
-		Tags:          []string{"Alerting"},
-		Errors:        []int{http.StatusNotFound},
-	}, Manager, func(ctx context.Context, in *ruleInput) (*struct{}, error) {
-		return nil, s.opts.Rules.DeleteRule(ctx, principal(ctx).AccountID, in.RuleID)
-	})
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 }
 
-func (s *Server) registerEvaluate() {
+func (s *Server) updateRule(ctx context.Context, in *updateRuleInput) (*ruleOutput, error) {
+	b := in.Body
+	r, err := s.opts.Rules.UpdateRule(ctx, principal(ctx).AccountID, in.RuleID, alerting.RuleUpdate{
+		Name: b.Name, Metric: b.Metric, Tool: b.Tool.NullableString, Comparator: b.Comparator, Threshold: b.Threshold,
+		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ruleOutput{Body: r}, nil
+}
+
+var deleteRuleOp = huma.Operation{
+	OperationID:   "delete-rule",
+	Summary:       "Delete an alert rule",
+	DefaultStatus: http.StatusNoContent,
+	Description:   "Owners and admins. The deliveries the rule created stay (inbox items keep the rule's name).",
+	Tags:          []string{"Alerting"},
+	Errors:        []int{http.StatusNotFound},
+}
+
+func (s *Server) deleteRule(ctx context.Context, in *ruleInput) (*struct{}, error) {
+	return nil, s.opts.Rules.DeleteRule(ctx, principal(ctx).AccountID, in.RuleID)
+}
+
+// describeEvaluate documents the schemas of these routes.
+func (s *Server) describeEvaluate() {
 	s.documentSchema(alerting.Evaluation{}, "The outcome of evaluating a rule now.", map[string]string{
 		"state": "The rule's state after the evaluation: ok or firing.",
 		"value": "The measured value over the rule's window; null when the metric has no value (p95_ms without measured calls).",
 		"fired": "Whether this evaluation fired the rule (ok → firing) and created its deliveries.",
 	})
-	register(s, huma.Operation{
-		OperationID: "evaluate-rule",
-		Method:      http.MethodPost,
-		Path:        "/v1/rules/{ruleId}/evaluate",
-		Summary:     "Evaluate an alert rule now",
-		Description: `Owners and admins (it can fire the rule, which notifies the team). Measures the rule over
+}
+
+var evaluateRuleOp = huma.Operation{
+	OperationID: "evaluate-rule",
+	Summary:     "Evaluate an alert rule now",
+	Description: `Owners and admins (it can fire the rule, which notifies the team). Measures the rule over
 its window ending now and applies the same transition as the evaluator, exactly once even when
 the evaluator runs at the same moment: ` + "`fired`" + ` is true only for the evaluation that fired it.
 A disabled rule is measured and reported but its state does not change. 503 when metrics cannot
 be read; the state is then left as it was.`,
-		Tags:   []string{"Alerting"},
-		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
-	}, Manager, func(ctx context.Context, in *ruleInput) (*evaluationOutput, error) {
-		ev, err := s.opts.Evaluator.EvaluateRule(ctx, principal(ctx).AccountID, in.RuleID, time.Now())
-		if err != nil {
-			return nil, err
-		}
-		return &evaluationOutput{Body: ev}, nil
-	})
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
+}
+
+func (s *Server) evaluateRule(ctx context.Context, in *ruleInput) (*evaluationOutput, error) {
+	ev, err := s.opts.Evaluator.EvaluateRule(ctx, principal(ctx).AccountID, in.RuleID, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return &evaluationOutput{Body: ev}, nil
 }

@@ -74,6 +74,7 @@ func New(opts Options) *Server {
 	if opts.BaseURL == "" {
 		opts.BaseURL = "http://127.0.0.1:8080"
 	}
+	useProblemErrors()
 	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics}
 
 	gin.SetMode(gin.ReleaseMode)
@@ -114,45 +115,8 @@ func New(opts Options) *Server {
 			noRoute(c)
 		})
 	}
-	s.registerHealth()
 	s.registerDocs()
-	if opts.Sessions != nil {
-		s.registerAuth()
-	}
-	if opts.Accounts != nil {
-		s.registerAccount()
-	}
-	if opts.Members != nil {
-		s.registerMembers()
-	}
-	if opts.MCPs != nil {
-		s.registerMCPs()
-	}
-	if opts.Keys != nil {
-		s.registerKeys()
-	}
-	if opts.Analytics != nil && opts.MCPs != nil {
-		s.registerMetricReads()
-	}
-	if opts.Ingester != nil {
-		s.registerIngest()
-		s.registerOTLP()
-	}
-	if opts.Channels != nil {
-		s.registerChannels()
-	}
-	if opts.Rules != nil {
-		s.registerRules()
-	}
-	if opts.Evaluator != nil {
-		s.registerEvaluate()
-	}
-	if opts.Inbox != nil {
-		s.registerInbox()
-	}
-	if opts.Notifications != nil {
-		s.registerNotifications()
-	}
+	s.registerRoutes()
 	return s
 }
 

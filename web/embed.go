@@ -16,6 +16,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/mcpscope/telemetry"
 )
 
 // Prefix is the URL path the dashboard lives under. index.html refers to its
@@ -131,7 +133,7 @@ func contentType(name string) string {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "The dashboard only answers GET and HEAD.")
+		writeProblem(w, http.StatusMethodNotAllowed, telemetry.EMETHODNOTALLOWED, "The dashboard only answers GET and HEAD.")
 		return
 	}
 	if r.URL.Path == strings.TrimSuffix(Prefix, "/") {

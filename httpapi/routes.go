@@ -1,0 +1,158 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// routes is the API: every operation, with its method, path, the
+// credential it takes and the handler method that serves it. Each handler
+// sits beside its documentation (the ...Op variable: summary, description,
+// error statuses) in the file of its noun. A group's routes are served only
+// when the server has the service behind them (tests build servers with
+// only what they need). /docs and the isolation test derive from this
+// table through huma's registry. Outside the table, on gin: /docs itself,
+// the dashboard under /app/, and /metrics (wired by cmd/telemetryd).
+func (s *Server) routes() []routeGroup {
+	o := s.opts
+	return []routeGroup{
+		{on: true, routes: []route{
+			{http.MethodGet, "/health", Public, handle(s.health, healthOp)},
+		}},
+		{on: o.Sessions != nil, routes: []route{
+			{http.MethodPost, "/v1/auth/signup", Public, handle(s.signup, signupOp)},
+			{http.MethodPost, "/v1/auth/login", Public, handle(s.login, loginOp)},
+			{http.MethodPost, "/v1/auth/logout", AnyMember, handle(s.logout, logoutOp)},
+		}},
+		{on: o.Accounts != nil, routes: []route{
+			{http.MethodGet, "/v1/account", AnyMember, handle(s.getAccount, getAccountOp)},
+			{http.MethodPatch, "/v1/account", Manager, handle(s.updateAccount, updateAccountOp)},
+			{http.MethodGet, "/v1/account/profile", AnyMember, handle(s.getProfile, getProfileOp)},
+			{http.MethodPatch, "/v1/account/profile", AnyMember, handle(s.updateProfile, updateProfileOp)},
+			{http.MethodGet, "/v1/account/company", AnyMember, handle(s.getCompany, getCompanyOp)},
+			{http.MethodPut, "/v1/account/company", Manager, handle(s.replaceCompany, replaceCompanyOp)},
+			{http.MethodPatch, "/v1/account/company", Manager, handle(s.updateCompany, updateCompanyOp)},
+		}},
+		{on: o.Members != nil, routes: []route{
+			{http.MethodGet, "/v1/account/members", AnyMember, handle(s.listMembers, listMembersOp)},
+			{http.MethodPost, "/v1/account/members", Manager, handle(s.addMember, addMemberOp).before(addMemberResponses)},
+			{http.MethodPatch, "/v1/account/members/{user_id}", Manager, handle(s.updateMember, updateMemberOp)},
+			{http.MethodDelete, "/v1/account/members/{user_id}", Manager, handle(s.removeMember, removeMemberOp)},
+		}},
+		{on: o.MCPs != nil, routes: []route{
+			{http.MethodGet, "/v1/mcps", AnyMember, handle(s.listMCPs, listMCPsOp)},
+			{http.MethodPost, "/v1/mcps", Manager, handle(s.createMCP, createMCPOp)},
+			{http.MethodGet, "/v1/mcps/{id}", AnyMember, handle(s.getMCP, getMCPOp)},
+			{http.MethodPatch, "/v1/mcps/{id}", Manager, handle(s.updateMCP, updateMCPOp)},
+			{http.MethodDelete, "/v1/mcps/{id}", Manager, handle(s.deleteMCP, deleteMCPOp)},
+		}},
+		{on: o.Keys != nil, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/keys", AnyMember, handle(s.listKeys, listKeysOp)},
+			{http.MethodPost, "/v1/mcps/{id}/keys", Manager, handle(s.createKey, createKeyOp)},
+			{http.MethodDelete, "/v1/keys/{keyId}", Manager, handle(s.deleteKey, deleteKeyOp)},
+		}},
+		{on: o.Analytics != nil && o.MCPs != nil, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/overview", AnyMember, handle(s.getOverview, getOverviewOp)},
+			{http.MethodGet, "/v1/mcps/{id}/tools", AnyMember, handle(s.listTools, listToolsOp)},
+			{http.MethodGet, "/v1/mcps/{id}/tools/{name}", AnyMember, handle(s.getTool, getToolOp)},
+			{http.MethodGet, "/v1/mcps/{id}/insights", AnyMember, handle(s.getInsights, getInsightsOp)},
+			{http.MethodGet, "/v1/mcps/{id}/sessions", AnyMember, handle(s.listSessions, listSessionsOp)},
+			{http.MethodGet, "/v1/account/usage", AnyMember, handle(s.getUsage, getUsageOp)},
+		}},
+		{on: o.Ingester != nil, routes: []route{
+			{http.MethodPost, "/v1/ingest", IngestOnly, handle(s.ingest, ingestOp).rawBody(ingestBody)},
+			{http.MethodPost, "/v1/otlp/v1/traces", IngestOnly, handle(s.otlpTraces, otlpTracesOp).before(otlpResponses).rawBody(otlpTracesBody)},
+		}},
+		{on: o.Channels != nil, describe: s.describeChannels, routes: []route{
+			{http.MethodGet, "/v1/account/channels", AnyMember, handle(s.listChannels, listChannelsOp)},
+			{http.MethodPut, "/v1/account/channels", AnyMember, handle(s.updatePreferences, updatePreferencesOp).before(preferencesRequestBody)},
+			{http.MethodPut, "/v1/account/channels/{channel}/webhook", Manager, handle(s.connectWebhook, connectWebhookOp)},
+			{http.MethodDelete, "/v1/account/channels/{channel}/webhook", Manager, handle(s.disconnectWebhook, disconnectWebhookOp)},
+		}},
+		{on: o.Rules != nil, describe: s.describeRules, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/rules", AnyMember, handle(s.listRules, listRulesOp)},
+			{http.MethodPost, "/v1/mcps/{id}/rules", Manager, handle(s.createRule, createRuleOp)},
+			{http.MethodGet, "/v1/rules/{ruleId}", AnyMember, handle(s.getRule, getRuleOp)},
+			{http.MethodPatch, "/v1/rules/{ruleId}", Manager, handle(s.updateRule, updateRuleOp)},
+			{http.MethodDelete, "/v1/rules/{ruleId}", Manager, handle(s.deleteRule, deleteRuleOp)},
+		}},
+		{on: o.Evaluator != nil, describe: s.describeEvaluate, routes: []route{
+			{http.MethodPost, "/v1/rules/{ruleId}/evaluate", Manager, handle(s.evaluateRule, evaluateRuleOp)},
+		}},
+		{on: o.Inbox != nil, describe: s.describeInbox, routes: []route{
+			{http.MethodGet, "/v1/account/inbox", AnyMember, handle(s.listInbox, listInboxOp)},
+			{http.MethodPost, "/v1/account/inbox/read", AnyMember, handle(s.markInboxRead, markInboxReadOp)},
+		}},
+		{on: o.Notifications != nil, describe: s.describeNotifications, routes: []route{
+			{http.MethodGet, "/v1/account/notifications", Manager, handle(s.listNotifications, listNotificationsOp)},
+		}},
+	}
+}
+
+// route is one operation of the table.
+type route struct {
+	method, path string
+	access       Access
+	handler      handler
+}
+
+// routeGroup is the routes one service serves.
+type routeGroup struct {
+	on bool // the server has the service
+	// describe, when set, documents the schemas the routes share.
+	describe func()
+	routes   []route
+}
+
+// handler binds a handler method to its documentation. The steps that
+// need the server's schema registry run at registration: before (the
+// operation's documentation refers to registered schemas) and rawBody (the
+// body is read raw by the handler, so it is documented only after huma
+// registered the operation: set before, huma would validate the possibly
+// gzipped bytes as JSON).
+type handler struct {
+	op       huma.Operation
+	register func(s *Server, op huma.Operation, access Access)
+	prepare  func(s *Server, op *huma.Operation)
+	body     func(s *Server) map[string]*huma.MediaType
+}
+
+// handle pairs a handler method with its documentation.
+func handle[I, O any](h func(context.Context, *I) (*O, error), op huma.Operation) handler {
+	return handler{op: op, register: func(s *Server, op huma.Operation, access Access) { register(s, op, access, h) }}
+}
+
+func (h handler) before(f func(s *Server, op *huma.Operation)) handler {
+	h.prepare = f
+	return h
+}
+
+func (h handler) rawBody(f func(s *Server) map[string]*huma.MediaType) handler {
+	h.body = f
+	return h
+}
+
+// registerRoutes registers every route of the enabled groups.
+func (s *Server) registerRoutes() {
+	for _, g := range s.routes() {
+		if !g.on {
+			continue
+		}
+		if g.describe != nil {
+			g.describe()
+		}
+		for _, r := range g.routes {
+			op := r.handler.op
+			op.Method, op.Path = r.method, r.path
+			if r.handler.prepare != nil {
+				r.handler.prepare(s, &op)
+			}
+			r.handler.register(s, op, r.access)
+			if r.handler.body != nil {
+				s.api.OpenAPI().Paths[r.path].Post.RequestBody = &huma.RequestBody{Required: true, Content: r.handler.body(s)}
+			}
+		}
+	}
+}
