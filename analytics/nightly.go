@@ -30,6 +30,20 @@ type Nightly struct {
 	Retention7d *float64 `json:"retention_7d"`
 }
 
+// NightlyService runs and reads the nightly pass.
+type NightlyService interface {
+	// ComputeNightly computes and stores the nightly figures of every MCP
+	// for the NightlyWindowDays days ending on day (its UTC day), returning
+	// how many MCPs had users. Re-running a day replaces its figures.
+	ComputeNightly(ctx context.Context, day time.Time) (mcps int, err error)
+	// NightlyLastDay returns the last day the pass covered, false before
+	// the first pass (to catch up missed days on start).
+	NightlyLastDay(ctx context.Context) (time.Time, bool, error)
+	// Nightly returns an MCP's figures as of the last pass and that day
+	// (YYYY-MM-DD); null figures and a nil day before the first pass.
+	Nightly(ctx context.Context, mcpID string) (*Nightly, *string, error)
+}
+
 // NightlyRunner is the nightly pass's policy: which days to compute (up to
 // the end of the previous UTC day, catching up missed days), exactly once
 // across instances (Lock), idempotently (re-running a day replaces its

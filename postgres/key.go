@@ -21,14 +21,11 @@ import (
 type KeyService struct {
 	db  *DB
 	log *slog.Logger
-	ttl time.Duration
 	now func() time.Time
 
-	mu    sync.Mutex
-	cache map[[32]byte]keyEntry
-	// gen counts evictions: a lookup that raced with one does not cache
-	// its (possibly stale) answer.
-	gen uint64
+	cache *accounts.KeyCache
+
+	mu sync.Mutex
 	// touched is when each key's last_used_at was last queued for writing.
 	touched map[string]time.Time
 
@@ -47,8 +44,8 @@ var _ accounts.KeyService = (*KeyService)(nil)
 // other instances to evict at once and for last_used_at to be written.
 func NewKeyService(db *DB, cacheTTL time.Duration) *KeyService {
 	cacheTTL = accounts.AuthPolicy{KeyCacheTTL: cacheTTL}.WithDefaults().KeyCacheTTL
-	return &KeyService{db: db, log: db.log, ttl: cacheTTL, now: time.Now,
-		cache: map[[32]byte]keyEntry{}, touched: map[string]time.Time{}, touches: make(chan string, 1024)}
+	return &KeyService{db: db, log: db.log, now: time.Now,
+		cache: accounts.NewKeyCache(cacheTTL, maxCacheEntries), touched: map[string]time.Time{}, touches: make(chan string, 1024)}
 }
 
 var errMCPNotFound = telemetry.Errorf(telemetry.ENOTFOUND, "MCP not found.")

@@ -15,12 +15,10 @@ import (
 	"github.com/mcpscope/telemetry/internal/ids"
 )
 
-// Ingest key authentication runs on every ingest request, so it must not
-// cost a database round trip. Answers, positive and negative, are cached by
-// the key's SHA-256 for a short TTL (at most 5 s: a deleted key must stop
-// working within 5 s even if nothing else works). On top of that every
-// instance LISTENs on ingest_key_revoked, which a trigger notifies for each
-// deleted key row (also when an MCP's deletion cascades), and evicts at once.
+// Ingest key answers are cached by accounts.KeyCache (its policy: TTL,
+// bound, eviction). On top of that every instance LISTENs on
+// ingest_key_revoked, which a trigger notifies for each deleted key row
+// (also when an MCP's deletion cascades), and evicts at once.
 
 const (
 	revokedChannel = "ingest_key_revoked"
@@ -32,11 +30,6 @@ const (
 	maxCacheEntries = 100_000
 )
 
-type keyEntry struct {
-	p       *accounts.Principal // nil: no such key
-	expires time.Time
-}
-
 var errBadKey = telemetry.Errorf(telemetry.EUNAUTHENTICATED, "The ingest key is unknown or was deleted.")
 
 // AuthenticateIngestKey implements accounts.Authenticator for ingest keys.
@@ -46,30 +39,25 @@ func (s *KeyService) AuthenticateIngestKey(ctx context.Context, key string) (*ac
 	}
 	h := sha256.Sum256([]byte(key))
 	now := s.now()
-	s.mu.Lock()
-	e, ok := s.cache[h]
-	s.mu.Unlock()
-	if !ok || !now.Before(e.expires) {
+	cached, hit := s.cache.Get(h, now)
+	if !hit {
 		v, err, _ := s.flight.Do(string(h[:]), func() (any, error) { return s.load(ctx, h) })
 		if err != nil {
 			return nil, err
 		}
-		e.p, _ = v.(*accounts.Principal)
+		cached, _ = v.(*accounts.Principal)
 	}
-	if e.p == nil {
+	if cached == nil {
 		return nil, errBadKey
 	}
-	s.touch(e.p.KeyID, now)
-	p := *e.p // callers may not change the cached principal
+	s.touch(cached.KeyID, now)
+	p := *cached // callers may not change the cached principal
 	return &p, nil
 }
 
-// load reads one key from the database and caches the answer, unless an
-// eviction happened meanwhile (the answer may predate a deletion).
+// load reads one key from the database and caches the answer.
 func (s *KeyService) load(ctx context.Context, h [32]byte) (*accounts.Principal, error) {
-	s.mu.Lock()
-	gen := s.gen
-	s.mu.Unlock()
+	gen := s.cache.Generation()
 	// Detached from the first caller's cancellation: others share the call.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -82,46 +70,22 @@ func (s *KeyService) load(ctx context.Context, h [32]byte) (*accounts.Principal,
 	} else if err != nil {
 		return nil, wrap(err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gen != gen {
-		return p, nil
-	}
-	if len(s.cache) >= maxCacheEntries {
-		s.sweepLocked(s.now())
-	}
-	if p != nil || len(s.cache) < maxCacheEntries {
-		s.cache[h] = keyEntry{p: p, expires: s.now().Add(s.ttl)}
-	}
+	s.cache.Put(h, p, gen, s.now())
 	return p, nil
 }
 
-// evict forgets a key by its hash.
+// evict forgets a key by its hash, as announced by the database.
 func (s *KeyService) evict(hash []byte) {
 	var h [32]byte
-	if copy(h[:], hash) != len(h) {
-		return
+	if copy(h[:], hash) == len(h) {
+		s.cache.Evict(h)
 	}
-	s.mu.Lock()
-	delete(s.cache, h)
-	s.gen++
-	s.mu.Unlock()
 }
 
-// flush forgets every key: after a LISTEN gap, deletions may have been missed.
-func (s *KeyService) flush() {
+// sweepTouched forgets last_used_at write times older than touchEvery.
+func (s *KeyService) sweepTouched(now time.Time) {
 	s.mu.Lock()
-	clear(s.cache)
-	s.gen++
-	s.mu.Unlock()
-}
-
-func (s *KeyService) sweepLocked(now time.Time) {
-	for h, e := range s.cache {
-		if !now.Before(e.expires) {
-			delete(s.cache, h)
-		}
-	}
+	defer s.mu.Unlock()
 	for id, t := range s.touched {
 		if now.Sub(t) >= touchEvery {
 			delete(s.touched, id)
@@ -162,9 +126,9 @@ func (s *KeyService) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return nil
 			case <-t.C:
-				s.mu.Lock()
-				s.sweepLocked(s.now())
-				s.mu.Unlock()
+				now := s.now()
+				s.cache.Sweep(now)
+				s.sweepTouched(now)
 			}
 		}
 	})
@@ -207,7 +171,7 @@ func (s *KeyService) listenOnce(ctx context.Context) (connected bool, err error)
 	if _, err := conn.Exec(ctx, "LISTEN "+revokedChannel); err != nil {
 		return false, err
 	}
-	s.flush()
+	s.cache.Flush()
 	s.listening.Store(true)
 	defer s.listening.Store(false)
 	for {

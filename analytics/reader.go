@@ -1,9 +1,6 @@
 package analytics
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // Reader serves the metric reads. Every method takes a validated range
 // (ParseRange); an MCP or account with no data gets zero figures and
@@ -26,26 +23,4 @@ type Reader interface {
 	// Usage returns the account's usage; mcps names the account's MCPs.
 	// Usage.Limits is left for the caller to fill.
 	Usage(ctx context.Context, accountID string, r Range, mcps []MCPName) (*Usage, error)
-}
-
-// WindowReader gives the alert evaluator its rule values.
-type WindowReader interface {
-	// WindowStats measures [from, to) for many MCPs in one go: by MCP id,
-	// then "" for all methods of the MCP and each tool name for its
-	// tools/call items. MCPs and tools without items are absent.
-	WindowStats(ctx context.Context, from, to time.Time, mcpIDs []string) (map[string]map[string]WindowStat, error)
-}
-
-// NightlyService runs and reads the nightly pass.
-type NightlyService interface {
-	// ComputeNightly computes and stores the nightly figures of every MCP
-	// for the NightlyWindowDays days ending on day (its UTC day), returning
-	// how many MCPs had users. Re-running a day replaces its figures.
-	ComputeNightly(ctx context.Context, day time.Time) (mcps int, err error)
-	// NightlyLastDay returns the last day the pass covered, false before
-	// the first pass (to catch up missed days on start).
-	NightlyLastDay(ctx context.Context) (time.Time, bool, error)
-	// Nightly returns an MCP's figures as of the last pass and that day
-	// (YYYY-MM-DD); null figures and a nil day before the first pass.
-	Nightly(ctx context.Context, mcpID string) (*Nightly, *string, error)
 }
