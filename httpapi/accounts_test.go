@@ -182,7 +182,10 @@ func TestNewUserWalkthrough(t *testing.T) {
 	}
 
 	grace := uniqueEmail("grace")
-	inv := expect(t, s, "POST", "/v1/account/members", token, `{"email":`+jsonString(grace)+`,"role":"member"}`, 201, "")
+	status, inv, hdr := call(t, s, "POST", "/v1/account/members", token, `{"email":`+jsonString(grace)+`,"role":"member"}`)
+	if status != 201 || hdr.Get("Cache-Control") != "no-store" {
+		t.Fatalf("invitation: %d, Cache-Control %q (a one-time token must not be cached)", status, hdr.Get("Cache-Control"))
+	}
 	invitation, _ := inv["invitation"].(map[string]any)
 	inviteToken, _ := inv["invite_token"].(string)
 	if keysOf(inv) != "invitation,invite_token" || invitation["email"] != grace || invitation["role"] != "member" || !strings.HasPrefix(inviteToken, "inv_") {

@@ -447,7 +447,11 @@ func TestInboxRoutes(t *testing.T) {
 		{"GET", "/v1/account/inbox?cursor=garbage", "", 400, "bad_request"},
 		{"GET", "/v1/account/inbox?limit=0", "", 422, "invalid"},
 		{"GET", "/v1/account/inbox?limit=201", "", 422, "invalid"},
-		{"GET", "/v1/account/inbox?unread=maybe", "", 422, "invalid"},
+		// A parameter that does not parse is a malformed request (400), a
+		// value that parses but breaks a rule is 422.
+		{"GET", "/v1/account/inbox?unread=maybe", "", 400, "bad_request"},
+		{"GET", "/v1/account/inbox?limit=abc", "", 400, "bad_request"},
+		{"GET", "/v1/account/inbox?limit=1.5", "", 400, "bad_request"},
 		{"GET", "/v1/account/notifications", "", 403, "forbidden"},
 	} {
 		expect(t, s, c.method, c.path, tm.member, c.body, c.status, c.code)

@@ -45,6 +45,9 @@ func (a Access) String() string {
 // unauthenticated caller learns nothing about validation.
 func register[I, O any](s *Server, op huma.Operation, access Access, h func(context.Context, *I) (*O, error)) {
 	switch access {
+	case Public:
+		// An explicit empty list: this operation needs no credential.
+		op.Security = []map[string][]string{}
 	case AnyMember, Manager:
 		op.Security = []map[string][]string{{schemeSession: {}}}
 		op.Errors = appendStatus(op.Errors, http.StatusUnauthorized, http.StatusForbidden)

@@ -154,6 +154,11 @@ func humaError(hctx huma.Context, status int, msg string, errs ...error) huma.St
 			}
 		}
 	}
+	if status == http.StatusUnprocessableEntity && hasFormatError(errs) {
+		// huma reports a parameter it could not parse (limit=abc) as 422;
+		// the contract calls a bad parameter format a malformed request.
+		status = http.StatusBadRequest
+	}
 	p := newProblem(status, "", msg)
 	p.RequestID = requestID(ctx)
 	for _, e := range errs {
@@ -193,6 +198,27 @@ func useProblemErrors() {
 			return humaError(nil, status, msg, errs...)
 		}
 	})
+}
+
+// hasFormatError reports whether huma could not parse a path, query or
+// header parameter into its type (as opposed to a value that parsed but
+// breaks a rule, which stays 422).
+func hasFormatError(errs []error) bool {
+	for _, e := range errs {
+		var d *huma.ErrorDetail
+		if !errors.As(e, &d) {
+			continue
+		}
+		param := strings.HasPrefix(d.Location, "query.") || strings.HasPrefix(d.Location, "path.") || strings.HasPrefix(d.Location, "header.")
+		switch {
+		case !param:
+		case d.Message == "invalid integer", d.Message == "invalid float", d.Message == "invalid floating value",
+			d.Message == "invalid boolean", d.Message == "invalid url.URL value",
+			strings.HasPrefix(d.Message, "invalid date/time"), strings.HasPrefix(d.Message, "invalid value: "):
+			return true
+		}
+	}
+	return false
 }
 
 // fieldLocation points a missing-property error at the property itself

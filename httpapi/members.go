@@ -112,15 +112,22 @@ func addMemberResponses(s *Server, op *huma.Operation) {
 	}}
 }
 
-func (s *Server) addMember(ctx context.Context, in *struct{ Body NewMemberRequest }) (*struct{ Body any }, error) {
+// addedOutput is the 201 of adding a member. It may carry a one-time
+// invitation token, so it is never stored by caches.
+type addedOutput struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         any
+}
+
+func (s *Server) addMember(ctx context.Context, in *struct{ Body NewMemberRequest }) (*addedOutput, error) {
 	res, err := s.opts.Members.AddMember(ctx, principal(ctx), accounts.NewMember{Email: in.Body.Email, Role: accounts.Role(in.Body.Role)})
 	if err != nil {
 		return nil, err
 	}
 	if res.Member != nil {
-		return &struct{ Body any }{Body: memberBody(res.Member)}, nil
+		return &addedOutput{CacheControl: "no-store", Body: memberBody(res.Member)}, nil
 	}
-	return &struct{ Body any }{Body: InvitedBody{Invitation: invitationBody(res.Invitation), InviteToken: res.InviteToken}}, nil
+	return &addedOutput{CacheControl: "no-store", Body: InvitedBody{Invitation: invitationBody(res.Invitation), InviteToken: res.InviteToken}}, nil
 }
 
 var updateMemberOp = huma.Operation{

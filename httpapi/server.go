@@ -95,6 +95,7 @@ func New(opts Options) *Server {
 	cfg.DocsPath = ""
 	cfg.OpenAPIPath = "/openapi"
 	cfg.Info.Description = apiDescription
+	cfg.Info.License = &huma.License{Name: "MIT", Identifier: "MIT"}
 	cfg.Servers = []*huma.Server{{URL: opts.BaseURL}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeSession: {Type: "http", Scheme: "bearer", Description: "A session token (`sess_…`) from signup or login."},

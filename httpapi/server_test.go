@@ -178,6 +178,20 @@ func TestDocs(t *testing.T) {
 	if _, ok := paths["/health"]; !ok {
 		t.Errorf("health missing from %v", paths)
 	}
+	// Linters (redocly) want a licence and an explicit security list on
+	// every operation: empty for public ones.
+	if lic, _ := m["info"].(map[string]any)["license"].(map[string]any); lic["name"] == nil {
+		t.Errorf("info names no licence: %v", m["info"])
+	}
+	for path, item := range paths {
+		for method, op := range item.(map[string]any) {
+			sec, ok := op.(map[string]any)["security"].([]any)
+			access := op.(map[string]any)["x-access"]
+			if !ok || (access == "public") != (len(sec) == 0) {
+				t.Errorf("%s %s (%v): security %v", method, path, access, op.(map[string]any)["security"])
+			}
+		}
+	}
 	rec, _ = do(t, s, "GET", "/docs", "", "Accept", "text/html,application/xhtml+xml")
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "/docs/assets/swagger-ui-bundle.js") || strings.Contains(rec.Body.String(), "cdn") {
 		t.Fatalf("docs html: %d", rec.Code)
