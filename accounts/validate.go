@@ -21,7 +21,49 @@ const (
 // EmailKey is the form an email is looked up and kept unique by: addresses
 // differing only in case belong to one person. The address itself is stored
 // and returned exactly as sent.
+//
+// Lower-casing alone would let a look-alike collide with a real address:
+// strings.ToLower turns U+212A KELVIN SIGN into "k", so "\u212aate@x.io"
+// would log in as "kate@x.io". New addresses holding a character that case
+// folding or Unicode compatibility mapping turns into an ASCII character
+// (asciiLookalike) are therefore refused; every other character, accented
+// or not, stays allowed and is only lower-cased.
 func EmailKey(email string) string { return strings.ToLower(email) }
+
+// asciiLookalike reports whether r is a non-ASCII character that case
+// folding (the Kelvin sign, the long s) or compatibility mapping
+// (fullwidth forms, mathematical alphanumerics, letterlike symbols,
+// enclosed, superscript and subscript letters and digits) makes an ASCII
+// one, as NFKC with case folding would.
+func asciiLookalike(r rune) bool {
+	if r < utf8.RuneSelf {
+		return false
+	}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < utf8.RuneSelf {
+			return true
+		}
+	}
+	switch {
+	case r >= 0xFF01 && r <= 0xFF5E: // fullwidth ASCII
+		return true
+	case r >= 0x1D400 && r <= 0x1D7FF: // mathematical alphanumeric symbols
+		return true
+	case r >= 0x2100 && r <= 0x214F && (unicode.IsLetter(r) || unicode.IsDigit(r)): // letterlike: ℂ ℎ Å ℓ …
+		return true
+	case r >= 0x2460 && r <= 0x24FF: // enclosed alphanumerics: ① ⓐ
+		return true
+	case r >= 0x2070 && r <= 0x209F: // superscripts and subscripts: ⁱ ₐ ²
+		return true
+	case r == 0xB2 || r == 0xB3 || r == 0xB9 || r == 0xAA || r == 0xBA: // ² ³ ¹ ª º
+		return true
+	case r >= 0x1D2C && r <= 0x1D6A: // modifier letters: ᴬ ᵃ
+		return true
+	case r >= 0xFB00 && r <= 0xFB06: // Latin ligatures: ﬀ ﬁ
+		return true
+	}
+	return false
+}
 
 // checkText validates a free-text field: its length in characters and the
 // absence of NUL, which PostgreSQL text cannot hold. Everything else is
@@ -67,6 +109,10 @@ func checkEmail(field, s string) error {
 	for _, r := range s {
 		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
 			return bad
+		}
+		if asciiLookalike(r) {
+			return telemetry.FieldError(telemetry.EINVALID, field,
+				"must not contain %q (U+%04X): it reads as an ASCII character, so the address could pass for another", r, r)
 		}
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 
 // SignupRequest is the body of POST /v1/auth/signup.
 type SignupRequest struct {
-	Email       string `json:"email" minLength:"1" maxLength:"254" doc:"The person's email address, unique regardless of case; stored as sent." example:"ada@example.com"`
+	Email       string `json:"email" minLength:"1" maxLength:"254" doc:"The person's email address, unique regardless of case (compared lower-cased); stored as sent. Accented and non-Latin characters are welcome, but a character that Unicode case folding or compatibility mapping turns into an ASCII one (the Kelvin sign K, fullwidth ａ, ligature ﬁ, mathematical 𝐚 …) is refused with 422, so that no address can pass for another." example:"ada@example.com"`
 	Password    string `json:"password" minLength:"10" maxLength:"1024" doc:"At least 10 characters. Stored only as an argon2id hash." example:"correct horse battery"`
 	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"The person's name." example:"Ada Lovelace"`
 	AccountName string `json:"account_name,omitempty" minLength:"1" maxLength:"200" doc:"Name of the new account; defaults to the person's name. Ignored with invite_token." example:"Analytical Engines"`
