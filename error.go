@@ -7,6 +7,7 @@ package telemetry
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. They are part of the wire contract: httpapi maps each one to an
@@ -85,4 +86,10 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "Internal error."
+}
+
+// RetryAfterSeconds rounds a wait up to the whole seconds of a Retry-After
+// header, at least 1.
+func RetryAfterSeconds(wait time.Duration) int {
+	return max(1, int((wait+time.Second-1)/time.Second))
 }

@@ -5,23 +5,36 @@ import (
 	"time"
 )
 
-// LoginLimiter counts failed logins per email over a sliding window. It is
-// in memory, per instance: behind N instances an attacker gets up to N times
-// the budget, which still makes password guessing hopeless (and each guess
-// costs an argon2 hash). The map needs no cap: every entry costs its
-// creator a password hash, and entries older than the window are swept.
-type LoginLimiter struct {
-	max    int
-	window time.Duration
+// AttemptLimiter counts attempts per key over a sliding window: failed
+// logins per email (NewFailureLimiter), every sign-in attempt per client
+// address (NewAttemptLimiter). It is in memory, per instance: behind N
+// instances an attacker gets up to N times the budget, which still makes
+// password guessing hopeless (and each guess costs an argon2 hash).
+// Entries older than the window are swept.
+type AttemptLimiter struct {
+	max     int
+	window  time.Duration
+	maxKeys int // 0: no cap
 
 	mu        sync.Mutex
 	attempts  map[string][]time.Time // oldest first, at most max
 	lastSweep time.Time
 }
 
-// NewLoginLimiter allows max failures per key per window.
-func NewLoginLimiter(max int, window time.Duration) *LoginLimiter {
-	return &LoginLimiter{max: max, window: window, attempts: map[string][]time.Time{}}
+// NewFailureLimiter allows max failures per key per window; the map needs
+// no cap since every entry costs its creator a password hash.
+func NewFailureLimiter(max int, window time.Duration) *AttemptLimiter {
+	return &AttemptLimiter{max: max, window: window, attempts: map[string][]time.Time{}}
+}
+
+// NewAttemptLimiter allows max attempts per key per window, tracking at
+// most maxKeys keys: past that, a new key is refused until old ones leave
+// the window (a flood from many addresses limits new addresses, not
+// memory).
+func NewAttemptLimiter(max int, window time.Duration, maxKeys int) *AttemptLimiter {
+	l := NewFailureLimiter(max, window)
+	l.maxKeys = maxKeys
+	return l
 }
 
 // Attempt records a login attempt for key at now, counted as a failure
@@ -29,7 +42,7 @@ func NewLoginLimiter(max int, window time.Duration) *LoginLimiter {
 // window it records nothing and returns how long until the oldest leaves it.
 // Counting before the password is checked means concurrent guesses cannot
 // slip past the limit together.
-func (l *LoginLimiter) Attempt(key string, now time.Time) (wait time.Duration, limited bool) {
+func (l *AttemptLimiter) Attempt(key string, now time.Time) (wait time.Duration, limited bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.lastSweep) > l.window {
@@ -39,19 +52,24 @@ func (l *LoginLimiter) Attempt(key string, now time.Time) (wait time.Duration, l
 	if len(ts) >= l.max {
 		return ts[0].Add(l.window).Sub(now), true
 	}
+	if len(ts) == 0 && l.maxKeys > 0 && len(l.attempts) >= l.maxKeys {
+		if l.sweep(now); len(l.attempts) >= l.maxKeys {
+			return l.window, true
+		}
+	}
 	l.attempts[key] = append(ts, now)
 	return 0, false
 }
 
 // Succeeded forgets the failures of key: the person knows the password.
-func (l *LoginLimiter) Succeeded(key string) {
+func (l *AttemptLimiter) Succeeded(key string) {
 	l.mu.Lock()
 	delete(l.attempts, key)
 	l.mu.Unlock()
 }
 
 // live drops the attempts of key that left the window and returns the rest.
-func (l *LoginLimiter) live(key string, now time.Time) []time.Time {
+func (l *AttemptLimiter) live(key string, now time.Time) []time.Time {
 	ts := l.attempts[key]
 	i := 0
 	for i < len(ts) && !ts[i].After(now.Add(-l.window)) {
@@ -64,7 +82,7 @@ func (l *LoginLimiter) live(key string, now time.Time) []time.Time {
 	return ts
 }
 
-func (l *LoginLimiter) sweep(now time.Time) {
+func (l *AttemptLimiter) sweep(now time.Time) {
 	for k := range l.attempts {
 		l.live(k, now)
 	}

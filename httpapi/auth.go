@@ -3,9 +3,12 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humagin"
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
@@ -147,4 +150,34 @@ func principal(ctx context.Context) *accounts.Principal {
 		panic("httpapi: operation without principal")
 	}
 	return p
+}
+
+// limitClient counts a sign-in attempt against the client's address
+// (Options.ClientLimit) and answers 429 with Retry-After past the limit.
+func (s *Server) limitClient(hctx huma.Context, next func(huma.Context)) {
+	key := clientKey(humagin.Unwrap(hctx).ClientIP())
+	if wait, limited := s.opts.ClientLimit.Attempt(key, time.Now()); limited {
+		err := &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
+			Message: "Too many sign-in attempts from your address; try again later."}
+		p := ProblemFromError(hctx.Context(), err)
+		for k, vs := range p.headers {
+			for _, v := range vs {
+				hctx.SetHeader(k, v)
+			}
+		}
+		_ = huma.WriteErr(s.api, hctx, p.Status, p.Detail, p)
+		return
+	}
+	next(hctx)
+}
+
+// clientKey is the address a client is limited by: IPv4 as is, IPv6 by
+// its /64 (one host usually holds a whole /64).
+func clientKey(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || addr.Is4() || addr.Is4In6() {
+		return ip
+	}
+	p, _ := addr.Prefix(64)
+	return p.String()
 }

@@ -63,10 +63,10 @@ func newSessionOutput(s *accounts.Session) *sessionOutput {
 var signupOp = huma.Operation{
 	OperationID:   "signup",
 	Summary:       "Sign up",
-	Description:   "Creates a person and a session token. Without `invite_token` a new account is created and the person is its owner; with one, the person joins the inviting account in the invited role. An email already registered (in any case) is a 409; an unknown, used or expired invitation is a 422 at `body.invite_token`.",
+	Description:   "Creates a person and a session token. Without `invite_token` a new account is created and the person is its owner; with one, the person joins the inviting account in the invited role. An email already registered (in any case) is a 409; an unknown, used or expired invitation is a 422 at `body.invite_token`. Sign-in attempts (signup, login, invitation acceptance) are also limited per client address (default 30 per 15 minutes; IPv6 per /64; `X-Forwarded-For` counts only from configured trusted proxies): beyond it 429 `rate_limited` with `Retry-After`. Password hashing runs a few at a time; when its queue is full the answer is 503 `unavailable` with `Retry-After`.",
 	Tags:          []string{"Authentication"},
 	DefaultStatus: http.StatusCreated,
-	Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity},
+	Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
 }
 
 func (s *Server) signup(ctx context.Context, in *struct{ Body SignupRequest }) (*sessionOutput, error) {
@@ -81,9 +81,9 @@ func (s *Server) signup(ctx context.Context, in *struct{ Body SignupRequest }) (
 var loginOp = huma.Operation{
 	OperationID: "login",
 	Summary:     "Log in",
-	Description: "Exchanges an email and password for a session token bound to one account (`account_id`, or the account joined first). A wrong email and a wrong password get the same 401 `invalid_credentials`. After 5 failures for one email within 15 minutes (configurable; counted per instance) further attempts get 429 `rate_limited` with `Retry-After`, even with the right password, until the oldest failure is 15 minutes old. An `account_id` the person does not belong to is a 422.",
+	Description: "Exchanges an email and password for a session token bound to one account (`account_id`, or the account joined first). A wrong email and a wrong password get the same 401 `invalid_credentials`. After 5 failures for one email within 15 minutes (configurable; counted per instance) further attempts get 429 `rate_limited` with `Retry-After`, even with the right password, until the oldest failure is 15 minutes old. An `account_id` the person does not belong to is a 422. Sign-in attempts (signup, login, invitation acceptance) are also limited per client address (default 30 per 15 minutes; IPv6 per /64; `X-Forwarded-For` counts only from configured trusted proxies): beyond it 429 `rate_limited` with `Retry-After`. Password hashing runs a few at a time; when its queue is full the answer is 503 `unavailable` with `Retry-After`.",
 	Tags:        []string{"Authentication"},
-	Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusTooManyRequests},
+	Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 }
 
 func (s *Server) login(ctx context.Context, in *struct{ Body LoginRequest }) (*sessionOutput, error) {

@@ -22,8 +22,8 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/health", Public, handle(s.health, healthOp)},
 		}},
 		{on: o.Sessions != nil, routes: []route{
-			{http.MethodPost, "/v1/auth/signup", Public, handle(s.signup, signupOp)},
-			{http.MethodPost, "/v1/auth/login", Public, handle(s.login, loginOp)},
+			{http.MethodPost, "/v1/auth/signup", Public, handle(s.signup, signupOp).limitedPerClient()},
+			{http.MethodPost, "/v1/auth/login", Public, handle(s.login, loginOp).limitedPerClient()},
 			{http.MethodPost, "/v1/auth/logout", AnyMember, handle(s.logout, logoutOp)},
 		}},
 		{on: o.Accounts != nil, routes: []route{
@@ -117,6 +117,8 @@ type handler struct {
 	register func(s *Server, op huma.Operation, access Access)
 	prepare  func(s *Server, op *huma.Operation)
 	body     func(s *Server) map[string]*huma.MediaType
+	// perClient routes count against Options.ClientLimit.
+	perClient bool
 }
 
 // handle pairs a handler method with its documentation.
@@ -126,6 +128,11 @@ func handle[I, O any](h func(context.Context, *I) (*O, error), op huma.Operation
 
 func (h handler) before(f func(s *Server, op *huma.Operation)) handler {
 	h.prepare = f
+	return h
+}
+
+func (h handler) limitedPerClient() handler {
+	h.perClient = true
 	return h
 }
 
@@ -148,6 +155,10 @@ func (s *Server) registerRoutes() {
 			op.Method, op.Path = r.method, r.path
 			if r.handler.prepare != nil {
 				r.handler.prepare(s, &op)
+			}
+			if r.handler.perClient && s.opts.ClientLimit != nil {
+				op.Middlewares = append(op.Middlewares, s.limitClient)
+				op.Errors = appendStatus(op.Errors, http.StatusTooManyRequests)
 			}
 			r.handler.register(s, op, r.access)
 			if r.handler.body != nil {

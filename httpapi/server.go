@@ -44,6 +44,14 @@ type Options struct {
 	App http.Handler
 	// Metrics, when set, registers request metrics on it.
 	Metrics *Metrics
+	// TrustedProxies are the addresses or CIDRs whose X-Forwarded-For
+	// header names the client; from anyone else it is ignored. Default
+	// none: the client is the connection's peer.
+	TrustedProxies []string
+	// ClientLimit, when set, limits signup, login and invitation
+	// acceptance per client address (IPv6 per /64), besides the per-email
+	// login limit of the Sessions service.
+	ClientLimit *accounts.AttemptLimiter
 
 	// Alerting services. Each one set serves its routes:
 	// Channels /v1/account/channels[/{channel}/webhook], Rules
@@ -85,6 +93,11 @@ func New(opts Options) *Server {
 	e.UseRawPath = true // a tool named a/b is addressed as a%2Fb
 	e.UnescapePathValues = true
 	e.ContextWithFallback = true
+	if err := e.SetTrustedProxies(opts.TrustedProxies); err != nil {
+		// Validated with the configuration; a bad entry here trusts no one.
+		opts.Logger.Error("server.trusted_proxies", "error", err)
+		_ = e.SetTrustedProxies(nil)
+	}
 	e.Use(s.requestContext, recoverPanics)
 	e.NoRoute(noRoute)
 	e.NoMethod(noMethod)

@@ -85,11 +85,7 @@ func (p *Pipeline) Allow(keyID string) error {
 	if ok {
 		return nil
 	}
-	secs := int((wait + time.Second - 1) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
-	return &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: secs,
+	return &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
 		Message: "This ingest key sent more payloads this minute than its limit allows; retry after the Retry-After delay."}
 }
 

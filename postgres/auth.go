@@ -19,7 +19,7 @@ type AuthService struct {
 	db      *DB
 	cfg     accounts.AuthPolicy
 	pw      *password.Hasher
-	limiter *accounts.LoginLimiter
+	limiter *accounts.AttemptLimiter
 	keys    *KeyService
 	now     func() time.Time
 }
@@ -34,7 +34,7 @@ var (
 func NewAuthService(db *DB, cfg accounts.AuthPolicy, keys *KeyService) *AuthService {
 	cfg = cfg.WithDefaults()
 	return &AuthService{db: db, cfg: cfg, pw: password.New(password.Default),
-		limiter: accounts.NewLoginLimiter(cfg.LoginMaxFailures, cfg.LoginFailureWindow), keys: keys, now: time.Now}
+		limiter: accounts.NewFailureLimiter(cfg.LoginMaxFailures, cfg.LoginFailureWindow), keys: keys, now: time.Now}
 }
 
 var errInvalidInvite = telemetry.FieldError(telemetry.EINVALID, "body.invite_token",
@@ -128,8 +128,7 @@ func (s *AuthService) Login(ctx context.Context, in accounts.Login) (*accounts.S
 	}
 	key := accounts.EmailKey(in.Email)
 	if wait, limited := s.limiter.Attempt(key, s.now()); limited {
-		secs := int((wait + time.Second - 1) / time.Second)
-		return nil, &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: max(secs, 1),
+		return nil, &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
 			Message: "Too many failed logins for this email; try again later."}
 	}
 	var user accounts.User

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/internal/password"
 )
 
 //go:embed migrations/*.sql
@@ -180,6 +181,9 @@ func wrap(err error) error {
 			return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5, Err: err}
 		}
 		return err
+	}
+	if errors.Is(err, password.ErrBusy) {
+		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "Too many sign-ins at once; try again in a moment.", RetryAfter: 1, Err: err}
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -41,6 +42,9 @@ type ServerConfig struct {
 	// collector works harder as the heap nears it. 0 leaves the runtime's
 	// default (or GOMEMLIMIT).
 	MemoryLimitMiB int `mapstructure:"memory_limit_mib"`
+	// TrustedProxies are the addresses or CIDRs of reverse proxies whose
+	// X-Forwarded-For names the client (per-client limits, logs).
+	TrustedProxies []string `mapstructure:"trusted_proxies"`
 }
 
 // LogConfig is the log output.
@@ -73,6 +77,10 @@ type AuthConfig struct {
 	LoginMaxFailures   int           `mapstructure:"login_max_failures"`
 	LoginFailureWindow time.Duration `mapstructure:"login_failure_window"`
 	KeyCacheTTL        time.Duration `mapstructure:"key_cache_ttl"`
+	// Sign-in attempts (signup, login, invitation acceptance) per client
+	// address per window.
+	ClientMaxAttempts   int           `mapstructure:"client_max_attempts"`
+	ClientAttemptWindow time.Duration `mapstructure:"client_attempt_window"`
 }
 
 // IngestConfig is the ingest path: limits, write-ahead log and flusher.
@@ -112,7 +120,7 @@ type MetricsConfig struct {
 func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
-		Server: ServerConfig{Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080", LegacyHosts: []string{},
+		Server: ServerConfig{Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080", LegacyHosts: []string{}, TrustedProxies: []string{},
 			ShutdownTimeout: 20 * time.Second, ReadTimeout: 30 * time.Second, MemoryLimitMiB: 448},
 		Log:        LogConfig{Level: "info", Format: "json"},
 		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16},
@@ -217,6 +225,19 @@ func (c Config) Validate() error {
 	}
 	if c.Auth.LoginMaxFailures < 1 {
 		bad("auth.login_max_failures", "must be at least 1")
+	}
+	if c.Auth.ClientMaxAttempts < 1 {
+		bad("auth.client_max_attempts", "must be at least 1")
+	}
+	if c.Auth.ClientAttemptWindow < time.Second {
+		bad("auth.client_attempt_window", "must be at least 1s")
+	}
+	for _, p := range c.Server.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				bad("server.trusted_proxies", "%q is neither an IP address nor a CIDR", p)
+			}
+		}
 	}
 	if c.Auth.KeyCacheTTL <= 0 || c.Auth.KeyCacheTTL > accounts.MaxKeyCacheTTL {
 		bad("auth.key_cache_ttl", "must be between 1ns and 5s: a deleted key must stop working within 5 s")

@@ -8,9 +8,12 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 
@@ -36,6 +39,9 @@ var Default = Params{Memory: 19 * 1024, Time: 2, Threads: 1, KeyLen: 32, SaltLen
 type Hasher struct {
 	p     Params
 	slots chan struct{}
+	// waiting counts callers queued for a slot, at most maxWaiting.
+	waiting    atomic.Int64
+	maxWaiting int
 	// dummy is verified against when the email is unknown, so that a wrong
 	// email costs the same time as a wrong password.
 	dummy string
@@ -43,7 +49,8 @@ type Hasher struct {
 
 // New returns a hasher making hashes with p.
 func New(p Params) *Hasher {
-	pw := &Hasher{p: p, slots: make(chan struct{}, 2*runtime.GOMAXPROCS(0))}
+	slots := 2 * runtime.GOMAXPROCS(0)
+	pw := &Hasher{p: p, slots: make(chan struct{}, slots), maxWaiting: 4 * slots}
 	pw.dummy = pw.encode(randomBytes(p.SaltLen), []byte(ids.RandomBase62(24)))
 	return pw
 }
@@ -54,10 +61,33 @@ func randomBytes(n int) []byte {
 	return b
 }
 
+// ErrBusy is returned when every hashing slot is taken and the queue in
+// front of them is full, or a caller waited MaxWait in it: the caller
+// should answer 503 with Retry-After rather than pile up requests that
+// each hold 19 MiB once they run.
+var ErrBusy = errors.New("password: hashing is saturated")
+
+// MaxWait is how long a hash waits for a slot before ErrBusy.
+const MaxWait = time.Second
+
 func (pw *Hasher) acquire(ctx context.Context) error {
 	select {
 	case pw.slots <- struct{}{}:
 		return nil
+	default:
+	}
+	if pw.waiting.Add(1) > int64(pw.maxWaiting) {
+		pw.waiting.Add(-1)
+		return ErrBusy
+	}
+	defer pw.waiting.Add(-1)
+	t := time.NewTimer(MaxWait)
+	defer t.Stop()
+	select {
+	case pw.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrBusy
 	case <-ctx.Done():
 		return ctx.Err()
 	}

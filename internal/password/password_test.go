@@ -2,6 +2,7 @@ package password
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,33 @@ func TestPasswordHash(t *testing.T) {
 		if _, err := pw.Verify(ctx, "x", bad); err == nil {
 			t.Errorf("malformed hash %q accepted", bad)
 		}
+	}
+}
+
+// When every slot is taken and the queue is full, a hash answers ErrBusy
+// at once; a queued one gives up after MaxWait; a freed slot serves the
+// next caller.
+func TestBoundedPool(t *testing.T) {
+	ctx := context.Background()
+	pw := New(Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 16, SaltLen: 8})
+	for i := 0; i < cap(pw.slots); i++ {
+		if err := pw.acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pw.waiting.Store(int64(pw.maxWaiting)) // the queue is full
+	if _, err := pw.Hash(ctx, "correct horse"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("full queue: %v", err)
+	}
+	pw.waiting.Store(0)
+	if _, err := pw.Hash(ctx, "correct horse"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("queued past MaxWait: %v", err)
+	}
+	if pw.waiting.Load() != 0 {
+		t.Fatalf("waiting count leaked: %d", pw.waiting.Load())
+	}
+	pw.release()
+	if _, err := pw.Hash(ctx, "correct horse"); err != nil {
+		t.Fatalf("a free slot: %v", err)
 	}
 }
