@@ -86,7 +86,10 @@ Refused as a whole only when it is not a batch: not JSON or no items array (400)
 after decompression (413 ` + "`payload_too_large`" + `), over 1000 items (413 ` + "`too_many_items`" + `), another
 content type (415). Payloads per ingest key per minute are limited (default 600): beyond it
 429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. While storage is catching up beyond its disk budget:
-503 with ` + "`Retry-After`" + `.`,
+503 with ` + "`Retry-After`" + `. Items are counted before any is decoded, so a body of more than 1000 items
+costs nothing to refuse; and the service decodes a bounded number of bytes at once across all
+requests (` + "`ingest.decode_budget_bytes`" + `): past it a body waits up to a second, then gets 503
+` + "`unavailable`" + ` with ` + "`Retry-After`" + `.`,
 }
 
 func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, error) {
@@ -97,7 +100,7 @@ func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, e
 	if err := requireMediaType(in.ContentType, "application/json"); err != nil {
 		return nil, err
 	}
-	body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +142,41 @@ var (
 	// second, a fresh megabyte each would be most of the garbage.
 	inflated = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 )
+
+// DefaultDecodeBudgetBytes is the default of Options.DecodeBudgetBytes.
+const DefaultDecodeBudgetBytes = 32 << 20
+
+// decodeWait is how long a body waits for room in the decode budget before
+// 503.
+const decodeWait = time.Second
+
+// decodeBudgeted decodes a raw ingest or OTLP body (decodeBody) within the
+// service-wide budget of bytes being decoded at once: it reserves what the
+// body can become (its own size, or the limit when compressed) for as long
+// as the caller holds it, waits up to decodeWait for room, and answers 503
+// unavailable with Retry-After past that, so concurrent hostile bodies
+// queue briefly or are refused, and never take more memory. Call release
+// once the decoded body and everything built from it are no longer used.
+func (s *Server) decodeBudgeted(ctx context.Context, raw []byte, encoding string, limit int64) (body []byte, release func(), err error) {
+	reserve := min(int64(len(raw)), limit)
+	if enc := strings.ToLower(strings.TrimSpace(encoding)); enc != "" && enc != "identity" {
+		reserve = limit
+	}
+	reserve = max(reserve, 1)
+	wctx, cancel := context.WithTimeout(ctx, decodeWait)
+	err = s.decoding.Acquire(wctx, reserve)
+	cancel()
+	if err != nil {
+		return nil, func() {}, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
+			Message: "The service is decoding as much as it allows at once; retry shortly."}
+	}
+	body, releaseBody, err := decodeBody(raw, encoding, limit)
+	if err != nil {
+		s.decoding.Release(reserve)
+		return nil, func() {}, err
+	}
+	return body, func() { releaseBody(); s.decoding.Release(reserve) }, nil
+}
 
 // decodeBody undoes Content-Encoding and enforces the size limit on the
 // decompressed bytes, reading at most limit+1 of them: a gzip bomb is never

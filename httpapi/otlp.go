@@ -31,7 +31,8 @@ var otlpTracesOp = huma.Operation{
 ` + "`OTEL_EXPORTER_OTLP_ENDPOINT={base}/v1/otlp`" + ` and
 ` + "`OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer <ingest key>`" + `. Bodies are
 ` + "`application/x-protobuf`" + ` or ` + "`application/json`" + ` (OTLP/JSON), gzip or not, at most 1 MiB
-after decompression. Server spans following the OpenTelemetry MCP semantic conventions become
+after decompression, at most 10,000 spans per request (counted before decoding; more is 413
+` + "`too_many_items`" + `). Server spans following the OpenTelemetry MCP semantic conventions become
 telemetry items with the same rules, rate limit and durability as ` + "`POST /v1/ingest`" + `.
 
 Answers as the OTLP specification says: 200 with an ` + "`ExportTraceServiceResponse`" + ` in the
@@ -60,7 +61,7 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 	if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
 		return otlpError(err, ct), nil
 	}
-	body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
 	if err != nil {
 		return otlpError(err, ct), nil
 	}

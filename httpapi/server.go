@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humagin"
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
@@ -48,6 +49,9 @@ type Options struct {
 	// header names the client; from anyone else it is ignored. Default
 	// none: the client is the connection's peer.
 	TrustedProxies []string
+	// DecodeBudgetBytes bounds the bytes of ingest and OTLP bodies being
+	// decoded at once (default DefaultDecodeBudgetBytes).
+	DecodeBudgetBytes int64
 	// ClientLimit, when set, limits signup, login and invitation
 	// acceptance per client address (IPv6 per /64), besides the per-email
 	// login limit of the Sessions service.
@@ -72,6 +76,8 @@ type Server struct {
 	engine  *gin.Engine
 	api     huma.API
 	metrics *Metrics
+	// decoding is the budget of bytes being decoded at once.
+	decoding *semaphore.Weighted
 }
 
 // New builds the server and registers every route.
@@ -83,7 +89,10 @@ func New(opts Options) *Server {
 		opts.BaseURL = "http://127.0.0.1:8080"
 	}
 	useProblemErrors()
-	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics}
+	if opts.DecodeBudgetBytes <= 0 {
+		opts.DecodeBudgetBytes = DefaultDecodeBudgetBytes
+	}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, decoding: semaphore.NewWeighted(opts.DecodeBudgetBytes)}
 
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()

@@ -45,6 +45,9 @@ func Decode(body []byte, contentType string) (*coltracepb.ExportTraceServiceRequ
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSpanCount(body, mt); err != nil {
+		return nil, err
+	}
 	req := &coltracepb.ExportTraceServiceRequest{}
 	if mt == ContentTypeProtobuf {
 		// proto.Unmarshal keeps unknown fields rather than failing on them.

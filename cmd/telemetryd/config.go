@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/httpapi"
 )
 
 // Config is the whole configuration: defaults below, then the YAML file
@@ -93,6 +95,9 @@ type IngestConfig struct {
 	FlushMaxRows       int           `mapstructure:"flush_max_rows"`
 	NodeID             string        `mapstructure:"node_id"`
 	DedupWindow        time.Duration `mapstructure:"dedup_window"`
+	// DecodeBudgetBytes bounds the ingest and OTLP bytes being decoded at
+	// once across requests; past it, bodies wait up to 1 s, then 503.
+	DecodeBudgetBytes int64 `mapstructure:"decode_budget_bytes"`
 }
 
 // AlertingConfig is the rule evaluator and webhook secrets.
@@ -127,7 +132,8 @@ func DefaultConfig() Config {
 		Postgres:   PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32},
 		Auth:       AuthConfig(accounts.DefaultAuthPolicy()),
 		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
-			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour},
+			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
+			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key"},
 		Nightly:  NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics:  MetricsConfig{Enabled: true},
@@ -262,6 +268,9 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.NodeID == "" {
 		bad("ingest.node_id", "must be set (defaults to the host name)")
+	}
+	if c.Ingest.DecodeBudgetBytes < analytics.MaxBodyBytes {
+		bad("ingest.decode_budget_bytes", "must be at least %d (one whole body)", analytics.MaxBodyBytes)
 	}
 	if c.Ingest.DedupWindow < 24*time.Hour {
 		bad("ingest.dedup_window", "must be at least 24h (the contract's duplicate window)")

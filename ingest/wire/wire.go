@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/internal/jsoncount"
 )
 
 // Batch is the decoded body of an ingest request: its valid items and the
@@ -28,6 +29,11 @@ type Batch struct {
 // items that fail a field rule, or are not even objects of the right types,
 // are counted in Dropped. Unknown fields of an item are ignored.
 func ParseBatch(body []byte, now time.Time) (Batch, error) {
+	// Count before building: a 1 MiB body of empty items would otherwise
+	// be decoded into some 350,000 items before the limit is checked.
+	if _, over := jsoncount.AtPath(body, itemsPath, analytics.MaxBatchItems); over {
+		return Batch{}, telemetry.FieldError(telemetry.ETOOMANYITEMS, "body.items", "A batch holds at most %d items; this one has more.", analytics.MaxBatchItems)
+	}
 	// Fast path: a well-formed batch decodes in one pass. Only when some
 	// item has a wrong type does the slow path decode item by item, so
 	// that the bad item drops alone.
@@ -84,6 +90,9 @@ func parseBatchSlow(body []byte, now time.Time) (Batch, error) {
 	}
 	return b, nil
 }
+
+// itemsPath is where a batch keeps its items.
+var itemsPath = []string{"items"}
 
 // wireItem mirrors analytics.Item with a textual timestamp so that a bad
 // timestamp invalidates the item, not the batch.

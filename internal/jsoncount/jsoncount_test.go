@@ -1,0 +1,49 @@
+package jsoncount
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAtPath(t *testing.T) {
+	items := []string{"items"}
+	spans := []string{"resourceSpans|resource_spans", Wildcard, "scopeSpans|scope_spans", Wildcard, "spans"}
+	cases := []struct {
+		name  string
+		body  string
+		path  []string
+		limit int
+		n     int
+		over  bool
+	}{
+		{"empty batch", `{"items":[]}`, items, 3, 0, false},
+		{"three", `{"items":[{},{"a":[1,2,3,4]},"x"]}`, items, 3, 3, false},
+		{"four over three", `{"items":[{},{},{},{}]}`, items, 3, 4, true},
+		{"case-insensitive key", `{"ITEMS":[1,2,3,4]}`, items, 3, 4, true},
+		{"escaped key", `{"\u0069tems":[1,2,3,4]}`, items, 3, 4, true},
+		{"nested items not counted", `{"other":{"items":[1,2,3,4]},"items":[1]}`, items, 3, 1, false},
+		{"strings with brackets", `{"items":["],[", "\"]", "{"]}`, items, 3, 3, false},
+		{"every items key counts", `{"items":[1,2],"items":[3,4]}`, items, 3, 4, true},
+		{"malformed", `{"items":[1,2`, items, 3, 2, false},
+		{"spans summed", `{"resourceSpans":[{"scopeSpans":[{"spans":[{},{}]},{"spans":[{}]}]},{"scope_spans":[{"spans":[{}]}]}]}`, spans, 10, 4, false},
+		{"spans over", `{"resourceSpans":[{"scopeSpans":[{"spans":[{},{}]},{"spans":[{},{}]}]}]}`, spans, 3, 4, true},
+		{"deep nesting is left to the decoder", `{"items":[` + strings.Repeat("[", 5000) + `]}`, items, 3, 1, false},
+	}
+	for _, c := range cases {
+		n, over := AtPath([]byte(c.body), c.path, c.limit)
+		if n != c.n || over != c.over {
+			t.Errorf("%s: %d %v, want %d %v", c.name, n, over, c.n, c.over)
+		}
+	}
+}
+
+func FuzzAtPath(f *testing.F) {
+	f.Add([]byte(`{"items":[{},{},{"x":"]"}]}`))
+	f.Add([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{}]}]}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		n, over := AtPath(body, []string{"items"}, 5)
+		if n < 0 || (over && n != 6) || (!over && n > 5) {
+			t.Fatalf("%d %v", n, over)
+		}
+	})
+}
