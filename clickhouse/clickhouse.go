@@ -121,6 +121,10 @@ type Config struct {
 	// configuration: local tables on every host of it, Distributed tables
 	// over them (see the package doc). Empty means a single server.
 	Cluster string
+	// ReadTimeout bounds every read on the server (max_execution_time,
+	// whole seconds); a read that runs longer fails with EUNAVAILABLE. 0:
+	// no bound.
+	ReadTimeout time.Duration
 }
 
 // Defaults of Config.

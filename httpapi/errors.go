@@ -115,6 +115,14 @@ func ProblemFromError(ctx context.Context, err error) *Problem {
 		p.RequestID = requestID(ctx)
 		return p
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The handler's deadline (Options.Deadlines) passed while a
+		// dependency was still working: the dependency is too slow now.
+		p = newProblem(http.StatusServiceUnavailable, telemetry.EUNAVAILABLE, "The request took too long; try again shortly.")
+		p.headers = http.Header{"Retry-After": []string{"1"}}
+		p.RequestID = requestID(ctx)
+		return p
+	}
 	loggerFrom(ctx).ErrorContext(ctx, "internal error", slog.String("error", err.Error()))
 	p = newProblem(http.StatusInternalServerError, telemetry.EINTERNAL, "Internal error.")
 	p.RequestID = requestID(ctx)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -53,7 +54,7 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodPost, "/v1/mcps/{id}/keys", Manager, handle(s.createKey, createKeyOp)},
 			{http.MethodDelete, "/v1/keys/{keyId}", Manager, handle(s.deleteKey, deleteKeyOp)},
 		}},
-		{on: o.Analytics != nil && o.MCPs != nil, routes: []route{
+		{on: o.Analytics != nil && o.MCPs != nil, class: classRead, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/overview", AnyMember, handle(s.getOverview, getOverviewOp)},
 			{http.MethodGet, "/v1/mcps/{id}/tools", AnyMember, handle(s.listTools, listToolsOp)},
 			{http.MethodGet, "/v1/mcps/{id}/tools/{name}", AnyMember, handle(s.getTool, getToolOp)},
@@ -61,7 +62,7 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/mcps/{id}/sessions", AnyMember, handle(s.listSessions, listSessionsOp)},
 			{http.MethodGet, "/v1/account/usage", AnyMember, handle(s.getUsage, getUsageOp)},
 		}},
-		{on: o.Ingester != nil, routes: []route{
+		{on: o.Ingester != nil, class: classIngest, routes: []route{
 			{http.MethodPost, "/v1/ingest", IngestOnly, handle(s.ingest, ingestOp).rawBody(ingestBody)},
 			{http.MethodPost, "/v1/otlp/v1/traces", IngestOnly, handle(s.otlpTraces, otlpTracesOp).before(otlpResponses).rawBody(otlpTracesBody)},
 		}},
@@ -100,7 +101,8 @@ type route struct {
 
 // routeGroup is the routes one service serves.
 type routeGroup struct {
-	on bool // the server has the service
+	on    bool       // the server has the service
+	class routeClass // its handler deadline (Options.Deadlines)
 	// describe, when set, documents the schemas the routes share.
 	describe func()
 	routes   []route
@@ -141,6 +143,52 @@ func (h handler) rawBody(f func(s *Server) map[string]*huma.MediaType) handler {
 	return h
 }
 
+// routeClass picks a route's handler deadline.
+type routeClass int
+
+const (
+	classOther routeClass = iota
+	classIngest
+	classRead
+)
+
+// Deadlines bound how long a handler may run, per class of route: past
+// it the handler's context ends, so its database calls stop and it
+// answers 503 unavailable. Zero fields take the defaults.
+type Deadlines struct {
+	Ingest time.Duration // POST /v1/ingest, OTLP; default 30 s
+	Reads  time.Duration // metric reads; default 60 s
+	Other  time.Duration // accounts, alerting, everything else; default 15 s
+}
+
+// DefaultDeadlines are the defaults of Deadlines.
+var DefaultDeadlines = Deadlines{Ingest: 30 * time.Second, Reads: time.Minute, Other: 15 * time.Second}
+
+func (d Deadlines) of(c routeClass) time.Duration {
+	var v, def time.Duration
+	switch c {
+	case classIngest:
+		v, def = d.Ingest, DefaultDeadlines.Ingest
+	case classRead:
+		v, def = d.Reads, DefaultDeadlines.Reads
+	default:
+		v, def = d.Other, DefaultDeadlines.Other
+	}
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// withDeadline bounds the handler's context.
+func withDeadline(d time.Duration) func(huma.Context, func(huma.Context)) {
+	return func(hctx huma.Context, next func(huma.Context)) {
+		ctx, cancel := context.WithTimeout(hctx.Context(), d)
+		defer cancel()
+		next(huma.WithContext(hctx, ctx))
+	}
+}
+
 // registerRoutes registers every route of the enabled groups.
 func (s *Server) registerRoutes() {
 	for _, g := range s.routes() {
@@ -153,6 +201,7 @@ func (s *Server) registerRoutes() {
 		for _, r := range g.routes {
 			op := r.handler.op
 			op.Method, op.Path = r.method, r.path
+			op.Middlewares = huma.Middlewares{withDeadline(s.opts.Deadlines.of(g.class))}
 			if r.handler.prepare != nil {
 				r.handler.prepare(s, &op)
 			}

@@ -49,6 +49,8 @@ type Options struct {
 	// header names the client; from anyone else it is ignored. Default
 	// none: the client is the connection's peer.
 	TrustedProxies []string
+	// Deadlines bound handlers per class of route.
+	Deadlines Deadlines
 	// DecodeBudgetBytes bounds the bytes of ingest and OTLP bodies being
 	// decoded at once (default DefaultDecodeBudgetBytes).
 	DecodeBudgetBytes int64

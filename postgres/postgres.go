@@ -39,6 +39,11 @@ const (
 type Config struct {
 	URL      string
 	MaxConns int32
+	// StatementTimeout bounds every statement (PostgreSQL's
+	// statement_timeout, whole milliseconds); a statement that runs longer
+	// is cancelled by the server and answers EUNAVAILABLE. 0: no bound.
+	// Migrations run without it.
+	StatementTimeout time.Duration
 }
 
 // DB is the connection pool that every store in this package shares.
@@ -58,6 +63,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*DB, error) {
 		pc.MaxConns = cfg.MaxConns
 	}
 	pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	if ms := cfg.StatementTimeout.Milliseconds(); ms > 0 {
+		pc.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(ms, 10)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -85,6 +93,13 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return wrap(err)
 	}
 	defer conn.Release()
+	// Waiting for another instance's migrations, and a migration itself,
+	// may take longer than any request: no statement timeout here (RESET
+	// restores the connection's default for whoever uses it next).
+	if _, err := conn.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+		return wrap(err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "RESET statement_timeout") }()
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", LockMigrate); err != nil {
 		return wrap(err)
 	}
@@ -177,7 +192,8 @@ func wrap(err error) error {
 			// Text PostgreSQL cannot store (NUL, invalid UTF-8) is bad input,
 			// never a server error.
 			return &telemetry.Error{Code: telemetry.EINVALID, Message: "The input contains characters that cannot be stored.", Err: err}
-		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P03", pgErr.Code == "53300":
+		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P03", pgErr.Code == "53300",
+			pgErr.Code == "57014": // query_canceled: statement_timeout
 			return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5, Err: err}
 		}
 		return err

@@ -76,7 +76,8 @@ func NewMain(cfg Config, log *slog.Logger) *Main {
 
 // Connect opens the database pools (without migrating).
 func (m *Main) Connect(ctx context.Context) error {
-	pg, err := postgres.Open(ctx, postgres.Config{URL: m.Config.Postgres.URL, MaxConns: m.Config.Postgres.MaxConns}, m.Log)
+	pg, err := postgres.Open(ctx, postgres.Config{URL: m.Config.Postgres.URL, MaxConns: m.Config.Postgres.MaxConns,
+		StatementTimeout: m.Config.Postgres.StatementTimeout}, m.Log)
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,8 @@ func (m *Main) Connect(ctx context.Context) error {
 	m.closers = append(m.closers, pg.Close)
 	c := m.Config.ClickHouse
 	ch, err := clickhouse.Open(ctx, clickhouse.Config{Addr: c.Addr, Database: c.Database, Username: c.Username,
-		Password: c.Password, DialTimeout: c.DialTimeout, MaxOpenConns: c.MaxOpenConns, Cluster: c.Cluster})
+		Password: c.Password, DialTimeout: c.DialTimeout, MaxOpenConns: c.MaxOpenConns, Cluster: c.Cluster,
+		ReadTimeout: c.ReadTimeout})
 	if err != nil {
 		return fmt.Errorf("clickhouse: %w", err)
 	}
@@ -172,9 +174,11 @@ func (m *Main) Open(ctx context.Context) error {
 		Metrics:           httpapi.NewMetrics(m.Registry),
 		TrustedProxies:    m.Config.Server.TrustedProxies,
 		DecodeBudgetBytes: ic.DecodeBudgetBytes,
-		ClientLimit:       accounts.AuthPolicy(a).ClientLimiter(),
-		Ingester:          m.Ingest,
-		Analytics:         m.CH,
+		Deadlines: httpapi.Deadlines{Ingest: m.Config.Server.DeadlineIngest, Reads: m.Config.Server.DeadlineReads,
+			Other: m.Config.Server.DeadlineOther},
+		ClientLimit: accounts.AuthPolicy(a).ClientLimiter(),
+		Ingester:    m.Ingest,
+		Analytics:   m.CH,
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: ic.RateLimitPerMinute,
 			MaxBatchItems: analytics.MaxBatchItems, MaxBodyBytes: analytics.MaxBodyBytes},
 		App:      web.Handler(),
@@ -227,9 +231,10 @@ func (m *Main) MetricsAddr() string {
 func (m *Main) Run(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           m.API.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: m.Config.Server.ReadHeaderTimeout,
 		ReadTimeout:       m.Config.Server.ReadTimeout,
-		IdleTimeout:       2 * time.Minute,
+		WriteTimeout:      m.Config.Server.WriteTimeout,
+		IdleTimeout:       m.Config.Server.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
 	}
 	g, gctx := errgroup.WithContext(ctx)

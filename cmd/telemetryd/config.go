@@ -40,6 +40,14 @@ type ServerConfig struct {
 	LegacyHosts     []string      `mapstructure:"legacy_hosts"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	ReadTimeout     time.Duration `mapstructure:"read_timeout"`
+	// ReadHeaderTimeout, WriteTimeout and IdleTimeout are the HTTP
+	// server's; the deadlines bound handlers per class of route.
+	ReadHeaderTimeout time.Duration `mapstructure:"read_header_timeout"`
+	WriteTimeout      time.Duration `mapstructure:"write_timeout"`
+	IdleTimeout       time.Duration `mapstructure:"idle_timeout"`
+	DeadlineIngest    time.Duration `mapstructure:"deadline_ingest"`
+	DeadlineReads     time.Duration `mapstructure:"deadline_reads"`
+	DeadlineOther     time.Duration `mapstructure:"deadline_other"`
 	// MemoryLimitMiB is the Go runtime's soft memory limit: the garbage
 	// collector works harder as the heap nears it. 0 leaves the runtime's
 	// default (or GOMEMLIMIT).
@@ -64,12 +72,17 @@ type ClickHouseConfig struct {
 	DialTimeout  time.Duration `mapstructure:"dial_timeout"`
 	MaxOpenConns int           `mapstructure:"max_open_conns"`
 	Cluster      string        `mapstructure:"cluster"`
+	// ReadTimeout is the server-side bound of every read
+	// (max_execution_time, whole seconds).
+	ReadTimeout time.Duration `mapstructure:"read_timeout"`
 }
 
 // PostgresConfig names the PostgreSQL database.
 type PostgresConfig struct {
 	URL      string `mapstructure:"url"`
 	MaxConns int32  `mapstructure:"max_conns"`
+	// StatementTimeout bounds every statement (statement_timeout).
+	StatementTimeout time.Duration `mapstructure:"statement_timeout"`
 }
 
 // AuthConfig is sessions and login protection: accounts.AuthPolicy with
@@ -126,10 +139,12 @@ func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
 		Server: ServerConfig{Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080", LegacyHosts: []string{}, TrustedProxies: []string{},
-			ShutdownTimeout: 20 * time.Second, ReadTimeout: 30 * time.Second, MemoryLimitMiB: 448},
+			ShutdownTimeout: 20 * time.Second, ReadTimeout: 30 * time.Second, MemoryLimitMiB: 448,
+			ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 2 * time.Minute,
+			DeadlineIngest: httpapi.DefaultDeadlines.Ingest, DeadlineReads: httpapi.DefaultDeadlines.Reads, DeadlineOther: httpapi.DefaultDeadlines.Other},
 		Log:        LogConfig{Level: "info", Format: "json"},
-		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16},
-		Postgres:   PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32},
+		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16, ReadTimeout: 30 * time.Second},
+		Postgres:   PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32, StatementTimeout: 30 * time.Second},
 		Auth:       AuthConfig(accounts.DefaultAuthPolicy()),
 		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
@@ -198,6 +213,22 @@ func (c Config) Validate() error {
 	}
 	if u, err := url.Parse(c.Server.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("server.base_url", "must be an absolute http(s) URL, got %q", c.Server.BaseURL)
+	}
+	for key, d := range map[string]time.Duration{"server.read_header_timeout": c.Server.ReadHeaderTimeout,
+		"server.idle_timeout": c.Server.IdleTimeout, "server.deadline_ingest": c.Server.DeadlineIngest,
+		"server.deadline_reads": c.Server.DeadlineReads, "server.deadline_other": c.Server.DeadlineOther} {
+		if d < time.Second {
+			bad(key, "must be at least 1s")
+		}
+	}
+	if longest := max(c.Server.DeadlineIngest, c.Server.DeadlineReads, c.Server.DeadlineOther); c.Server.WriteTimeout <= longest {
+		bad("server.write_timeout", "must be longer than every deadline (%s), or answers would be cut off", longest)
+	}
+	if c.ClickHouse.ReadTimeout < 0 || (c.ClickHouse.ReadTimeout > 0 && c.ClickHouse.ReadTimeout < time.Second) {
+		bad("clickhouse.read_timeout", "must be 0 (none) or at least 1s")
+	}
+	if c.Postgres.StatementTimeout < 0 {
+		bad("postgres.statement_timeout", "must be 0 (none) or positive")
 	}
 	if c.Server.ShutdownTimeout <= 0 {
 		bad("server.shutdown_timeout", "must be positive")

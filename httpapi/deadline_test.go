@@ -1,0 +1,29 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// A handler still waiting on a dependency when its deadline passes answers
+// 503 unavailable with Retry-After, not 500.
+func TestHandlerDeadline(t *testing.T) {
+	s := testServer(t, Options{})
+	op := huma.Operation{OperationID: "test-slow", Method: http.MethodGet, Path: "/v1/test/slow",
+		Middlewares: huma.Middlewares{withDeadline(20 * time.Millisecond)}}
+	register(s, op, Public, func(ctx context.Context, _ *struct{}) (*struct{}, error) {
+		<-ctx.Done() // a dependency that does not answer in time
+		return nil, ctx.Err()
+	})
+	rec, m := do(t, s, "GET", "/v1/test/slow", "")
+	if rec.Code != 503 || m["code"] != "unavailable" || rec.Header().Get("Retry-After") != "1" {
+		t.Fatalf("%d %v %v", rec.Code, m, rec.Header())
+	}
+	if d := (Deadlines{Reads: 5 * time.Second}); d.of(classRead) != 5*time.Second || d.of(classIngest) != DefaultDeadlines.Ingest || d.of(classOther) != DefaultDeadlines.Other {
+		t.Fatalf("deadlines %v %v %v", d.of(classRead), d.of(classIngest), d.of(classOther))
+	}
+}
