@@ -31,6 +31,7 @@ const (
 	EINVALIDRANGE       = "invalid_range"            // 422
 	ERANGETOOLARGE      = "range_too_large"          // 422
 	EWEBHOOKHOST        = "webhook_host_not_allowed" // 422
+	ELIMITREACHED       = "limit_reached"            // 422, a per-account quota (alert rules)
 	EMETHODNOTALLOWED   = "method_not_allowed"       // 405, a known path without that method
 	ENOTACCEPTABLE      = "not_acceptable"           // 406
 	EOTHER              = "error"                    // any other status the HTTP stack raises itself

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -17,7 +18,8 @@ import (
 // MCP's window stats); alerting never sees ClickHouse. One evaluation of a
 // rule is:
 //
-//  1. value, ok := rule.Value(stats of rule.Window(now)).
+//  1. value, ok := rule.Value(stats of the rule's window ending at now),
+//     read for many rules at once (analytics.WindowSetReader.WindowSets).
 //  2. next, fired, resolved := Transition(rule.State, rule.Breached(value, ok)).
 //  3. In one Postgres transaction that locks the rule row and re-checks its
 //     state (so two instances, or a manual evaluation racing the ticker,
@@ -50,6 +52,9 @@ type PassSummary struct {
 	Fired    int // ok -> firing transitions this pass made
 	Resolved int // firing -> ok transitions this pass made
 	Failed   int // rules left unchanged because of an error
+	// Deferred counts rules the pass left to the next one when it ran out
+	// of its time budget (the next pass starts with their accounts).
+	Deferred int
 }
 
 // EvalRule is a rule as the evaluator loads it: the domain rule plus its
@@ -98,21 +103,37 @@ type EvaluationStore interface {
 }
 
 // RuleEvaluator implements Evaluator on an EvaluationStore and an
-// analytics.WindowReader.
+// analytics.WindowSetReader.
+//
+// A pass is fair across accounts: rules are taken account by account in
+// chunks of about ChunkRules rules, each chunk measured with one read of
+// every window its MCPs need; the accounts are taken round-robin, starting
+// one further on each pass, and a pass that runs out of its time budget
+// leaves the remaining accounts to the next pass, which starts with them.
+// So no account's rules can keep another account's from being evaluated.
 type RuleEvaluator struct {
 	store EvaluationStore
-	stats analytics.WindowReader
+	stats analytics.WindowSetReader
 	// concurrency bounds the transitions applied at once in a pass, each
 	// holding one store connection.
 	concurrency int
+	// Budget bounds the time one pass spends measuring; 0: none.
+	Budget time.Duration
+	// ChunkRules is how many rules one read measures (whole accounts, so
+	// a chunk may hold more); default 2,000.
+	ChunkRules int
+
+	mu sync.Mutex
+	// next is the account the next pass starts with.
+	next string
 }
 
 var _ Evaluator = (*RuleEvaluator)(nil)
 
 // NewRuleEvaluator returns an evaluator applying up to concurrency
 // transitions at once (at least 1).
-func NewRuleEvaluator(store EvaluationStore, stats analytics.WindowReader, concurrency int) *RuleEvaluator {
-	return &RuleEvaluator{store: store, stats: stats, concurrency: max(1, concurrency)}
+func NewRuleEvaluator(store EvaluationStore, stats analytics.WindowSetReader, concurrency int) *RuleEvaluator {
+	return &RuleEvaluator{store: store, stats: stats, concurrency: max(1, concurrency), ChunkRules: 2000}
 }
 
 // change is a state transition an evaluation decided on, with what it
@@ -132,19 +153,34 @@ func measure(r *EvalRule, stats map[string]analytics.WindowStat) (change, bool) 
 	return change{rule: r, value: value, hasValue: ok, next: next, fired: fired}, next != r.State
 }
 
-// groupByWindow groups rules by window length, shortest first: one
-// WindowStats call per length covers every MCP with a rule of that length.
-func groupByWindow(rules []EvalRule) (windows []int, byWindow map[int][]*EvalRule) {
-	byWindow = map[int][]*EvalRule{}
+// byAccount groups rules by account, accounts in id order.
+func byAccount(rules []EvalRule) (accounts []string, groups map[string][]*EvalRule) {
+	groups = map[string][]*EvalRule{}
 	for i := range rules {
-		byWindow[rules[i].WindowMinutes] = append(byWindow[rules[i].WindowMinutes], &rules[i])
+		a := rules[i].AccountID
+		if groups[a] == nil {
+			accounts = append(accounts, a)
+		}
+		groups[a] = append(groups[a], &rules[i])
 	}
-	windows = make([]int, 0, len(byWindow))
-	for w := range byWindow {
-		windows = append(windows, w)
+	sort.Strings(accounts)
+	return accounts, groups
+}
+
+// windowRequests lists, per MCP, the windows a chunk of rules needs.
+func windowRequests(chunk []*EvalRule) map[string]analytics.WindowRequest {
+	reqs := map[string]analytics.WindowRequest{}
+	for _, r := range chunk {
+		q := reqs[r.MCPID]
+		if !slices.Contains(q.Minutes, r.WindowMinutes) {
+			q.Minutes = append(q.Minutes, r.WindowMinutes)
+		}
+		if r.Metric == MetricP95 && !slices.Contains(q.P95Minutes, r.WindowMinutes) {
+			q.P95Minutes = append(q.P95Minutes, r.WindowMinutes)
+		}
+		reqs[r.MCPID] = q
 	}
-	sort.Ints(windows)
-	return windows, byWindow
+	return reqs
 }
 
 // EvaluateAll implements Evaluator. Only rules whose state changes touch
@@ -158,23 +194,51 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 			return err
 		}
 		sum.Rules = len(rules)
-		windows, byWindow := groupByWindow(rules)
-		var changes []change
-		for _, w := range windows {
-			group := byWindow[w]
-			stats, err := e.windowStats(ctx, group, now)
+		accounts, groups := byAccount(rules)
+		if len(accounts) == 0 {
+			return nil
+		}
+		e.mu.Lock()
+		first, _ := slices.BinarySearch(accounts, e.next)
+		e.mu.Unlock()
+		order := append(slices.Clone(accounts[first%len(accounts):]), accounts[:first%len(accounts)]...)
+		started := time.Now()
+		resume := ""
+		for i := 0; i < len(order); {
+			// At least one chunk a pass, so every pass makes progress.
+			if i > 0 && e.Budget > 0 && time.Since(started) > e.Budget {
+				resume = order[i]
+				for _, a := range order[i:] {
+					sum.Deferred += len(groups[a])
+				}
+				break
+			}
+			var chunk []*EvalRule
+			for ; i < len(order) && (len(chunk) == 0 || len(chunk)+len(groups[order[i]]) <= e.ChunkRules); i++ {
+				chunk = append(chunk, groups[order[i]]...)
+			}
+			stats, err := e.stats.WindowSets(ctx, now, windowRequests(chunk))
 			if err != nil {
-				sum.Failed += len(group)
-				errs = append(errs, fmt.Errorf("window of %d minutes (%d rules): %w", w, len(group), err))
+				sum.Failed += len(chunk)
+				errs = append(errs, fmt.Errorf("rules of %d accounts (%d rules): %w", len(groups), len(chunk), err))
 				continue
 			}
-			for _, r := range group {
-				if c, ok := measure(r, stats[r.MCPID]); ok {
+			var changes []change
+			for _, r := range chunk {
+				if c, ok := measure(r, stats[r.MCPID][r.WindowMinutes]); ok {
 					changes = append(changes, c)
 				}
 			}
+			e.applyAll(ctx, changes, now, &sum, &errs)
 		}
-		e.applyAll(ctx, changes, now, &sum, &errs)
+		if resume == "" {
+			// A whole pass: the next one starts one account further on,
+			// so that no account is always measured last.
+			resume = order[min(1, len(order)-1)]
+		}
+		e.mu.Lock()
+		e.next = resume
+		e.mu.Unlock()
 		return nil
 	})
 	if err != nil {
@@ -212,19 +276,10 @@ func (e *RuleEvaluator) applyAll(ctx context.Context, changes []change, now time
 	wg.Wait()
 }
 
-// windowStats measures the window of a group of rules of one length, for
-// all their MCPs at once.
-func (e *RuleEvaluator) windowStats(ctx context.Context, group []*EvalRule, now time.Time) (map[string]map[string]analytics.WindowStat, error) {
-	seen := make(map[string]bool, len(group))
-	mcps := make([]string, 0, len(group))
-	for _, r := range group {
-		if !seen[r.MCPID] {
-			seen[r.MCPID] = true
-			mcps = append(mcps, r.MCPID)
-		}
-	}
-	from, to := group[0].Window(now)
-	return e.stats.WindowStats(ctx, from, to, mcps)
+// windowStats measures one rule's window.
+func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.Time) (map[string]map[string]analytics.WindowStat, error) {
+	from, to := r.Window(now)
+	return e.stats.WindowStats(ctx, from, to, []string{r.MCPID})
 }
 
 // EvaluateRule implements Evaluator with the same transition code as the
@@ -235,7 +290,7 @@ func (e *RuleEvaluator) EvaluateRule(ctx context.Context, accountID, ruleID stri
 	if err != nil {
 		return Evaluation{}, err
 	}
-	stats, err := e.windowStats(ctx, []*EvalRule{&r}, now)
+	stats, err := e.windowStats(ctx, &r, now)
 	if err != nil {
 		return Evaluation{}, err
 	}

@@ -3,7 +3,9 @@ package alerting
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,11 +67,34 @@ func (f *fakeStore) Fire(_ context.Context, r EvalRule, now time.Time, plan FanO
 	return f.fire(r, now, plan)
 }
 
-// fakeReader is an analytics.WindowReader of one function field.
-type fakeReader func(from, to time.Time, mcpIDs []string) (map[string]map[string]analytics.WindowStat, error)
+// fakeReader is an analytics.WindowSetReader of function fields.
+type fakeReader struct {
+	sets func(to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error)
+	one  func(from, to time.Time, mcpIDs []string) (map[string]map[string]analytics.WindowStat, error)
+}
 
 func (f fakeReader) WindowStats(_ context.Context, from, to time.Time, mcpIDs []string) (map[string]map[string]analytics.WindowStat, error) {
-	return f(from, to, mcpIDs)
+	return f.one(from, to, mcpIDs)
+}
+
+func (f fakeReader) WindowSets(_ context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
+	return f.sets(to, reqs)
+}
+
+// sameStats answers every requested window of every MCP with stats.
+func sameStats(stats map[string]map[string]analytics.WindowStat) func(time.Time, map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
+	return func(_ time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
+		out := map[string]map[int]map[string]analytics.WindowStat{}
+		for mcp, r := range reqs {
+			for _, w := range r.Minutes {
+				if out[mcp] == nil {
+					out[mcp] = map[int]map[string]analytics.WindowStat{}
+				}
+				out[mcp][w] = stats[mcp]
+			}
+		}
+		return out, nil
+	}
 }
 
 func evalRule(id, mcp, state string, window int, metric, comp string, threshold float64) EvalRule {
@@ -80,31 +105,31 @@ func evalRule(id, mcp, state string, window int, metric, comp string, threshold 
 
 var evalNow = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 
-func TestPassReadsEachWindowOnceAndAppliesTransitions(t *testing.T) {
+func TestPassReadsEveryWindowInOneReadAndAppliesTransitions(t *testing.T) {
 	rules := []EvalRule{
 		evalRule("fire", "m1", StateOK, 5, MetricErrors, CompGT, 0),         // 2 errors > 0: fires
 		evalRule("stay", "m2", StateOK, 5, MetricErrors, CompGT, 0),         // no items: stays ok
 		evalRule("resolve", "m2", StateFiring, 60, MetricCalls, CompGT, 10), // 3 calls: resolves
 		evalRule("keep", "m1", StateFiring, 60, MetricCalls, CompGT, 1),     // 9 calls: stays firing
 		evalRule("tool", "m1", StateOK, 60, MetricCalls, CompGE, 4),         // tool t has 4: fires
+		evalRule("slow", "m1", StateOK, 60, MetricP95, CompGT, 100),         // p95 120 > 100: fires
 	}
 	rules[4].Tool = strp("t")
+	p95 := 120.0
 	var mu sync.Mutex
-	var reads [][2]any
-	reader := fakeReader(func(from, to time.Time, mcps []string) (map[string]map[string]analytics.WindowStat, error) {
+	var reads []map[string]analytics.WindowRequest
+	reader := fakeReader{sets: func(to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
 		mu.Lock()
-		sorted := append([]string(nil), mcps...)
-		sort.Strings(sorted)
-		reads = append(reads, [2]any{int(to.Sub(from) / time.Minute), sorted})
+		reads = append(reads, reqs)
 		mu.Unlock()
 		if !to.Equal(evalNow) {
-			t.Errorf("window ends %v, want now", to)
+			t.Errorf("windows end %v, want now", to)
 		}
-		return map[string]map[string]analytics.WindowStat{
-			"m1": {"": {Calls: 9, Errors: 2}, "t": {Calls: 4}},
+		return sameStats(map[string]map[string]analytics.WindowStat{
+			"m1": {"": {Calls: 9, Errors: 2, P95Ms: &p95}, "t": {Calls: 4}},
 			"m2": {"": {Calls: 3}},
-		}, nil
-	})
+		})(to, reqs)
+	}}
 	fired := map[string][]PlannedDelivery{}
 	var resolved []string
 	store := &fakeStore{t: t,
@@ -132,17 +157,22 @@ func TestPassReadsEachWindowOnceAndAppliesTransitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum != (PassSummary{Rules: 5, Fired: 2, Resolved: 1}) {
+	if sum != (PassSummary{Rules: 6, Fired: 3, Resolved: 1}) {
 		t.Errorf("summary %+v", sum)
 	}
-	// One read per distinct window, shortest first, each naming its MCPs once.
-	if len(reads) != 2 || reads[0][0] != 5 || reads[1][0] != 60 {
-		t.Fatalf("reads %v", reads)
+	// One read for every window of every MCP; percentiles only where a
+	// p95 rule needs them.
+	if len(reads) != 1 {
+		t.Fatalf("%d reads, want 1", len(reads))
 	}
-	if got := reads[0][1].([]string); len(got) != 2 || got[0] != "m1" || got[1] != "m2" {
-		t.Errorf("5-minute read MCPs %v", got)
+	m1, m2 := reads[0]["m1"], reads[0]["m2"]
+	sort.Ints(m1.Minutes)
+	sort.Ints(m2.Minutes)
+	if !slices.Equal(m1.Minutes, []int{5, 60}) || !slices.Equal(m1.P95Minutes, []int{60}) ||
+		!slices.Equal(m2.Minutes, []int{5, 60}) || len(m2.P95Minutes) != 0 {
+		t.Errorf("requests %+v", reads[0])
 	}
-	if len(fired) != 2 || fired["fire"] == nil || fired["tool"] == nil {
+	if len(fired) != 3 || fired["fire"] == nil || fired["tool"] == nil || fired["slow"] == nil {
 		t.Fatalf("fired %v", fired)
 	}
 	// in_app for u1 (delivered), email for u1 (queued), slack (queued).
@@ -154,17 +184,21 @@ func TestPassReadsEachWindowOnceAndAppliesTransitions(t *testing.T) {
 	}
 }
 
-func TestPassLeavesRulesOfAFailedWindowAlone(t *testing.T) {
+func TestPassLeavesRulesOfAFailedReadAlone(t *testing.T) {
+	// Two accounts, read in separate chunks; the first read fails.
 	rules := []EvalRule{
 		evalRule("a", "m1", StateFiring, 5, MetricErrors, CompGT, 0),
-		evalRule("b", "m1", StateOK, 10, MetricCalls, CompLT, 1),
+		evalRule("b", "m2", StateOK, 10, MetricCalls, CompLT, 1),
 	}
-	reader := fakeReader(func(from, to time.Time, _ []string) (map[string]map[string]analytics.WindowStat, error) {
-		if to.Sub(from) == 5*time.Minute {
+	rules[1].AccountID = "acc-2"
+	calls := 0
+	reader := fakeReader{sets: func(to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
+		calls++
+		if _, ok := reqs["m1"]; ok {
 			return nil, errors.New("clickhouse: unavailable")
 		}
 		return nil, nil // no items: calls 0 < 1 fires b
-	})
+	}}
 	var fired []string
 	store := &fakeStore{t: t,
 		enabled: func() ([]EvalRule, error) { return rules, nil },
@@ -173,12 +207,57 @@ func TestPassLeavesRulesOfAFailedWindowAlone(t *testing.T) {
 			return true, nil
 		},
 	}
-	sum, err := NewRuleEvaluator(store, reader, 1).EvaluateAll(context.Background(), evalNow)
-	if err == nil || sum.Failed != 1 || sum.Fired != 1 || sum.Resolved != 0 {
-		t.Fatalf("summary %+v, error %v", sum, err)
+	ev := NewRuleEvaluator(store, reader, 1)
+	ev.ChunkRules = 1
+	sum, err := ev.EvaluateAll(context.Background(), evalNow)
+	if err == nil || sum.Failed != 1 || sum.Fired != 1 || sum.Resolved != 0 || calls != 2 {
+		t.Fatalf("summary %+v, error %v, %d reads", sum, err, calls)
 	}
 	if len(fired) != 1 || fired[0] != "b" {
 		t.Errorf("fired %v: an unreadable window must neither fire nor resolve", fired)
+	}
+}
+
+// Accounts are taken round-robin: a pass out of time leaves the other
+// accounts' rules to the next pass, which starts with them; a whole pass
+// moves the start one account on.
+func TestPassIsFairAcrossAccounts(t *testing.T) {
+	var rules []EvalRule
+	for _, a := range []string{"acc-a", "acc-b", "acc-c"} {
+		r := evalRule(a+"-rule", "mcp-"+a, StateOK, 5, MetricCalls, CompLT, 0) // never breached
+		r.AccountID = a
+		rules = append(rules, r)
+	}
+	var order []string
+	reader := fakeReader{sets: func(to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
+		for mcp := range reqs {
+			order = append(order, strings.TrimPrefix(mcp, "mcp-"))
+		}
+		time.Sleep(30 * time.Millisecond) // a slow account
+		return nil, nil
+	}}
+	store := &fakeStore{t: t, enabled: func() ([]EvalRule, error) { return rules, nil }}
+	ev := NewRuleEvaluator(store, reader, 1)
+	ev.ChunkRules = 1
+	ev.Budget = 10 * time.Millisecond // room for one chunk a pass
+	for pass := 0; pass < 3; pass++ {
+		sum, err := ev.EvaluateAll(context.Background(), evalNow)
+		if err != nil || sum.Deferred != 2 || sum.Rules != 3 {
+			t.Fatalf("pass %d: %+v %v", pass, sum, err)
+		}
+	}
+	if strings.Join(order, ",") != "acc-a,acc-b,acc-c" {
+		t.Fatalf("accounts measured in order %v, want each in turn", order)
+	}
+	order = nil
+	ev.Budget = 0
+	for pass := 0; pass < 2; pass++ {
+		if sum, err := ev.EvaluateAll(context.Background(), evalNow); err != nil || sum.Deferred != 0 {
+			t.Fatalf("unbounded pass: %+v %v", sum, err)
+		}
+	}
+	if strings.Join(order, ",") != "acc-a,acc-b,acc-c,acc-b,acc-c,acc-a" {
+		t.Fatalf("whole passes measured %v, want the start moving on", order)
 	}
 }
 
@@ -187,9 +266,7 @@ func TestPassCountsLostRacesAndStoreErrors(t *testing.T) {
 		evalRule("lost", "m1", StateOK, 5, MetricErrors, CompGT, 0),
 		evalRule("broken", "m1", StateOK, 5, MetricErrors, CompGT, 0),
 	}
-	reader := fakeReader(func(time.Time, time.Time, []string) (map[string]map[string]analytics.WindowStat, error) {
-		return map[string]map[string]analytics.WindowStat{"m1": {"": {Calls: 1, Errors: 1}}}, nil
-	})
+	reader := fakeReader{sets: sameStats(map[string]map[string]analytics.WindowStat{"m1": {"": {Calls: 1, Errors: 1}}})}
 	store := &fakeStore{t: t,
 		enabled: func() ([]EvalRule, error) { return rules, nil },
 		fire: func(r EvalRule, _ time.Time, _ FanOut) (bool, error) {
@@ -214,9 +291,9 @@ func TestPassSkipsWhenAnotherInstanceHoldsTheLock(t *testing.T) {
 }
 
 func TestEvaluateRule(t *testing.T) {
-	stats := fakeReader(func(time.Time, time.Time, []string) (map[string]map[string]analytics.WindowStat, error) {
+	stats := fakeReader{one: func(time.Time, time.Time, []string) (map[string]map[string]analytics.WindowStat, error) {
 		return map[string]map[string]analytics.WindowStat{"m1": {"": {Calls: 4, Errors: 1}}}, nil
-	})
+	}}
 	t.Run("fires", func(t *testing.T) {
 		store := &fakeStore{t: t,
 			evalRule: func(string, string) (EvalRule, error) {

@@ -43,6 +43,9 @@ const (
 	MaxRuleToolLen   = 256 // same as an ingest item's name
 	MinWindowMinutes = 1
 	MaxWindowMinutes = 1440
+	// MaxRulesPerAccount is the default cap on an account's rules
+	// (configurable); past it CreateRule fails with ELIMITREACHED.
+	MaxRulesPerAccount = 1000
 )
 
 var (
@@ -380,7 +383,8 @@ func equalStringPtr(a, b *string) bool {
 // RuleService manages alert rules.
 type RuleService interface {
 	// CreateRule validates c and stores a new rule in state ok. Returns
-	// EINVALID and ENOTFOUND (no such MCP in the account).
+	// EINVALID, ENOTFOUND (no such MCP in the account) and ELIMITREACHED
+	// (the account holds its maximum of rules).
 	CreateRule(ctx context.Context, accountID, mcpID string, c RuleCreate) (Rule, error)
 
 	// Rule returns one rule. Returns ENOTFOUND.

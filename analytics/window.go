@@ -21,3 +21,24 @@ type WindowReader interface {
 	// tools/call items. MCPs and tools without items are absent.
 	WindowStats(ctx context.Context, from, to time.Time, mcpIDs []string) (map[string]map[string]WindowStat, error)
 }
+
+// WindowRequest asks for one MCP's figures over several rule windows that
+// all end at the same instant: Minutes are the windows' lengths, and
+// P95Minutes those of them whose 95th percentile is wanted too (merging
+// percentile states is the expensive part of the read).
+type WindowRequest struct {
+	Minutes    []int
+	P95Minutes []int
+}
+
+// WindowSetReader gives the alert evaluator every window of a pass in one
+// read per set of MCPs, instead of one read per window length.
+type WindowSetReader interface {
+	WindowReader
+	// WindowSets measures, for each MCP of reqs, each requested window
+	// [to - minutes, to): by MCP id, window minutes, then "" for all
+	// methods of the MCP and each tool name for its tools/call items. P95Ms
+	// is set only for P95Minutes windows. MCPs, windows and tools without
+	// items are absent.
+	WindowSets(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]WindowStat, error)
+}

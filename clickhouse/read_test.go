@@ -3,6 +3,7 @@ package clickhouse_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -39,6 +40,7 @@ func TestReads(t *testing.T) {
 		t.Run("sessions", func(t *testing.T) { testSessions(t, db, o) })
 		t.Run("usage", func(t *testing.T) { testUsage(t, db, o) })
 		t.Run("window", func(t *testing.T) { testWindowStats(t, db, o) })
+		t.Run("window sets", func(t *testing.T) { testWindowSets(t, db, o) })
 	}
 	t.Run("unmerged", checkAll)
 	for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily", "tool_client_daily", "user_daily", "usage_daily",
@@ -422,6 +424,60 @@ func testWindowStats(t *testing.T, db *clickhouse.DB, o oracle) {
 	empty, err := db.WindowStats(ctx, windows[0][0], windows[0][1], nil)
 	if err != nil || len(empty) != 0 {
 		t.Errorf("no MCPs: %v %v", empty, err)
+	}
+}
+
+// testWindowSets checks the one-scan read of many windows against the
+// oracle: every window of every MCP, counts exact, p95 only where asked.
+func testWindowSets(t *testing.T, db *clickhouse.DB, o oracle) {
+	ctx := context.Background()
+	to := day0.AddDate(0, 0, 3) // the windows end at the fixture's 1 ms edge
+	reqs := map[string]analytics.WindowRequest{
+		mcpA:       {Minutes: []int{1, 60, 720, 1440}, P95Minutes: []int{60, 1440}},
+		mcpB:       {Minutes: []int{5, 1440}},
+		"mcp-none": {Minutes: []int{30}, P95Minutes: []int{30}},
+	}
+	got, err := db.WindowSets(ctx, to, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mcp, req := range reqs {
+		for _, w := range req.Minutes {
+			from := to.Add(-time.Duration(w) * time.Minute)
+			keys := map[string][]analytics.Item{}
+			for _, row := range o.rows {
+				ts := row.Item.Timestamp
+				if row.MCPID != mcp || ts.Before(from) || !ts.Before(to) {
+					continue
+				}
+				keys[""] = append(keys[""], row.Item)
+				if isTool(row.Item) {
+					keys[row.Item.Name] = append(keys[row.Item.Name], row.Item)
+				}
+			}
+			if len(got[mcp][w]) != len(keys) {
+				t.Errorf("%s %d min: keys %v, want %d", mcp, w, got[mcp][w], len(keys))
+			}
+			wantP95 := false
+			for _, pw := range req.P95Minutes {
+				wantP95 = wantP95 || pw == w
+			}
+			for key, items := range keys {
+				a := aggregate(items)
+				g := got[mcp][w][key]
+				if g.Calls != a.calls || g.Errors != a.errors {
+					t.Errorf("%s %d min %q: %+v, want %d calls %d errors", mcp, w, key, g, a.calls, a.errors)
+				}
+				if wantP95 {
+					pctl(t, fmt.Sprintf("window set p95 %s %d %s", mcp, w, key), a.durations, 0.95, g.P95Ms)
+				} else if g.P95Ms != nil {
+					t.Errorf("%s %d min %q: p95 %v not asked for", mcp, w, key, *g.P95Ms)
+				}
+			}
+		}
+	}
+	if got[mcpA][1][""].Calls != 1 || got[mcpA][1]["edge"].Calls != 1 {
+		t.Errorf("1-minute window = %+v", got[mcpA][1])
 	}
 }
 

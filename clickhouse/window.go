@@ -3,6 +3,9 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -66,4 +69,134 @@ func msRange(from, to time.Time) string {
 	fromMs, toMs := from.Nanosecond()/1e6, to.Nanosecond()/1e6
 	return fmt.Sprintf("ts >= %[1]s AND ts <= %[2]s AND (ts > %[1]s OR ts_ms >= %[3]d) AND (ts < %[2]s OR ts_ms < %[4]d)",
 		timeLit(from), timeLit(to), fromMs, toMs)
+}
+
+var _ analytics.WindowSetReader = (*DB)(nil)
+
+// WindowSets implements analytics.WindowSetReader with one scan of events
+// for the counts of every window (per-minute buckets before to, summed in
+// Go into each window) and, when some windows want a 95th percentile, one
+// more that merges per-minute t-digest states into just those windows.
+// Buckets are exact to the millisecond: an event belongs to a window of w
+// minutes when to - w·60 s <= its time < to, as in WindowStats.
+func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
+	out := make(map[string]map[int]map[string]analytics.WindowStat, len(reqs))
+	longest, ids, p95IDs := 0, make([]any, 0, len(reqs)), []string{}
+	for id, r := range reqs {
+		if len(r.Minutes) == 0 {
+			continue
+		}
+		ids = append(ids, id)
+		for _, m := range r.Minutes {
+			longest = max(longest, m)
+		}
+		if len(r.P95Minutes) > 0 {
+			p95IDs = append(p95IDs, id)
+		}
+	}
+	if len(ids) == 0 || longest <= 0 {
+		return out, nil
+	}
+	toMs := to.UnixMilli()
+	// bucket is how many whole minutes before to an event lies: 0 for
+	// (to - 60 s, to), so a window of w minutes holds buckets 0..w-1.
+	bucket := fmt.Sprintf("intDiv(%d - (toInt64(ts) * 1000 + ts_ms) - 1, 60000)", toMs)
+	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(longest)*time.Minute), to))
+	q := fmt.Sprintf(`SELECT mcp_id, key, toUInt32(%s) AS m, toInt64(count()), toInt64(sum(is_error))
+		FROM %s.events
+		ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
+		WHERE %s
+		GROUP BY mcp_id, key, m`, bucket, db.db, where)
+	type minuteRow struct {
+		mcpID, key    string
+		m             uint32
+		calls, errors int64
+	}
+	var rows []minuteRow
+	err := db.query(ctx, "window sets", q, []any{clickhouse.GroupSet{Value: ids}}, func() []any {
+		r := appendRow(&rows)
+		return []any{&r.mcpID, &r.key, &r.m, &r.calls, &r.errors}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		for _, w := range reqs[r.mcpID].Minutes {
+			if int(r.m) >= w {
+				continue
+			}
+			st := windowEntry(out, r.mcpID, w)
+			s := st[r.key]
+			s.Calls += r.calls
+			s.Errors += r.errors
+			st[r.key] = s
+		}
+	}
+	if len(p95IDs) == 0 {
+		return out, nil
+	}
+	// Percentiles: per-minute states merged into each P95 window of the
+	// MCP; the windows come as a literal array per MCP, matched by
+	// position (18.16 has no map type).
+	sort.Strings(p95IDs)
+	mcpArr, winArr := make([]string, len(p95IDs)), make([]string, len(p95IDs))
+	for i, id := range p95IDs {
+		mcpArr[i] = QuoteString(id)
+		ws := make([]string, len(reqs[id].P95Minutes))
+		for j, w := range reqs[id].P95Minutes {
+			ws[j] = strconv.Itoa(w)
+		}
+		winArr[i] = "[" + strings.Join(ws, ",") + "]"
+	}
+	pids := make([]any, len(p95IDs))
+	for i, id := range p95IDs {
+		pids[i] = id
+	}
+	q = fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantileTDigestIfMerge(0.95)(q)
+		FROM (
+			SELECT mcp_id, key, toUInt32(%s) AS m, sum(has_duration) AS d,
+				quantileTDigestIfState(0.95)(duration_ms, has_duration) AS q
+			FROM %s.events
+			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
+			WHERE %s
+			GROUP BY mcp_id, key, m
+		)
+		ARRAY JOIN arrayElement(CAST([%s] AS Array(Array(UInt32))), indexOf([%s], mcp_id)) AS w
+		WHERE w > m
+		GROUP BY mcp_id, key, w`, bucket, db.db, where, strings.Join(winArr, ","), strings.Join(mcpArr, ","))
+	type p95Row struct {
+		mcpID, key string
+		w          uint32
+		withDur    uint64
+		p95        float32
+	}
+	var prow []p95Row
+	err = db.query(ctx, "window set percentiles", q, []any{clickhouse.GroupSet{Value: pids}}, func() []any {
+		r := appendRow(&prow)
+		return []any{&r.mcpID, &r.key, &r.w, &r.withDur, &r.p95}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range prow {
+		if r.withDur == 0 {
+			continue
+		}
+		st := windowEntry(out, r.mcpID, int(r.w))
+		s := st[r.key]
+		v := quantile(r.p95)
+		s.P95Ms = &v
+		st[r.key] = s
+	}
+	return out, nil
+}
+
+func windowEntry(out map[string]map[int]map[string]analytics.WindowStat, mcpID string, w int) map[string]analytics.WindowStat {
+	if out[mcpID] == nil {
+		out[mcpID] = map[int]map[string]analytics.WindowStat{}
+	}
+	if out[mcpID][w] == nil {
+		out[mcpID][w] = map[string]analytics.WindowStat{}
+	}
+	return out[mcpID][w]
 }

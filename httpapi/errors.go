@@ -48,6 +48,7 @@ var codeStatus = map[string]int{
 	telemetry.EINVALIDRANGE:       http.StatusUnprocessableEntity,
 	telemetry.ERANGETOOLARGE:      http.StatusUnprocessableEntity,
 	telemetry.EWEBHOOKHOST:        http.StatusUnprocessableEntity,
+	telemetry.ELIMITREACHED:       http.StatusUnprocessableEntity,
 	telemetry.EUNAUTHENTICATED:    http.StatusUnauthorized,
 	telemetry.EINVALIDCREDENTIALS: http.StatusUnauthorized,
 	telemetry.ECREDENTIAL:         http.StatusForbidden,

@@ -145,7 +145,9 @@ var createRuleOp = huma.Operation{
 the next evaluation judges it. ` + ruleStatesDoc + `
 
 A rule may name a channel nobody connected: it is accepted, and that channel gets nothing until
-an admin connects it. 404 for an MCP that is not in your account; 422 for an invalid field.`,
+an admin connects it. 404 for an MCP that is not in your account; 422 for an invalid field. An
+account holds at most 1,000 rules (configurable: ` + "`alerting.max_rules_per_account`" + `); creating one more
+is 422 ` + "`limit_reached`" + ` until a rule is deleted.`,
 	Tags:   []string{"Alerting"},
 	Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 }

@@ -16,12 +16,17 @@ import (
 // rule or MCP of another account is not found.
 type RuleService struct {
 	db *DB
+	// MaxPerAccount caps an account's rules (alerting.MaxRulesPerAccount
+	// by default).
+	MaxPerAccount int
 }
 
 var _ alerting.RuleService = (*RuleService)(nil)
 
 // NewRuleService returns the rule store.
-func NewRuleService(db *DB) *RuleService { return &RuleService{db: db} }
+func NewRuleService(db *DB) *RuleService {
+	return &RuleService{db: db, MaxPerAccount: alerting.MaxRulesPerAccount}
+}
 
 const ruleColumns = `id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
 	channels, enabled, state, last_fired_at, created_at`
@@ -48,17 +53,35 @@ func (s *RuleService) CreateRule(ctx context.Context, accountID, mcpID string, c
 		return alerting.Rule{}, notFound("MCP")
 	}
 	r := c.Rule(ids.New(prefixRule), mcpID, time.Now())
-	row := s.db.Pool.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
+	var created alerting.Rule
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		// The account row's lock serialises concurrent creations, so the
+		// cap holds exactly; the count is a statement of its own, so that it
+		// sees the rules committed while this one waited for the lock.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID); err != nil {
+			return err
+		}
+		var rules int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM rules WHERE account_id = $1`, accountID).Scan(&rules); err != nil {
+			return err
+		}
+		if rules >= s.MaxPerAccount {
+			return telemetry.Errorf(telemetry.ELIMITREACHED,
+				"An account holds at most %d alert rules; delete one to create another.", s.MaxPerAccount)
+		}
+		var err error
+		created, err = scanRule(tx.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
 			threshold, window_minutes, channels, enabled, state)
 		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12
 		FROM mcps WHERE id = $2 AND account_id = $3
 		RETURNING `+ruleColumns,
-		r.ID, mcpID, accountID, r.Name, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.Channels, r.Enabled, r.State)
-	created, err := scanRule(row)
+			r.ID, mcpID, accountID, r.Name, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.Channels, r.Enabled, r.State))
+		return err
+	})
 	if isNotFound(err) {
 		return alerting.Rule{}, notFound("MCP")
 	}
-	return created, err
+	return created, wrap(err)
 }
 
 // Rule implements alerting.RuleService.

@@ -157,7 +157,9 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Channels = postgres.NewChannelService(m.PG, box)
 	m.Rules = postgres.NewRuleService(m.PG)
+	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
 	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH, m.PG.TransitionConcurrency())
+	m.Evaluator.Budget = m.Config.Alerting.PassBudget
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	if m.Registry != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/httpapi"
 )
@@ -118,6 +119,11 @@ type AlertingConfig struct {
 	EvaluateInterval time.Duration `mapstructure:"evaluate_interval"`
 	SecretKey        string        `mapstructure:"secret_key"`
 	SecretKeyFile    string        `mapstructure:"secret_key_file"`
+	// MaxRulesPerAccount caps an account's rules (422 limit_reached).
+	MaxRulesPerAccount int `mapstructure:"max_rules_per_account"`
+	// PassBudget bounds the time one evaluation pass spends; accounts it
+	// did not reach go first in the next pass.
+	PassBudget time.Duration `mapstructure:"pass_budget"`
 }
 
 // NightlyConfig is the nightly pass.
@@ -149,9 +155,10 @@ func DefaultConfig() Config {
 		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes},
-		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key"},
-		Nightly:  NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
-		Metrics:  MetricsConfig{Enabled: true},
+		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
+			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second},
+		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
+		Metrics: MetricsConfig{Enabled: true},
 	}
 }
 
@@ -229,6 +236,12 @@ func (c Config) Validate() error {
 	}
 	if c.Postgres.StatementTimeout < 0 {
 		bad("postgres.statement_timeout", "must be 0 (none) or positive")
+	}
+	if c.Alerting.MaxRulesPerAccount < 1 {
+		bad("alerting.max_rules_per_account", "must be at least 1")
+	}
+	if c.Alerting.PassBudget < time.Second || c.Alerting.PassBudget >= max(c.Alerting.EvaluateInterval, time.Minute) {
+		bad("alerting.pass_budget", "must be at least 1s and shorter than a pass may run (the larger of evaluate_interval and 1m)")
 	}
 	if c.Server.ShutdownTimeout <= 0 {
 		bad("server.shutdown_timeout", "must be positive")

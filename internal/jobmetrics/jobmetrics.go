@@ -21,6 +21,7 @@ type Evaluator struct {
 	firings  prometheus.Counter
 	resolved prometheus.Counter
 	failures prometheus.Counter
+	deferred prometheus.Counter
 	duration prometheus.Histogram
 }
 
@@ -45,12 +46,15 @@ func NewEvaluator(reg prometheus.Registerer) *Evaluator {
 		failures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "telemetry_alert_rule_failures_total", Help: "Rules left unchanged by a pass because of an error.",
 		}),
+		deferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_alert_rules_deferred_total", Help: "Rules a pass left to the next one when it ran out of its time budget.",
+		}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "telemetry_alert_evaluator_duration_seconds", Help: "Time of one evaluation pass.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
 		}),
 	}
-	reg.MustRegister(m.passes, m.rules, m.firings, m.resolved, m.failures, m.duration)
+	reg.MustRegister(m.passes, m.rules, m.firings, m.resolved, m.failures, m.deferred, m.duration)
 	return m
 }
 
@@ -69,6 +73,7 @@ func (m *Evaluator) ObservePass(sum alerting.PassSummary, err error, took time.D
 	m.firings.Add(float64(sum.Fired))
 	m.resolved.Add(float64(sum.Resolved))
 	m.failures.Add(float64(sum.Failed))
+	m.deferred.Add(float64(sum.Deferred))
 	m.duration.Observe(took.Seconds())
 }
 
