@@ -30,10 +30,10 @@ func FuzzDecodeBody(f *testing.F) {
 			_ = zw.Close()
 			raw, encoding = buf.Bytes(), "gzip"
 		}
-		body, release, err := decodeBody(raw, encoding, limit)
+		body, release, err := decodeBody(raw, encoding, limit, wire.CheckItemCount)
 		defer release()
 		if err != nil {
-			if c := telemetry.ErrorCode(err); c != telemetry.EBADREQUEST && c != telemetry.ETOOLARGE && c != telemetry.EUNSUPPORTEDMEDIA {
+			if c := telemetry.ErrorCode(err); c != telemetry.EBADREQUEST && c != telemetry.ETOOLARGE && c != telemetry.EUNSUPPORTEDMEDIA && c != telemetry.ETOOMANYITEMS {
 				t.Fatalf("decode: %v", err)
 			}
 			return

@@ -100,7 +100,7 @@ func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, e
 	if err := requireMediaType(in.ContentType, "application/json"); err != nil {
 		return nil, err
 	}
-	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes, wire.CheckItemCount)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ const decodeWait = time.Second
 // unavailable with Retry-After past that, so concurrent hostile bodies
 // queue briefly or are refused, and never take more memory. Call release
 // once the decoded body and everything built from it are no longer used.
-func (s *Server) decodeBudgeted(ctx context.Context, raw []byte, encoding string, limit int64) (body []byte, release func(), err error) {
+func (s *Server) decodeBudgeted(ctx context.Context, raw []byte, encoding string, limit int64, precheck func([]byte) error) (body []byte, release func(), err error) {
 	reserve := min(int64(len(raw)), limit)
 	if enc := strings.ToLower(strings.TrimSpace(encoding)); enc != "" && enc != "identity" {
 		reserve = limit
@@ -170,7 +170,7 @@ func (s *Server) decodeBudgeted(ctx context.Context, raw []byte, encoding string
 		return nil, func() {}, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
 			Message: "The service is decoding as much as it allows at once; retry shortly."}
 	}
-	body, releaseBody, err := decodeBody(raw, encoding, limit)
+	body, releaseBody, err := decodeBody(raw, encoding, limit, precheck)
 	if err != nil {
 		s.decoding.Release(reserve)
 		return nil, func() {}, err
@@ -180,8 +180,10 @@ func (s *Server) decodeBudgeted(ctx context.Context, raw []byte, encoding string
 
 // decodeBody undoes Content-Encoding and enforces the size limit on the
 // decompressed bytes, reading at most limit+1 of them: a gzip bomb is never
-// inflated into memory. Call release once the body is no longer used.
-func decodeBody(raw []byte, encoding string, limit int64) (body []byte, release func(), err error) {
+// inflated into memory. precheck, when set, judges the inflated prefix as
+// it grows (item counting) and its error refuses the body at once. Call
+// release once the body is no longer used.
+func decodeBody(raw []byte, encoding string, limit int64, precheck func([]byte) error) (body []byte, release func(), err error) {
 	noop := func() {}
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "", "identity":
@@ -207,14 +209,29 @@ func decodeBody(raw []byte, encoding string, limit int64) (body []byte, release 
 			inflated.Put(buf)
 		}
 	}
-	n, err := buf.ReadFrom(io.LimitReader(zr, limit+1))
-	if n > limit {
-		release()
-		return nil, noop, telemetry.Errorf(telemetry.ETOOLARGE, "The body is over %d bytes after decompression.", limit)
-	}
-	if err != nil {
-		release()
-		return nil, noop, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid gzip.")
+	// Inflate in growing steps, checking the item count of what arrived
+	// at each one: a bomb of empty items is refused after its first
+	// kilobytes are inflated, not the whole megabyte.
+	r := io.LimitReader(zr, limit+1)
+	for step := int64(64 << 10); ; step *= 2 {
+		n, err := buf.ReadFrom(io.LimitReader(r, step))
+		if int64(buf.Len()) > limit {
+			release()
+			return nil, noop, telemetry.Errorf(telemetry.ETOOLARGE, "The body is over %d bytes after decompression.", limit)
+		}
+		if err != nil {
+			release()
+			return nil, noop, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid gzip.")
+		}
+		if precheck != nil {
+			if err := precheck(buf.Bytes()); err != nil {
+				release()
+				return nil, noop, err
+			}
+		}
+		if n < step {
+			break
+		}
 	}
 	return buf.Bytes(), release, nil
 }

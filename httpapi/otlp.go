@@ -61,7 +61,8 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 	if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
 		return otlpError(err, ct), nil
 	}
-	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes,
+		func(b []byte) error { return otlp.CheckSpanCount(b, ct) })
 	if err != nil {
 		return otlpError(err, ct), nil
 	}

@@ -45,7 +45,7 @@ func Decode(body []byte, contentType string) (*coltracepb.ExportTraceServiceRequ
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSpanCount(body, mt); err != nil {
+	if err := CheckSpanCount(body, mt); err != nil {
 		return nil, err
 	}
 	req := &coltracepb.ExportTraceServiceRequest{}

@@ -17,10 +17,10 @@ const MaxSpansPerRequest = 10_000
 var spansPath = []string{"resourceSpans|resource_spans", jsoncount.Wildcard,
 	"scopeSpans|scope_spans", jsoncount.Wildcard, "spans"}
 
-// checkSpanCount refuses a body holding more than MaxSpansPerRequest spans,
-// counting them without decoding. Malformed input passes: the decoder
-// reports it.
-func checkSpanCount(body []byte, mediaType string) error {
+// CheckSpanCount refuses a body holding more than MaxSpansPerRequest spans,
+// counting them without decoding. Malformed or truncated input passes (the
+// decoder reports it), so it can judge a prefix of a body as it inflates.
+func CheckSpanCount(body []byte, mediaType string) error {
 	var over bool
 	if mediaType == ContentTypeProtobuf {
 		over = protoSpanCount(body, MaxSpansPerRequest) > MaxSpansPerRequest

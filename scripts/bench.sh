@@ -7,6 +7,9 @@
 # through the API, then runs:
 #   1. ingest at full load (gzip batches of 500 over 8 connections), then at
 #      half that rate, through the Go client; items/s, p50/p99, peak RSS;
+#   1b. hostile load: normal ingest from one key alone, then beside 20 gzip
+#      bombs and 20 OTLP empty-span bodies posted in a loop with another key
+#      (BENCH_HOSTILE_SECONDS each): its p99 both ways, peak RSS, statuses;
 #   2. the direct-insert baseline: the same rows straight into ClickHouse in
 #      batches of the flusher's size;
 #   3. the reads: seeds BENCH_EVENTS events over 365 days (half of them in one
@@ -26,7 +29,7 @@
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
-#   BENCH_SKIP                 space-separated parts to skip: ingest direct reads alerting
+#   BENCH_SKIP                 space-separated parts to skip: ingest hostile direct reads alerting
 #   BENCH_GO                   a -bench regexp: run these Go benchmarks of every
 #                              package instead of the alerting ones ("." for all)
 #   BENCHTIME [3x]             their -benchtime
@@ -127,6 +130,11 @@ if want ingest; then
 	step "ingest: half load for ${SECONDS_PER_RUN}s"
 	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
 		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "half load" -half -out "$results"
+fi
+
+if want hostile; then
+	step "hostile load: gzip bombs and OTLP empty-span bodies beside normal ingest"
+	"$bench" hostile -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -duration "${BENCH_HOSTILE_SECONDS:-20}s" -pid "$svc_pid" -out "$results"
 fi
 
 if want direct; then

@@ -29,10 +29,8 @@ type Batch struct {
 // items that fail a field rule, or are not even objects of the right types,
 // are counted in Dropped. Unknown fields of an item are ignored.
 func ParseBatch(body []byte, now time.Time) (Batch, error) {
-	// Count before building: a 1 MiB body of empty items would otherwise
-	// be decoded into some 350,000 items before the limit is checked.
-	if _, over := jsoncount.AtPath(body, itemsPath, analytics.MaxBatchItems); over {
-		return Batch{}, telemetry.FieldError(telemetry.ETOOMANYITEMS, "body.items", "A batch holds at most %d items; this one has more.", analytics.MaxBatchItems)
+	if err := CheckItemCount(body); err != nil {
+		return Batch{}, err
 	}
 	// Fast path: a well-formed batch decodes in one pass. Only when some
 	// item has a wrong type does the slow path decode item by item, so
@@ -89,6 +87,18 @@ func parseBatchSlow(body []byte, now time.Time) (Batch, error) {
 		b.Items = append(b.Items, it)
 	}
 	return b, nil
+}
+
+// CheckItemCount refuses a body of more than MaxBatchItems items, counting
+// them on the bytes: a 1 MiB body of empty items would otherwise be
+// decoded into some 350,000 items before the limit is checked. Malformed or
+// truncated input passes (the decoder reports it), so it can judge a
+// prefix of a body as it inflates.
+func CheckItemCount(body []byte) error {
+	if _, over := jsoncount.AtPath(body, itemsPath, analytics.MaxBatchItems); over {
+		return telemetry.FieldError(telemetry.ETOOMANYITEMS, "body.items", "A batch holds at most %d items; this one has more.", analytics.MaxBatchItems)
+	}
+	return nil
 }
 
 // itemsPath is where a batch keeps its items.
