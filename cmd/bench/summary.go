@@ -74,6 +74,20 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		line("service peak RSS (VmHWM)", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
 	}
 
+	if ratio, ok := get("hostile", "p99 ratio", "x"); ok {
+		fmt.Fprintln(out, "hostile load (20 gzip bombs + 20 OTLP empty-span posters beside normal ingest)")
+		alone, _ := get("hostile", "normal key alone", "p99_ms")
+		loaded, _ := get("hostile", "normal key under attack", "p99_ms")
+		bad, _ := get("hostile", "5xx other than 503", "count")
+		rss, _ := get("hostile", "service peak rss", "rss_mib")
+		line("normal key p99, alone / under attack", fmt.Sprintf("%.1f / %.1f ms", alone, loaded), "", "")
+		line("  ratio", fmt.Sprintf("%.2fx", ratio), "<= 2x", check(ratio <= 2))
+		line("  5xx other than 503", fmt.Sprintf("%.0f", bad), "0", check(bad == 0))
+		if rss > 0 {
+			line("  service peak RSS under attack", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", check(rss < 512))
+		}
+	}
+
 	if n, ok := get("reads", "history", "mcp_events"); ok {
 		fmt.Fprintf(out, "reads of an MCP holding %.0f events (raw: the same figures aggregated from the events table)\n", n)
 		if n < 49_000_000 {
