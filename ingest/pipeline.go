@@ -120,12 +120,11 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		buf = new([]byte)
 	}
 	*buf = rec.Encode((*buf)[:0])
+	// Append answers only once the record is on disk or definitely not in
+	// the log (a cancelled request does not cut it short), so the ids are
+	// released exactly when the items were not accepted.
 	_, _, err = p.log.Append(ctx, *buf)
-	if err == nil {
-		// After a failed (say cancelled) Append the log may still write
-		// the record later: the buffer must not be reused then.
-		p.bufPool.Put(buf)
-	}
+	p.bufPool.Put(buf)
 	if err != nil {
 		for _, id := range reserved {
 			p.dedup.Release(mcpID, id)

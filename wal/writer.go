@@ -29,10 +29,12 @@ type appendResult struct {
 // returns.
 //
 // It returns ErrFull when the records do not fit in Options.MaxBytes next to
-// the unacknowledged ones, and ErrClosed after Close. When ctx ends first it
-// returns ctx.Err(), but the records are queued and may still be committed: a
-// caller that retries may store them twice, so downstream must deduplicate
-// (ingest items carry ids for that).
+// the unacknowledged ones, and ErrClosed after Close. ctx is honoured only
+// until the records are queued: from then on Append waits for the writer's
+// answer (bounded by one write and fsync), because a caller told "cancelled"
+// while its records go on to be committed would retry and store them twice.
+// So an error always means the records are not in the log, and success
+// that they are on disk.
 func (l *Log) Append(ctx context.Context, recs ...[]byte) (first, last uint64, err error) {
 	if len(recs) == 0 {
 		return 0, 0, errors.New("wal: Append needs at least one record")
@@ -71,12 +73,8 @@ func (l *Log) Append(ctx context.Context, recs ...[]byte) (first, last uint64, e
 	default: // the writer is already nudged
 	}
 
-	select {
-	case r := <-req.done:
-		return r.first, r.last, r.err
-	case <-ctx.Done():
-		return 0, 0, ctx.Err()
-	}
+	r := <-req.done
+	return r.first, r.last, r.err
 }
 
 // run is the writer goroutine. Each round takes every append queued so far
@@ -96,8 +94,13 @@ func (l *Log) run() {
 	}
 }
 
+// beforeCommit runs at the start of each commit round; tests stall the
+// writer with it.
+var beforeCommit = func() {}
+
 // commitPending commits the queued appends and answers their callers.
 func (l *Log) commitPending() {
+	beforeCommit()
 	l.mu.Lock()
 	batch := l.pending
 	l.pending = nil
