@@ -14,7 +14,7 @@ import { z } from "zod";
 import { instrument } from "../src/index.js";
 import { clientInfo, exercise, expected, makeServer } from "./fixtures/scenario.js";
 import { gunzipSync } from "node:zlib";
-import { base, clients, errorTypes, newMcp, sessions, skip, tool, tools, topErrors, waitForCalls } from "./service.js";
+import { base, checkScenario, errorTypes, newMcp, sessions, skip, tool, topErrors, waitForCalls } from "./service.js";
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -28,36 +28,6 @@ function capture() {
     return fetch(url, init);
   };
   return { sent, fetch: f };
-}
-
-/** checkScenario asserts the read-back of `connections` runs of exercise(). */
-async function checkScenario(mcpId, connections, serverVersion) {
-  const o = await waitForCalls(mcpId, expected.calls * connections);
-  assert.equal(o.calls, expected.calls * connections, "overview calls");
-  assert.equal(o.errors, expected.errors * connections, "overview errors");
-  assert.equal(o.sessions, connections, "overview sessions");
-  const ts = await tools(mcpId);
-  assert.deepEqual(Object.keys(ts).sort(), Object.keys(expected.tools).sort());
-  for (const [name, want] of Object.entries(expected.tools)) {
-    assert.equal(ts[name].calls, want.calls * connections, `${name} calls`);
-    assert.equal(ts[name].errors, want.errors * connections, `${name} errors`);
-  }
-  const fail = await tool(mcpId, "fail");
-  assert.deepEqual(errorTypes(fail), { tool_error: 2 * connections });
-  assert.equal(fail.error_types[0].last_message, "quota exceeded");
-  assert.deepEqual(clients(fail), { [clientInfo.name]: 2 * connections });
-  const boom = await tool(mcpId, "boom");
-  assert.deepEqual(errorTypes(boom), { tool_error: connections });
-  assert.equal(boom.error_types[0].last_message, "index offline");
-  const ss = await sessions(mcpId);
-  assert.equal(ss.length, connections);
-  for (const s of ss) {
-    assert.equal(s.calls, expected.calls);
-    assert.equal(s.errors, expected.errors);
-    assert.equal(s.client_name, clientInfo.name);
-    assert.equal(s.client_version, clientInfo.version);
-  }
-  return ss;
 }
 
 test("McpServer over the in-memory transport reads back exactly", { skip }, async () => {

@@ -4,6 +4,7 @@
 // tests that need the service are skipped, except under CI=true, where they
 // fail.
 import assert from "node:assert/strict";
+import { clientInfo, expected } from "./fixtures/scenario.js";
 
 export const base = process.env.TELEMETRY_TEST_BASE_URL;
 export const token = process.env.TELEMETRY_TEST_TOKEN;
@@ -85,3 +86,34 @@ export async function topErrors(mcpId) {
   const r = await read(`/v1/mcps/${mcpId}/insights`);
   return Object.fromEntries(r.top_errors.items.map((e) => [`${e.method} ${e.name} ${e.error_type}`, e.count]));
 }
+
+/** checkScenario asserts the read-back of `connections` runs of exercise(). */
+export async function checkScenario(mcpId, connections) {
+  const o = await waitForCalls(mcpId, expected.calls * connections);
+  assert.equal(o.calls, expected.calls * connections, "overview calls");
+  assert.equal(o.errors, expected.errors * connections, "overview errors");
+  assert.equal(o.sessions, connections, "overview sessions");
+  const ts = await tools(mcpId);
+  assert.deepEqual(Object.keys(ts).sort(), Object.keys(expected.tools).sort());
+  for (const [name, want] of Object.entries(expected.tools)) {
+    assert.equal(ts[name].calls, want.calls * connections, `${name} calls`);
+    assert.equal(ts[name].errors, want.errors * connections, `${name} errors`);
+  }
+  const fail = await tool(mcpId, "fail");
+  assert.deepEqual(errorTypes(fail), { tool_error: 2 * connections });
+  assert.equal(fail.error_types[0].last_message, "quota exceeded");
+  assert.deepEqual(clients(fail), { [clientInfo.name]: 2 * connections });
+  const boom = await tool(mcpId, "boom");
+  assert.deepEqual(errorTypes(boom), { tool_error: connections });
+  assert.equal(boom.error_types[0].last_message, "index offline");
+  const ss = await sessions(mcpId);
+  assert.equal(ss.length, connections);
+  for (const s of ss) {
+    assert.equal(s.calls, expected.calls);
+    assert.equal(s.errors, expected.errors);
+    assert.equal(s.client_name, clientInfo.name);
+    assert.equal(s.client_version, clientInfo.version);
+  }
+  return ss;
+}
+
