@@ -39,21 +39,21 @@ var otlpLogsOp = huma.Operation{
 
 func (s *Server) otlpMetrics(ctx context.Context, in *rawBodyInput) (*otlpOutput, error) {
 	return s.otlpSignal(ctx, in, func(body []byte, ct string) ([]byte, error) {
-		req, err := otlp.DecodeMetrics(body, ct)
+		n, err := otlp.CountDataPoints(body, ct)
 		if err != nil {
 			return nil, err
 		}
-		return otlp.EncodeMetricsResponse(otlp.DataPoints(req), ct)
+		return otlp.EncodeMetricsResponse(n, ct)
 	})
 }
 
 func (s *Server) otlpLogs(ctx context.Context, in *rawBodyInput) (*otlpOutput, error) {
 	return s.otlpSignal(ctx, in, func(body []byte, ct string) ([]byte, error) {
-		req, err := otlp.DecodeLogs(body, ct)
+		n, err := otlp.CountLogRecords(body, ct)
 		if err != nil {
 			return nil, err
 		}
-		return otlp.EncodeLogsResponse(otlp.LogRecords(req), ct)
+		return otlp.EncodeLogsResponse(n, ct)
 	})
 }
 
@@ -68,7 +68,7 @@ func (s *Server) otlpSignal(ctx context.Context, in *rawBodyInput, respond func(
 	if err := s.opts.Ingester.Allow(principal(ctx).KeyID); err != nil {
 		return otlpError(err, ct), nil
 	}
-	body, release, err := decodeBody(in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
 	if err != nil {
 		return otlpError(err, ct), nil
 	}

@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"strings"
 	"testing"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
@@ -20,17 +21,17 @@ const shinzoMetrics = `{"resourceMetrics":[{"resource":{"attributes":[{"key":"se
 "exemplars":[{"traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7","asDouble":3}]}],"aggregationTemporality":2}}]}]}]}`
 
 func TestMetricsRoundTrip(t *testing.T) {
-	req, err := DecodeMetrics([]byte(shinzoMetrics), "application/json")
-	if err != nil {
+	if n, err := CountDataPoints([]byte(shinzoMetrics), "application/json"); err != nil || n != 3 {
+		t.Fatalf("JSON: %d data points, %v; want 3", n, err)
+	}
+	// The same request in protobuf, built by the generated code.
+	req := &colmetricspb.ExportMetricsServiceRequest{}
+	if err := protojson.Unmarshal([]byte(strings.NewReplacer(`"4bf92f3577b34da6a3ce929d0e0e4736"`, `"S/kvNXezTaajzpKdDg5HNg=="`, `"00f067aa0ba902b7"`, `"APBnqgupArc="`).Replace(shinzoMetrics)), req); err != nil {
 		t.Fatal(err)
 	}
-	if n := DataPoints(req); n != 3 {
-		t.Fatalf("data points = %d, want 3", n)
-	}
 	pb, _ := proto.Marshal(req)
-	req2, err := DecodeMetrics(pb, "application/x-protobuf")
-	if err != nil || DataPoints(req2) != 3 {
-		t.Fatalf("protobuf: %v, %d points", err, DataPoints(req2))
+	if n, err := CountDataPoints(pb, "application/x-protobuf"); err != nil || n != 3 {
+		t.Fatalf("protobuf: %d data points, %v; want 3", n, err)
 	}
 	for _, ct := range []string{ContentTypeJSON, ContentTypeProtobuf} {
 		b, err := EncodeMetricsResponse(3, ct)
@@ -54,9 +55,16 @@ func TestMetricsRoundTrip(t *testing.T) {
 
 func TestLogsRoundTrip(t *testing.T) {
 	body := `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"a"},"traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7"},{"severityNumber":9}]}]}]}`
-	req, err := DecodeLogs([]byte(body), "application/json; charset=utf-8")
-	if err != nil || LogRecords(req) != 2 {
-		t.Fatalf("%v, %d records", err, LogRecords(req))
+	if n, err := CountLogRecords([]byte(body), "application/json; charset=utf-8"); err != nil || n != 2 {
+		t.Fatalf("JSON: %d records, %v; want 2", n, err)
+	}
+	req := &collogspb.ExportLogsServiceRequest{}
+	if err := protojson.Unmarshal([]byte(strings.NewReplacer(`"4bf92f3577b34da6a3ce929d0e0e4736"`, `"S/kvNXezTaajzpKdDg5HNg=="`, `"00f067aa0ba902b7"`, `"APBnqgupArc="`).Replace(body)), req); err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := proto.Marshal(req)
+	if n, err := CountLogRecords(pb, "application/x-protobuf"); err != nil || n != 2 {
+		t.Fatalf("protobuf: %d records, %v; want 2", n, err)
 	}
 	b, _ := EncodeLogsResponse(2, ContentTypeJSON)
 	resp := &collogspb.ExportLogsServiceResponse{}
@@ -66,13 +74,22 @@ func TestLogsRoundTrip(t *testing.T) {
 }
 
 func TestSignalDecodeErrors(t *testing.T) {
-	if _, err := DecodeMetrics([]byte("{"), "application/json"); telemetry.ErrorCode(err) != telemetry.EBADREQUEST {
-		t.Errorf("bad JSON: %v", err)
+	for _, body := range []string{"{", "[]", "", "null"} {
+		if _, err := CountDataPoints([]byte(body), "application/json"); telemetry.ErrorCode(err) != telemetry.EBADREQUEST {
+			t.Errorf("JSON %q: %v", body, err)
+		}
 	}
-	if _, err := DecodeLogs([]byte{0xff, 0xff}, "application/x-protobuf"); telemetry.ErrorCode(err) != telemetry.EBADREQUEST {
-		t.Errorf("bad protobuf: %v", err)
+	// A truncated nested message is malformed however deep it is.
+	for _, body := range [][]byte{{0xff, 0xff}, {0x0a, 0x05, 0x12, 0x09, 0x12}} {
+		if _, err := CountLogRecords(body, "application/x-protobuf"); telemetry.ErrorCode(err) != telemetry.EBADREQUEST {
+			t.Errorf("protobuf % x: %v", body, err)
+		}
 	}
-	if _, err := DecodeLogs(nil, "text/plain"); telemetry.ErrorCode(err) != telemetry.EUNSUPPORTEDMEDIA {
+	if _, err := CountLogRecords(nil, "text/plain"); telemetry.ErrorCode(err) != telemetry.EUNSUPPORTEDMEDIA {
 		t.Errorf("text/plain: %v", err)
+	}
+	// An empty protobuf body is an empty request.
+	if n, err := CountDataPoints(nil, "application/x-protobuf"); err != nil || n != 0 {
+		t.Errorf("empty: %d, %v", n, err)
 	}
 }
