@@ -102,6 +102,23 @@ func TestGoSDKMiddlewareEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
+	// The other reads come from tables a batch reaches one after the other:
+	// wait until each has the whole of it before comparing.
+	eventually(t, 30*time.Second, func() error {
+		total := func(path, key string) (n float64) {
+			for _, it := range a.must(200, "GET", "/v1/mcps/"+mcpID+path, token, nil)[key].([]any) {
+				n += num(it.(map[string]any)["calls"])
+			}
+			return n
+		}
+		if n := total("/tools", "items"); n != 7*connections {
+			return fmt.Errorf("tools: %v calls", n)
+		}
+		if n := total("/sessions", "items"); n != calls*connections {
+			return fmt.Errorf("sessions: %v calls", n)
+		}
+		return nil
+	})
 	want := func(what string, got, want any) {
 		t.Helper()
 		if fmt.Sprint(got) != fmt.Sprint(want) {

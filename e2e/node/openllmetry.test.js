@@ -14,7 +14,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { z } from "zod";
 import { clientInfo, exercise, expected, makeServer } from "../../sdk/typescript/test/fixtures/scenario.js";
-import { base, checkScenario, newMcp, skip, topErrors } from "../../sdk/typescript/test/service.js";
+import { base, checkScenario, eventually, newMcp, skip, topErrors } from "../../sdk/typescript/test/service.js";
 
 test("@traceloop/instrumentation-mcp spans read back exactly", { skip }, async () => {
   const { id, key } = await newMcp("openllmetry");
@@ -41,10 +41,12 @@ test("@traceloop/instrumentation-mcp spans read back exactly", { skip }, async (
   }
   // One client connection: every call once, the session span not a call.
   await checkScenario(id, 1);
-  assert.deepEqual(await topErrors(id), {
-    "tools/call fail tool_error": 2,
-    "tools/call missing tool_error": 1,
-    "tools/call boom tool_error": 1,
-    "resources/read docs://nope -32602": 1,
-  });
+  await eventually(async () =>
+    assert.deepEqual(await topErrors(id), {
+      "tools/call fail tool_error": 2,
+      "tools/call missing tool_error": 1,
+      "tools/call boom tool_error": 1,
+      "resources/read docs://nope -32602": 1,
+    }),
+  );
 });

@@ -12,7 +12,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { clientInfo } from "../../sdk/typescript/test/fixtures/scenario.js";
-import { base, errorTypes, newMcp, sessions, skip, tool, tools, waitForCalls } from "../../sdk/typescript/test/service.js";
+import { base, errorTypes, eventually, newMcp, sessions, skip, tool, tools, waitForCalls } from "../../sdk/typescript/test/service.js";
 
 /** routeCount reads the service's request counter of one route and status. */
 async function routeCount(route, status) {
@@ -50,20 +50,22 @@ test("@shinzolabs/instrumentation-mcp tool spans read back exactly, its metrics 
   await client.close();
   await telemetry.shutdown(); // flushes traces and metrics
 
-  const o = await waitForCalls(id, 6);
-  assert.equal(o.calls, 6);
-  assert.equal(o.errors, 1);
-  assert.equal(o.sessions, 1, "one session: Shinzo's resource mcp.session.id");
-  const ts = await tools(id);
-  assert.deepEqual(
-    Object.fromEntries(Object.entries(ts).map(([n, t]) => [n, [t.calls, t.errors]])),
-    { search: [3, 0], fail: [2, 0], boom: [1, 1] },
-  );
-  assert.deepEqual(errorTypes(await tool(id, "boom")), { RangeError: 1 });
-  assert.equal((await tool(id, "boom")).error_types[0].last_message, "index offline");
-  const ss = await sessions(id);
-  assert.equal(ss.length, 1);
-  assert.equal(ss[0].calls, 6);
+  await eventually(async () => {
+    const o = await waitForCalls(id, 6);
+    assert.equal(o.calls, 6);
+    assert.equal(o.errors, 1);
+    assert.equal(o.sessions, 1, "one session: Shinzo's resource mcp.session.id");
+    const ts = await tools(id);
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(ts).map(([n, t]) => [n, [t.calls, t.errors]])),
+      { search: [3, 0], fail: [2, 0], boom: [1, 1] },
+    );
+    assert.deepEqual(errorTypes(await tool(id, "boom")), { RangeError: 1 });
+    assert.equal((await tool(id, "boom")).error_types[0].last_message, "index offline");
+    const ss = await sessions(id);
+    assert.equal(ss.length, 1);
+    assert.equal(ss[0].calls, 6);
+  });
   assert.ok((await routeCount("/v1/otlp/v1/metrics", "200")) > metricsBefore, "metrics exports answered 200");
   assert.equal(await routeCount("/v1/otlp/v1/metrics", "404"), 0);
 });

@@ -14,7 +14,7 @@ import { z } from "zod";
 import { instrument } from "../src/index.js";
 import { clientInfo, exercise, expected, makeServer } from "./fixtures/scenario.js";
 import { gunzipSync } from "node:zlib";
-import { base, checkScenario, errorTypes, newMcp, sessions, skip, tool, topErrors, waitForCalls } from "./service.js";
+import { base, checkScenario, errorTypes, eventually, newMcp, sessions, skip, tool, topErrors, waitForCalls } from "./service.js";
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -49,12 +49,14 @@ test("McpServer over the in-memory transport reads back exactly", { skip }, asyn
   assert.equal(stats.dropped + stats.failed, 0);
   await checkScenario(id, 2);
   // The JSON-RPC error of resources/read carries its code as error_type.
-  assert.deepEqual(await topErrors(id), {
-    "tools/call fail tool_error": 4,
-    "tools/call missing tool_error": 2,
-    "tools/call boom tool_error": 2,
-    [`resources/read docs://nope ${ErrorCode.InvalidParams}`]: 2,
-  });
+  await eventually(async () =>
+    assert.deepEqual(await topErrors(id), {
+      "tools/call fail tool_error": 4,
+      "tools/call missing tool_error": 2,
+      "tools/call boom tool_error": 2,
+      [`resources/read docs://nope ${ErrorCode.InvalidParams}`]: 2,
+    }),
+  );
   await telemetry.close();
 });
 
@@ -104,14 +106,17 @@ test("a low-level Server: thrown errors, JSON-RPC errors and arguments with the 
   await client.close();
   await server.close();
   await telemetry.close();
-  const o = await waitForCalls(id, 4);
-  assert.equal(o.calls, 4);
-  assert.equal(o.errors, 2);
-  assert.deepEqual(errorTypes(await tool(id, "throws")), { TypeError: 1 });
-  assert.deepEqual(errorTypes(await tool(id, "rpc")), { "-32602": 1 });
-  assert.equal((await tool(id, "throws")).error_types[0].last_message, "bad input");
-  const [s] = await sessions(id);
-  assert.equal(s.client_name, clientInfo.name);
+  const s = await eventually(async () => {
+    const o = await waitForCalls(id, 4);
+    assert.equal(o.calls, 4);
+    assert.equal(o.errors, 2);
+    assert.deepEqual(errorTypes(await tool(id, "throws")), { TypeError: 1 });
+    assert.deepEqual(errorTypes(await tool(id, "rpc")), { "-32602": 1 });
+    assert.equal((await tool(id, "throws")).error_types[0].last_message, "bad input");
+    const [s] = await sessions(id);
+    assert.equal(s.client_name, clientInfo.name);
+    return s;
+  });
   // On the wire: a UUID per item, the server's version, the arguments as
   // the redaction hook returned them.
   assert.equal(wire.sent.length, 4);

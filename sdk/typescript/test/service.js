@@ -87,8 +87,28 @@ export async function topErrors(mcpId) {
   return Object.fromEntries(r.top_errors.items.map((e) => [`${e.method} ${e.name} ${e.error_type}`, e.count]));
 }
 
+/** eventually retries an assertion until it passes or timeoutMs passes,
+ * then throws its last failure: the reads come from tables a batch reaches
+ * one after the other, so right after the overview counts a batch another
+ * read may not yet. */
+export async function eventually(check, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 /** checkScenario asserts the read-back of `connections` runs of exercise(). */
-export async function checkScenario(mcpId, connections) {
+export function checkScenario(mcpId, connections) {
+  return eventually(() => scenarioFigures(mcpId, connections));
+}
+
+async function scenarioFigures(mcpId, connections) {
   const o = await waitForCalls(mcpId, expected.calls * connections);
   assert.equal(o.calls, expected.calls * connections, "overview calls");
   assert.equal(o.errors, expected.errors * connections, "overview errors");
