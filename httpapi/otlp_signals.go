@@ -68,7 +68,7 @@ func (s *Server) otlpSignal(ctx context.Context, in *rawBodyInput, respond func(
 	if err := s.opts.Ingester.Allow(principal(ctx).KeyID); err != nil {
 		return otlpError(err, ct), nil
 	}
-	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes)
+	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes, nil)
 	if err != nil {
 		return otlpError(err, ct), nil
 	}
