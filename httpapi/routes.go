@@ -65,6 +65,8 @@ func (s *Server) routes() []routeGroup {
 		{on: o.Ingester != nil, class: classIngest, routes: []route{
 			{http.MethodPost, "/v1/ingest", IngestOnly, handle(s.ingest, ingestOp).rawBody(ingestBody)},
 			{http.MethodPost, "/v1/otlp/v1/traces", IngestOnly, handle(s.otlpTraces, otlpTracesOp).before(otlpResponses).rawBody(otlpTracesBody)},
+			{http.MethodPost, "/v1/otlp/v1/metrics", IngestOnly, handle(s.otlpMetrics, otlpMetricsOp).before(otlpSignalResponses("ExportMetricsServiceResponse")).rawBody(otlpSignalBody("ExportMetricsServiceRequest"))},
+			{http.MethodPost, "/v1/otlp/v1/logs", IngestOnly, handle(s.otlpLogs, otlpLogsOp).before(otlpSignalResponses("ExportLogsServiceResponse")).rawBody(otlpSignalBody("ExportLogsServiceRequest"))},
 		}},
 		{on: o.Channels != nil, describe: s.describeChannels, routes: []route{
 			{http.MethodGet, "/v1/account/channels", AnyMember, handle(s.listChannels, listChannelsOp)},

@@ -61,29 +61,31 @@ func protoSpanCount(b []byte, limit int) int {
 }
 
 // forEachMessage calls fn with each length-delimited field num of message
-// b, until fn returns false or the input is malformed.
-func forEachMessage(b []byte, num protowire.Number, fn func([]byte) bool) {
+// b, until fn returns false or the input is malformed; it reports false when
+// b is not a well-formed protobuf message.
+func forEachMessage(b []byte, num protowire.Number, fn func([]byte) bool) (wellFormed bool) {
 	for len(b) > 0 {
 		n, typ, l := protowire.ConsumeTag(b)
 		if l < 0 {
-			return
+			return false
 		}
 		b = b[l:]
 		if n == num && typ == protowire.BytesType {
 			v, l := protowire.ConsumeBytes(b)
 			if l < 0 {
-				return
+				return false
 			}
 			b = b[l:]
 			if !fn(v) {
-				return
+				return true
 			}
 			continue
 		}
 		l = protowire.ConsumeFieldValue(n, typ, b)
 		if l < 0 {
-			return
+			return false
 		}
 		b = b[l:]
 	}
+	return true
 }

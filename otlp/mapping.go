@@ -35,6 +35,11 @@ const (
 	attrEndUserID      = "enduser.id"
 	attrServiceVersion = "service.version"
 
+	// Sentry's MCP server integration: the server's own version (from its
+	// serverInfo) and the isError flag of a tool result.
+	attrSentryServerVersion = "mcp.server.version"
+	attrSentryToolIsError   = "mcp.tool.result.is_error"
+
 	exceptionEvent   = "exception"
 	attrExceptionTyp = "exception.type"
 	attrExceptionMsg = "exception.message"
@@ -60,7 +65,7 @@ const maxAttributeValue = 256
 var attributeKeys = struct{ span, resource []string }{
 	span: []string{
 		"mcp.protocol.version", "network.transport", "network.protocol.name",
-		attrRPCStatusCode, "gen_ai.operation.name",
+		attrRPCStatusCode, "gen_ai.operation.name", "mcp.transport", "mcp.server.name",
 	},
 	resource: []string{
 		"service.name", "service.namespace", "service.instance.id",
@@ -75,25 +80,52 @@ var attributeKeys = struct{ span, resource []string }{
 // rule) is counted in rejected. The mapping is described in the package
 // comment and MAPPING.md.
 func Map(req *coltracepb.ExportTraceServiceRequest, now time.Time) (items []analytics.Item, rejected int) {
-	mcpSpans := mcpSpanIDs(req)
+	spans := flatten(req)
+	mcpSpans := mcpSpanIDs(spans)
+	peers := openLLMetryPeers(spans)
+	seen := map[string]bool{}
+	for _, s := range spans {
+		var it analytics.Item
+		var ok bool
+		if isOpenLLMetry(s.span, s.scope) {
+			it, ok = mapOpenLLMetry(s.span, s.resource, peers)
+		} else {
+			it, ok = mapSpan(s.span, s.resource, mcpSpans)
+		}
+		if ok {
+			it.Normalize()
+			ok = it.Validate(now) && !seen[it.ID]
+		}
+		if !ok {
+			rejected++
+			continue
+		}
+		seen[it.ID] = true
+		items = append(items, it)
+	}
+	return items, rejected
+}
+
+// scopedSpan is a span with the resource attributes and instrumentation
+// scope name it came under.
+type scopedSpan struct {
+	span     *tracepb.Span
+	resource []*commonpb.KeyValue
+	scope    string
+}
+
+// flatten lists the spans of a request in request order.
+func flatten(req *coltracepb.ExportTraceServiceRequest) []scopedSpan {
+	var out []scopedSpan
 	for _, rs := range req.GetResourceSpans() {
 		resource := rs.GetResource().GetAttributes()
 		for _, ss := range rs.GetScopeSpans() {
 			for _, span := range ss.GetSpans() {
-				it, ok := mapSpan(span, resource, mcpSpans)
-				if ok {
-					it.Normalize()
-					ok = it.Validate(now)
-				}
-				if !ok {
-					rejected++
-					continue
-				}
-				items = append(items, it)
+				out = append(out, scopedSpan{span: span, resource: resource, scope: ss.GetScope().GetName()})
 			}
 		}
 	}
-	return items, rejected
+	return out
 }
 
 // spanKey identifies a span across a request: hex trace id + hex span id,
@@ -104,15 +136,11 @@ func spanKey(traceID, spanID []byte) string {
 
 // mcpSpanIDs collects the keys of the request's spans carrying
 // mcp.method.name, to recognise MCP spans nested in MCP spans.
-func mcpSpanIDs(req *coltracepb.ExportTraceServiceRequest) map[string]bool {
+func mcpSpanIDs(spans []scopedSpan) map[string]bool {
 	ids := map[string]bool{}
-	for _, rs := range req.GetResourceSpans() {
-		for _, ss := range rs.GetScopeSpans() {
-			for _, span := range ss.GetSpans() {
-				if stringAttr(span.GetAttributes(), attrMethod) != "" {
-					ids[spanKey(span.GetTraceId(), span.GetSpanId())] = true
-				}
-			}
+	for _, s := range spans {
+		if stringAttr(s.span.GetAttributes(), attrMethod) != "" {
+			ids[spanKey(s.span.GetTraceId(), s.span.GetSpanId())] = true
 		}
 	}
 	return ids
@@ -143,13 +171,13 @@ func mapSpan(span *tracepb.Span, resource []*commonpb.KeyValue, mcpSpans map[str
 	it := analytics.Item{
 		ID:            traceHex + hex.EncodeToString(span.GetSpanId()),
 		Timestamp:     time.Unix(0, int64(start)),
-		SessionID:     stringAttr(attrs, attrSessionID),
+		SessionID:     firstNonEmpty(stringAttr(attrs, attrSessionID), stringAttr(resource, attrSessionID)),
 		Method:        method,
 		Name:          firstAttr(attrs, attrToolName, attrOldToolName, attrPromptName, attrOldPromptName, attrResourceURI),
 		DurationMs:    durationMs(start, span.GetEndTimeUnixNano()),
 		ClientName:    stringAttr(attrs, attrClientName),
 		ClientVersion: stringAttr(attrs, attrClientVersion),
-		ServerVersion: stringAttr(resource, attrServiceVersion),
+		ServerVersion: firstNonEmpty(stringAttr(resource, attrServiceVersion), stringAttr(attrs, attrSentryServerVersion)),
 		UserID:        firstAttr(attrs, attrUserID, attrEndUserID),
 		Attributes:    copyAttributes(attrs, resource),
 	}
@@ -167,6 +195,11 @@ func mapSpan(span *tracepb.Span, resource []*commonpb.KeyValue, mcpSpans map[str
 		it.UserID = firstAttr(resource, attrUserID, attrEndUserID)
 	}
 	setError(&it, span)
+	if it.Status != analytics.StatusError && stringAttr(attrs, attrSentryToolIsError) == "true" {
+		// Sentry's MCP integration marks a tool result with isError so and
+		// leaves the span status OK.
+		it.Status, it.ErrorType = analytics.StatusError, toolErrorType
+	}
 	return it, true
 }
 

@@ -1,5 +1,5 @@
-// Package otlp is the pure half of the OTLP/HTTP traces receiver
-// (POST /v1/otlp/v1/traces): it decodes OTLP trace export requests
+// Package otlp is the pure half of the OTLP/HTTP receivers
+// (POST /v1/otlp/v1/traces, /metrics, /logs): it decodes OTLP trace export requests
 // (protobuf or JSON), turns the spans that describe MCP calls into ingest
 // items, and encodes the OTLP response. The HTTP route, authentication,
 // decompression and body limits belong to httpapi; nothing here does I/O.
@@ -35,6 +35,17 @@
 // resource service.version → server_version; hex trace id + hex span id (48
 // characters) → id, so re-sent spans are dropped as duplicates; a fixed list
 // of span and resource attributes (see attributeKeys) → attributes.
+//
+// Other conventions real instrumentations emit are read too (see
+// openllmetry.go and MAPPING.md): OpenLLMetry's spans named "<tool>.tool"
+// and "<method>.mcp" (both CLIENT and SERVER kinds are calls; the two sides
+// of one call share an item id, so it counts once), Sentry's
+// mcp.tool.result.is_error and mcp.server.version, Shinzo's resource
+// mcp.session.id. A span following none of them stays rejected.
+//
+// The metrics and logs paths store nothing (signals.go): their bodies are
+// checked and counted on the bytes, and every data point or log record is
+// reported in partial_success.
 //
 // Each item then goes through analytics.Item's Normalize and Validate, so
 // OTLP items obey exactly the rules of POST /v1/ingest; an item that fails is

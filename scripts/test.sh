@@ -20,6 +20,20 @@ fi
 export TELEMETRY_TEST_CLICKHOUSE_ADDR=127.0.0.1:$CH_PORT
 export TELEMETRY_TEST_POSTGRES_URL="postgres://telemetry@127.0.0.1:$PG_PORT/telemetry?sslmode=disable"
 export TELEMETRY_TEST_DBCTL_DIR=$dir # lets outage tests stop and start ClickHouse
+# The Node suites (sdk/typescript, e2e/node) run inside go test against the
+# service (cmd/telemetryd TestTypeScriptSDK, TestInstrumentationPackagesEndToEnd);
+# their dependencies are installed here, from the lockfiles, when missing.
+for pkg in sdk/typescript e2e/node; do
+	if [ ! -d "$pkg/node_modules" ]; then
+		if ! command -v npm >/dev/null; then
+			[ "${CI:-}" = true ] && { echo "npm is needed for the Node test suites" >&2; exit 1; }
+			echo "warning: npm missing; the Node test suites will be skipped" >&2
+			continue
+		fi
+		echo "== npm ci ($pkg)"
+		(cd "$pkg" && npm ci --no-audit --no-fund --cache "$PWD/../../.data/npm-cache")
+	fi
+done
 echo "== go vet"
 "$GO" vet ./...
 echo "== go test"

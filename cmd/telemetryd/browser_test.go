@@ -283,6 +283,12 @@ func TestDashboardInABrowser(t *testing.T) {
 	if snippet := eval[string](b, "curl snippet", `document.querySelector('[data-testid="snippet-curl"]').textContent`); !strings.Contains(snippet, key) || !strings.Contains(snippet, base) {
 		t.Errorf("curl snippet does not use the new key and this service's origin %s:\n%s", base, snippet)
 	}
+	for _, id := range []string{"snippet-typescript", "snippet-go", "snippet-openllmetry", "snippet-shinzo"} {
+		snippet := eval[string](b, id, `document.querySelector('[data-testid="`+id+`"]').textContent`)
+		if !strings.Contains(snippet, key) || !strings.Contains(snippet, base) {
+			t.Errorf("%s does not use the new key and this service's origin %s:\n%s", id, base, snippet)
+		}
+	}
 
 	// A batch through the API with that key: 60 sessions (more than the
 	// sessions page's 50), 75 calls, 5 errors, all in the last 20 minutes.

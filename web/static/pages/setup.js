@@ -1,5 +1,6 @@
 // Keys & setup of one MCP: ingest keys (GET/POST /v1/mcps/{id}/keys, DELETE
-// /v1/keys/{keyId}), how to send telemetry (HTTP ingest or OpenTelemetry),
+// /v1/keys/{keyId}), how to send telemetry (the TypeScript and Go wrappers,
+// OpenLLMetry, Shinzo, HTTP ingest or OpenTelemetry),
 // and the MCP's own settings (PATCH/DELETE /v1/mcps/{id}).
 //
 // A new key is shown once, in the creation response; no read returns it.
@@ -133,8 +134,66 @@ function setupSnippets(key, isReal) {
     'OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf',
     'OTEL_TRACES_EXPORTER=otlp',
   ].join('\n');
+  const typescript = [
+    '// npm install @mcpscope/telemetry',
+    "import { instrument } from '@mcpscope/telemetry';",
+    '',
+    "const server = new McpServer({ name: 'my-server', version: '1.0.0' });",
+    `instrument(server, { key: '${key}', endpoint: '${origin}' });`,
+    '// or: instrument(server) with TELEMETRY_KEY and TELEMETRY_ENDPOINT in the environment',
+  ].join('\n');
+  const golang = [
+    'import (',
+    '\t"github.com/mcpscope/telemetry/client"',
+    '\t"github.com/mcpscope/telemetry/mcpgo"',
+    ')',
+    '',
+    'server := mcp.NewServer(&mcp.Implementation{Name: "my-server", Version: "1.0.0"}, nil)',
+    'tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{',
+    `\tEndpoint: "${origin}", Key: "${key}",`,
+    '}})',
+    'defer tel.Close(ctx) // sends what is still queued',
+  ].join('\n');
+  const openllmetry = [
+    "import { McpInstrumentation } from '@traceloop/instrumentation-mcp';",
+    "import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';",
+    "import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';",
+    "import { Client } from '@modelcontextprotocol/sdk/client/index.js';",
+    "import { Server } from '@modelcontextprotocol/sdk/server/index.js';",
+    '',
+    'const exporter = new OTLPTraceExporter({',
+    `  url: '${origin}/v1/otlp/v1/traces',`,
+    `  headers: { Authorization: 'Bearer ${key}' },`,
+    '});',
+    'const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });',
+    'const mcp = new McpInstrumentation();',
+    'mcp.setTracerProvider(provider);',
+    'mcp.manuallyInstrument({ Client, Server }); // ESM: the require hook does not see the SDK',
+  ].join('\n');
+  const shinzo = [
+    "import { instrumentServer } from '@shinzolabs/instrumentation-mcp';",
+    '',
+    'instrumentServer(server, {',
+    "  serverName: 'my-server',",
+    "  serverVersion: '1.0.0',",
+    `  exporterEndpoint: '${origin}/v1/otlp/v1',`,
+    `  exporterAuth: { type: 'bearer', token: '${key}' },`,
+    '});',
+  ].join('\n');
   return h('div', { class: 'snippets' },
     isReal ? h('p', { class: 'notice' }, 'The examples below contain your new key. Treat them as secrets.') : h('p', { class: 'muted' }, `Replace ${PLACEHOLDER} with a key from above. The service's address is `, h('code', { testid: 'service-origin' }, origin), '.'),
+    h('h3', null, 'TypeScript MCP server (@modelcontextprotocol/sdk)'),
+    h('p', { class: 'muted' }, 'One call wraps an McpServer or Server: every request it handles is recorded, with its duration, errors, session and client. Tool arguments are sent only with recordArguments: true, through your redact hook.'),
+    codeBlock(typescript, { testid: 'snippet-typescript' }),
+    h('h3', null, 'Go MCP server (github.com/modelcontextprotocol/go-sdk)'),
+    h('p', { class: 'muted' }, 'A receiving middleware records every request the server handles and sends it in the background.'),
+    codeBlock(golang, { testid: 'snippet-go' }),
+    h('h3', null, 'OpenLLMetry (@traceloop/instrumentation-mcp)'),
+    h('p', { class: 'muted' }, 'Its spans (<tool>.tool, <method>.mcp) are read as they are; the two sides of one call count once.'),
+    codeBlock(openllmetry, { testid: 'snippet-openllmetry' }),
+    h('h3', null, 'Shinzo (@shinzolabs/instrumentation-mcp)'),
+    h('p', { class: 'muted' }, 'Its tool spans become calls; its metrics exports are answered but not stored.'),
+    codeBlock(shinzo, { testid: 'snippet-shinzo' }),
     h('h3', null, 'HTTP (any SDK or language)'),
     h('p', { class: 'muted' }, 'Post batches of up to 1000 items as JSON to /v1/ingest. The key names the MCP. The answer is 202 with the counts accepted and dropped; items with an id already seen in the last 24 hours are dropped, so retrying a batch never double counts.'),
     codeBlock(curl, { testid: 'snippet-curl' }),

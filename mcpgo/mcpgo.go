@@ -1,0 +1,226 @@
+// Package mcpgo instruments a server of the official Go MCP SDK
+// (github.com/modelcontextprotocol/go-sdk/mcp) through its receiving
+// middleware: every request the server handles becomes a telemetry item,
+// sent in the background by package client.
+//
+//	server := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1.4.0"}, nil)
+//	t, err := mcpgo.Instrument(server, mcpgo.Options{}) // key from TELEMETRY_KEY
+//	...
+//	defer t.Close(ctx) // sends what is still queued
+//
+// Recording never fails a request and never waits for the network: an item
+// is built after the handler returns and queued without blocking (a full
+// queue drops it and counts it in Stats).
+package mcpgo
+
+import (
+	"context"
+	"errors"
+	"os"
+	"reflect"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/client"
+)
+
+// Environment variables read when Options leave Key or Endpoint empty, the
+// same as the TypeScript SDK's.
+const (
+	EnvKey      = "TELEMETRY_KEY"
+	EnvEndpoint = "TELEMETRY_ENDPOINT"
+)
+
+// ToolError is the error_type of a tool result with IsError set (the
+// semantic conventions' value).
+const ToolError = "tool_error"
+
+// Options configure Instrument.
+type Options struct {
+	// Client options: Key defaults to $TELEMETRY_KEY, Endpoint to
+	// $TELEMETRY_ENDPOINT, else the service's default base address.
+	Client client.Options
+	// ServerVersion overrides the version the server announces in its
+	// initialize result.
+	ServerVersion string
+	// UserID, when set, names the user of a request.
+	UserID func(ctx context.Context, req mcp.Request) string
+}
+
+// Telemetry is an instrumented server's sender.
+type Telemetry struct {
+	c             *client.Client
+	serverVersion string
+	userID        func(context.Context, mcp.Request) string
+
+	mu       sync.Mutex
+	announce string                                     // version from the first initialize result
+	sessions map[weak.Pointer[mcp.ServerSession]]string // connection ids of sessions without an ID
+}
+
+// Instrument adds a receiving middleware to server that records every
+// request it handles: method, tool, prompt or resource name, duration,
+// errors (a JSON-RPC error with its code as error_type, another error with
+// its type name, a tool result with IsError as "tool_error"), the session
+// (the transport's session id, else one per connection), the client's name
+// and version from initialize, and the server's version. It fails only when
+// the client options are invalid (no key).
+func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
+	co := opts.Client
+	if co.Key == "" {
+		co.Key = os.Getenv(EnvKey)
+	}
+	if co.Endpoint == "" {
+		co.Endpoint = os.Getenv(EnvEndpoint)
+	}
+	c, err := client.New(co)
+	if err != nil {
+		return nil, err
+	}
+	t := &Telemetry{c: c, serverVersion: opts.ServerVersion, userID: opts.UserID,
+		sessions: map[weak.Pointer[mcp.ServerSession]]string{}}
+	server.AddReceivingMiddleware(t.middleware)
+	return t, nil
+}
+
+// Flush sends what is queued; see client.Client.Flush.
+func (t *Telemetry) Flush(ctx context.Context) error { return t.c.Flush(ctx) }
+
+// Close sends what is queued and stops the sender.
+func (t *Telemetry) Close(ctx context.Context) error { return t.c.Close(ctx) }
+
+// Stats counts the items sent, dropped and failed.
+func (t *Telemetry) Stats() client.Stats { return t.c.Stats() }
+
+func (t *Telemetry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		t.record(ctx, method, req, start, time.Since(start), res, err)
+		return res, err
+	}
+}
+
+// record builds and queues the item of one handled request. Nothing in it
+// may fail the request: a panic is recovered and the item dropped.
+func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, start time.Time, d time.Duration, res mcp.Result, err error) {
+	defer func() { _ = recover() }()
+	ms := float64(d) / float64(time.Millisecond)
+	it := analytics.Item{
+		ID:         client.NewID(),
+		Timestamp:  start,
+		Method:     method,
+		DurationMs: &ms,
+		Status:     analytics.StatusOK,
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	it.SessionID = t.sessionID(ss)
+	var info *mcp.Implementation
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParamsRaw:
+		it.Name = p.Name
+	case *mcp.CallToolParams:
+		it.Name = p.Name
+	case *mcp.GetPromptParams:
+		it.Name = p.Name
+	case *mcp.ReadResourceParams:
+		it.Name = p.URI
+	case *mcp.SubscribeParams:
+		it.Name = p.URI
+	case *mcp.UnsubscribeParams:
+		it.Name = p.URI
+	case *mcp.InitializeParams:
+		info = p.ClientInfo
+	}
+	if info == nil && ss != nil {
+		if ip := ss.InitializeParams(); ip != nil {
+			info = ip.ClientInfo
+		}
+	}
+	if info != nil {
+		it.ClientName, it.ClientVersion = info.Name, info.Version
+	}
+	if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil && ir.ServerInfo != nil {
+		t.mu.Lock()
+		t.announce = ir.ServerInfo.Version
+		t.mu.Unlock()
+	}
+	it.ServerVersion = t.serverVersion
+	if it.ServerVersion == "" {
+		t.mu.Lock()
+		it.ServerVersion = t.announce
+		t.mu.Unlock()
+	}
+	if t.userID != nil {
+		it.UserID = t.userID(ctx, req)
+	}
+	switch {
+	case err != nil:
+		it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, errorType(err), err.Error()
+	default:
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+			it.Status, it.ErrorType = analytics.StatusError, ToolError
+			for _, c := range r.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					it.ErrorMessage = tc.Text
+					break
+				}
+			}
+		}
+	}
+	_ = t.c.Add(it) // a full queue drops and counts
+}
+
+// sessionID is the transport's session id, else an id of the connection,
+// kept while the session lives (a weak key, removed once it is collected).
+func (t *Telemetry) sessionID(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return "unknown"
+	}
+	if id := ss.ID(); id != "" {
+		return id
+	}
+	key := weak.Make(ss)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id, ok := t.sessions[key]; ok {
+		return id
+	}
+	id := uuid.NewString()
+	t.sessions[key] = id
+	runtime.AddCleanup(ss, func(k weak.Pointer[mcp.ServerSession]) {
+		t.mu.Lock()
+		delete(t.sessions, k)
+		t.mu.Unlock()
+	}, key)
+	return id
+}
+
+// errorType is the error_type of a returned error: the JSON-RPC code of a
+// protocol error (as the semantic conventions' error.type has it), else the
+// error's type name ("PathError" for *fs.PathError), "Error" for the
+// standard library's anonymous error types.
+func errorType(err error) string {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return strconv.FormatInt(we.Code, 10)
+	}
+	typ := reflect.TypeOf(err)
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	switch n := typ.Name(); n {
+	case "", "errorString", "wrapError", "wrapErrors", "joinError":
+		return "Error"
+	default:
+		return n
+	}
+}

@@ -1,0 +1,100 @@
+/** An item of POST /v1/ingest (wire version 1). */
+export interface TelemetryItem {
+  id: string;
+  timestamp: string;
+  session_id: string;
+  method: string;
+  name?: string;
+  duration_ms?: number;
+  status: "ok" | "error";
+  error_type?: string;
+  error_message?: string;
+  client_name?: string;
+  client_version?: string;
+  server_version?: string;
+  user_id?: string;
+  attributes?: Record<string, string>;
+}
+
+export interface InstrumentOptions {
+  /** Ingest key (ik_...). Default: the TELEMETRY_KEY environment variable; without one nothing is recorded. */
+  key?: string;
+  /** The service's base address, without /v1. Default: TELEMETRY_ENDPOINT, else the service's public base address (http://127.0.0.1:8080 for a default installation). */
+  endpoint?: string;
+  /** Environment to read TELEMETRY_KEY and TELEMETRY_ENDPOINT from. Default: process.env. */
+  env?: Record<string, string | undefined>;
+  /** Send the arguments of tools/call as attributes arg.<name> (at most 32, each cut to 256 characters). Default false. */
+  recordArguments?: boolean;
+  /** Called with a copy of a call's arguments when recordArguments is set; returns what to send (null or undefined: nothing). */
+  redact?: (args: Record<string, unknown>, info: { tool: string; request: unknown }) => Record<string, unknown> | null | undefined;
+  /** The server's version. Default: the version in the server's serverInfo. */
+  serverVersion?: string;
+  /** Names the user of a request (user_id). */
+  userId?: (request: unknown, extra: unknown) => string | undefined;
+  /** Extra attributes of a request. */
+  attributes?: (request: unknown, extra: unknown) => Record<string, string> | undefined;
+  /** Most items waiting to be sent; beyond it items are dropped and counted. Default 10000. */
+  maxQueue?: number;
+  /** Longest an item waits before it is sent, in ms. Default 1000. */
+  flushIntervalMs?: number;
+  /** Items per request, at most 1000 (bodies are also kept under 1 MiB). Default 1000. */
+  batchSize?: number;
+  /** Retries of a failed request (network error, 429, 5xx). Default 5. */
+  maxRetries?: number;
+  /** First backoff after a failure, doubled every attempt, with jitter. Default 250 ms. */
+  retryBaseDelayMs?: number;
+  /** Cap of every wait, Retry-After included. Default 60000 ms. */
+  maxRetryDelayMs?: number;
+  /** Timeout of one request. Default 30000 ms. */
+  timeoutMs?: number;
+  /** gzip request bodies. Default true. */
+  gzip?: boolean;
+  /** The fetch to send with. Default: globalThis.fetch. */
+  fetch?: typeof fetch;
+  /** Receives failures (a dropped batch, a missing key); never called from inside a request. Default: silent. */
+  onError?: (err: unknown) => void;
+}
+
+export interface TelemetryStats {
+  /** Items queued since the start. */
+  queued: number;
+  /** Items in batches the service answered 2xx. */
+  sent: number;
+  /** Items the service reported accepted. */
+  accepted: number;
+  /** Items dropped because the queue was full or the sender closed. */
+  dropped: number;
+  /** Items in batches given up after the retries or refused (4xx). */
+  failed: number;
+  requests: number;
+  retries: number;
+  queueLength: number;
+}
+
+export interface TelemetryHandle {
+  readonly endpoint: string | undefined;
+  /** Sends everything queued; never rejects. */
+  flush(): Promise<void>;
+  /** Flushes and stops; later requests are not recorded. */
+  close(): Promise<void>;
+  stats(): TelemetryStats;
+}
+
+/** Instruments an McpServer or Server of @modelcontextprotocol/sdk. Calling it twice returns the first handle. */
+export function instrument(server: object, options?: InstrumentOptions): TelemetryHandle;
+
+export declare const TOOL_ERROR: "tool_error";
+export declare const MAX_BATCH_ITEMS: 1000;
+export declare const MAX_BODY_BYTES: number;
+export declare const DEFAULTS: Readonly<Required<Pick<InstrumentOptions, "endpoint" | "maxQueue" | "flushIntervalMs" | "batchSize" | "maxRetries" | "retryBaseDelayMs" | "maxRetryDelayMs" | "timeoutMs">>>;
+
+export declare class Sender {
+  constructor(options: InstrumentOptions & { endpoint: string; key: string });
+  add(item: TelemetryItem): boolean;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+  readonly stats: Omit<TelemetryStats, "queueLength">;
+}
+
+/** Milliseconds a Retry-After header value (seconds or HTTP date) asks to wait. */
+export function retryAfterMs(value: string | null | undefined): number | undefined;

@@ -1,0 +1,166 @@
+// The sender's delivery rules against a local HTTP endpoint that plays the
+// service's answers (202, 429 with Retry-After, 503, 400), so each rule is
+// seen on the wire: batch limits, gzip, retries, the bounded queue, flush on
+// close, and that nothing ever throws.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { test } from "node:test";
+import { gunzipSync } from "node:zlib";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { MAX_BODY_BYTES, Sender, instrument, retryAfterMs } from "../src/index.js";
+import { makeServer } from "./fixtures/scenario.js";
+
+/** endpoint starts a local ingest endpoint; answer(n) gives the status and
+ * headers of the n-th request (0-based). */
+async function endpoint(answer = () => ({ status: 202 })) {
+  const requests = [];
+  const srv = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const json = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
+      const items = JSON.parse(json.toString()).items;
+      requests.push({ at: Date.now(), headers: req.headers, bytes: json.length, items });
+      const a = answer(requests.length - 1);
+      res.writeHead(a.status, { "Content-Type": "application/json", ...(a.headers ?? {}) });
+      res.end(a.status === 202 ? JSON.stringify({ accepted: items.length, dropped: 0 }) : "{}");
+    });
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${srv.address().port}`, requests, close: () => srv.close() };
+}
+
+const item = (i, extra = {}) => ({ id: `id-${i}`, timestamp: new Date().toISOString(), session_id: "s", method: "ping", ...extra });
+
+test("batches hold at most 1000 items and 1 MiB, gzip-compressed, with the key", async () => {
+  const ep = await endpoint();
+  const s = new Sender({ endpoint: ep.url, key: "ik_test", flushIntervalMs: 60000 });
+  for (let i = 0; i < 2500; i++) s.add(item(i));
+  // Items of 4 KiB: 2.4 MiB in all, so bodies are split under 1 MiB.
+  for (let i = 0; i < 600; i++) s.add(item(`big-${i}`, { attributes: { pad: "x".repeat(4096) } }));
+  await s.close();
+  ep.close();
+  const ids = ep.requests.flatMap((r) => r.items.map((it) => it.id));
+  assert.equal(ids.length, 3100);
+  assert.equal(new Set(ids).size, 3100, "every item sent once");
+  for (const r of ep.requests) {
+    assert.ok(r.items.length <= 1000, `${r.items.length} items`);
+    assert.ok(r.bytes <= MAX_BODY_BYTES, `${r.bytes} bytes`);
+    assert.equal(r.headers["content-encoding"], "gzip");
+    assert.equal(r.headers.authorization, "Bearer ik_test");
+  }
+  assert.deepEqual(ep.requests.slice(0, 2).map((r) => r.items.length), [1000, 1000]);
+  assert.ok(ep.requests.length >= 6, "the big items took several bodies");
+  assert.equal(s.stats.sent, 3100);
+});
+
+test("429 and 503 are retried after Retry-After; 5xx with backoff; other 4xx are final", async () => {
+  const answers = [
+    { status: 429, headers: { "Retry-After": "1" } },
+    { status: 503, headers: { "Retry-After": "1" } },
+    { status: 500 },
+    { status: 202 },
+    { status: 400 },
+  ];
+  const ep = await endpoint((n) => answers[n] ?? { status: 202 });
+  const errors = [];
+  const s = new Sender({ endpoint: ep.url, key: "k", flushIntervalMs: 60000, retryBaseDelayMs: 10, onError: (e) => errors.push(e) });
+  s.add(item(1));
+  await s.flush();
+  s.add(item(2));
+  await s.flush();
+  await s.close();
+  ep.close();
+  assert.equal(ep.requests.length, 5);
+  assert.ok(ep.requests[1].at - ep.requests[0].at >= 950, "waited Retry-After after 429");
+  assert.ok(ep.requests[2].at - ep.requests[1].at >= 950, "waited Retry-After after 503");
+  assert.deepEqual(ep.requests.slice(0, 4).map((r) => r.items[0].id), ["id-1", "id-1", "id-1", "id-1"], "same batch, same ids");
+  assert.equal(s.stats.sent, 1);
+  assert.equal(s.stats.failed, 1, "the 400 batch is given up, not retried");
+  assert.equal(errors.length, 1);
+  assert.match(String(errors[0]), /400/);
+  assert.equal(retryAfterMs("2"), 2000);
+  assert.ok(retryAfterMs(new Date(Date.now() + 5000).toUTCString()) > 3000);
+  assert.equal(retryAfterMs("soon"), undefined);
+});
+
+test("the queue is bounded: beyond it items are dropped and counted", async () => {
+  const ep = await endpoint();
+  const s = new Sender({ endpoint: ep.url, key: "k", maxQueue: 10, batchSize: 1000, flushIntervalMs: 60000 });
+  const added = Array.from({ length: 15 }, (_, i) => s.add(item(i)));
+  assert.deepEqual(added, [...Array(10).fill(true), ...Array(5).fill(false)]);
+  assert.equal(s.stats.dropped, 5);
+  await s.close();
+  ep.close();
+  assert.equal(ep.requests.flatMap((r) => r.items).length, 10);
+});
+
+test("close flushes what is queued", async () => {
+  const ep = await endpoint();
+  const s = new Sender({ endpoint: ep.url, key: "k", flushIntervalMs: 3600000 });
+  for (let i = 0; i < 7; i++) s.add(item(i));
+  assert.equal(ep.requests.length, 0);
+  await s.close();
+  ep.close();
+  assert.equal(ep.requests.flatMap((r) => r.items).length, 7);
+  assert.equal(s.add(item(8)), false, "a closed sender drops");
+});
+
+test("nothing throws into the server or delays it: a dead endpoint, a failing fetch, a throwing hook", async () => {
+  const ep = await endpoint();
+  ep.close(); // nothing listens there any more
+  const errors = [];
+  const server = makeServer({ McpServer, z });
+  const telemetry = instrument(server, {
+    key: "k",
+    endpoint: ep.url,
+    maxRetries: 1,
+    retryBaseDelayMs: 1,
+    recordArguments: true,
+    redact: () => {
+      throw new Error("hook bug");
+    },
+    userId: () => {
+      throw new Error("another hook bug");
+    },
+    onError: (e) => errors.push(e),
+  });
+  const [ct, st] = InMemoryTransport.createLinkedPair();
+  await server.connect(st);
+  const client = new Client({ name: "c", version: "1" });
+  await client.connect(ct);
+  const r = await client.callTool({ name: "search", arguments: { q: "x" } });
+  assert.equal(r.content[0].text, "results for x");
+  await client.close();
+  await telemetry.close(); // resolves although every send fails
+  assert.ok(errors.some((e) => /hook bug/.test(String(e))));
+  // A fetch that throws synchronously is a failed send, not an exception.
+  const s = new Sender({ endpoint: "http://127.0.0.1:1", key: "k", maxRetries: 0, fetch: () => { throw new Error("boom"); } });
+  s.add(item(1));
+  await s.close();
+  assert.equal(s.stats.failed, 1);
+});
+
+test("without a key nothing is recorded and nothing fails", async () => {
+  const errors = [];
+  const server = makeServer({ McpServer, z });
+  const t = instrument(server, { env: {}, onError: (e) => errors.push(e) });
+  assert.equal(t.endpoint, undefined);
+  assert.match(String(errors[0]), /no ingest key/);
+  await t.close();
+  assert.throws(() => instrument({}), TypeError);
+});
+
+test("the default endpoint is the service's base address, overridable by TELEMETRY_ENDPOINT", () => {
+  const a = instrument(makeServer({ McpServer, z }), { env: { TELEMETRY_KEY: "k" } });
+  assert.equal(a.endpoint, "http://127.0.0.1:8080");
+  const b = instrument(makeServer({ McpServer, z }), { env: { TELEMETRY_KEY: "k", TELEMETRY_ENDPOINT: "https://t.example.com" } });
+  assert.equal(b.endpoint, "https://t.example.com");
+  const c = instrument(makeServer({ McpServer, z }), { endpoint: "https://o.example.com", env: { TELEMETRY_ENDPOINT: "https://t.example.com", TELEMETRY_KEY: "k" } });
+  assert.equal(c.endpoint, "https://o.example.com");
+  return Promise.all([a.close(), b.close(), c.close()]);
+});
