@@ -181,10 +181,11 @@ var (
 	_ analytics.NightlyService = (*DB)(nil)
 )
 
-// Open connects to ClickHouse (native protocol, LZ4) and creates the
-// database if it is missing (on every host of a cluster). Call Migrate to
-// create the tables. It fails with EUNAVAILABLE when the server cannot be
-// reached, and with EINVALID when the cluster is not configured there.
+// Open prepares the connection pool to ClickHouse (native protocol, LZ4);
+// it dials lazily, so it succeeds while the server is down (the service
+// starts during an outage). Migrate creates the database and the tables;
+// it fails with EUNAVAILABLE when the server cannot be reached, and with
+// EINVALID when the cluster is not configured there.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -193,14 +194,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, wrapErr("open", err)
 	}
-	db := &DB{conn: conn, db: cfg.Database, cluster: cfg.Cluster, cfg: cfg}
-	if err := db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
-		return conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db.db)
-	}); err != nil {
-		conn.Close()
-		return nil, wrapErr("create database", err)
-	}
-	return db, nil
+	return &DB{conn: conn, db: cfg.Database, cluster: cfg.Cluster, cfg: cfg}, nil
 }
 
 func dial(cfg Config, addr []string, maxConns int) (driver.Conn, error) {

@@ -63,12 +63,12 @@ func TestClusterShardsByMCP(t *testing.T) {
 	if !slices.Equal(all, mcps) {
 		t.Errorf("MCPs over the hosts: %v, want each of %v exactly once", all, mcps)
 	}
-	seqs, err := db.InsertedSeqs(ctx, "node-1", 0, 100)
+	seqs, err := db.InsertedSeqs(ctx, "node-1", 0, 100, now.Add(-48*time.Hour), now.Add(time.Hour))
 	if err != nil || len(seqs) != 16 {
 		t.Errorf("inserted seqs through the Distributed table: %v, %v", seqs, err)
 	}
 	n := 0
-	if err := db.RecentIDs(ctx, now.Add(-time.Hour), func(string, string) { n++ }); err != nil || n != len(rows) {
+	if err := db.RecentIDs(ctx, now.Add(-time.Hour), func(string, string, time.Time) { n++ }); err != nil || n != len(rows) {
 		t.Errorf("recent ids through the Distributed table: %d, %v", n, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -111,15 +112,17 @@ func sortedAttributes(attrs map[string]string) (keys, values []string) {
 // InsertedSeqs returns which write-ahead-log records of node, among
 // fromSeq..toSeq, already have rows in events: after a crash between an
 // insert and the log's checkpoint, replay skips them instead of counting
-// them twice. It scans the two small ingest columns of the whole table,
-// which is fine at start-up and after a failed insert. On a cluster the
-// answer is exact per record too: a record is one payload of one MCP, so
-// its rows went to one shard in one block.
-func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64) (map[uint64]bool, error) {
+// them twice. The records' items have timestamps within tsFrom..tsTo, which
+// bounds the day partitions read (and the primary key range), so the check
+// costs a read of those days' two small ingest columns, not of the whole
+// table. On a cluster the answer is exact per record too: a record is one
+// payload of one MCP, so its rows went to one shard in one block.
+func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[uint64]bool, error) {
 	var seqs []uint64
 	err := db.query(ctx, "inserted seqs", "SELECT DISTINCT ingest_seq FROM "+db.db+
-		".events WHERE ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?",
-		[]any{node, fromSeq, toSeq}, func() []any { return []any{appendRow(&seqs)} })
+		".events WHERE ts >= ? AND ts <= ? AND ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?",
+		[]any{clampTime(tsFrom.Add(-time.Second)), clampTime(tsTo.Add(time.Second)), node, fromSeq, toSeq},
+		func() []any { return []any{appendRow(&seqs)} })
 	if err != nil {
 		return nil, err
 	}
@@ -130,12 +133,58 @@ func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint
 	return seen, nil
 }
 
-// RecentIDs calls fn with the MCP and id of every item with an id that was
-// accepted at or after since, to rebuild the duplicate filter on start. An
+// StoredIDs calls fn with each (mcp, id) among ids that events already
+// holds from an item received at or after since: the flusher's check for
+// items accepted while the duplicate filter was incomplete (the service
+// started while ClickHouse was down). ids maps an MCP to item ids.
+func (db *DB) StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string)) error {
+	for mcpID, list := range ids {
+		for len(list) > 0 {
+			chunk := list[:min(len(list), 10000)]
+			list = list[len(chunk):]
+			q := fmt.Sprintf("SELECT DISTINCT id FROM %s.events PREWHERE mcp_id = %s AND received_at >= %s WHERE ts >= %s AND id IN (%s)",
+				db.db, QuoteString(mcpID), timeLit(since), timeLit(since.Add(-analytics.MaxItemAge-time.Hour)), quoteList(chunk))
+			rows, err := db.conn.Query(ctx, q)
+			if err != nil {
+				return wrapErr("stored ids", err)
+			}
+			var id string
+			for rows.Next() {
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return wrapErr("stored ids", err)
+				}
+				fn(mcpID, id)
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return wrapErr("stored ids", err)
+			}
+		}
+	}
+	return nil
+}
+
+// quoteList renders strings as a comma-separated list of SQL literals.
+func quoteList(vs []string) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(QuoteString(v))
+	}
+	return b.String()
+}
+
+// RecentIDs calls fn with the MCP, id and receipt time of every item with an
+// id that was accepted at or after since, to rebuild the duplicate filter on
+// start (each id is kept for the window from its first receipt). An
 // item is at most analytics.MaxItemAge old when accepted, which bounds the
 // partitions to read.
-func (db *DB) RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string)) error {
-	q := fmt.Sprintf("SELECT mcp_id, id FROM %s.events PREWHERE received_at >= %s WHERE ts >= %s AND id != ''",
+func (db *DB) RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string, receivedAt time.Time)) error {
+	q := fmt.Sprintf("SELECT mcp_id, id, received_at FROM %s.events PREWHERE received_at >= %s WHERE ts >= %s AND id != ''",
 		db.db, timeLit(since), timeLit(since.Add(-analytics.MaxItemAge-time.Hour)))
 	rows, err := db.conn.Query(ctx, q)
 	if err != nil {
@@ -143,11 +192,12 @@ func (db *DB) RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id 
 	}
 	defer rows.Close()
 	var mcpID, id string
+	var at time.Time
 	for rows.Next() {
-		if err := rows.Scan(&mcpID, &id); err != nil {
+		if err := rows.Scan(&mcpID, &id, &at); err != nil {
 			return wrapErr("recent ids", err)
 		}
-		fn(mcpID, id)
+		fn(mcpID, id, at)
 	}
 	return wrapErr("recent ids", rows.Err())
 }

@@ -42,23 +42,41 @@ func TestInsertedSeqsAndRecentIDs(t *testing.T) {
 	if err := db.InsertRows(ctx, rows); err != nil {
 		t.Fatal(err)
 	}
-	seqs, err := db.InsertedSeqs(ctx, "n1", 10, 13)
+	seqs, err := db.InsertedSeqs(ctx, "n1", 10, 13, now.Add(-49*time.Hour), now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(seqs) != 3 || !seqs[10] || !seqs[12] || !seqs[13] {
 		t.Errorf("n1 seqs 10..13 = %v", seqs)
 	}
-	if seqs, _ := db.InsertedSeqs(ctx, "n3", 0, 1<<63); len(seqs) != 0 {
+	// The timestamps bound the check: records outside them are not seen.
+	if seqs, _ := db.InsertedSeqs(ctx, "n1", 10, 13, now.Add(-49*time.Hour), now.Add(-47*time.Hour)); len(seqs) != 1 || !seqs[13] {
+		t.Errorf("n1 seqs 10..13 within two days ago = %v, want only 13", seqs)
+	}
+	if seqs, _ := db.InsertedSeqs(ctx, "n3", 0, 1<<63, now.Add(-30*24*time.Hour), now); len(seqs) != 0 {
 		t.Errorf("unknown node: %v", seqs)
 	}
 	got := map[string]string{}
-	if err := db.RecentIDs(ctx, now.Add(-24*time.Hour), func(mcpID, id string) { got[id] = mcpID }); err != nil {
+	if err := db.RecentIDs(ctx, now.Add(-24*time.Hour), func(mcpID, id string, at time.Time) {
+		got[id] = mcpID
+		if id == "id-late" && at.Unix() != now.Add(-time.Hour).Unix() {
+			t.Errorf("id-late received at %v, want %v", at, now.Add(-time.Hour))
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"id-1": "m0", "id-2": "m1", "id-late": "m0", "id-3": "m1"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("recent ids = %v, want %v", got, want)
+	}
+	stored := map[string]string{}
+	ids := map[string][]string{"m0": {"id-1", "id-late", "id-old", "id-3", "nope", "it's"}, "m1": {"id-3"}}
+	if err := db.StoredIDs(ctx, now.Add(-24*time.Hour), ids, func(mcpID, id string) { stored[id] = mcpID }); err != nil {
+		t.Fatal(err)
+	}
+	// id-old was received two days ago (outside the window); id-3 is m1's.
+	if want := map[string]string{"id-1": "m0", "id-late": "m0", "id-3": "m1"}; fmt.Sprint(stored) != fmt.Sprint(want) {
+		t.Errorf("stored ids = %v, want %v", stored, want)
 	}
 }
 
@@ -69,7 +87,14 @@ func TestOpenUnavailable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there any more
-	_, err = clickhouse.Open(context.Background(), clickhouse.Config{Addr: []string{addr}, DialTimeout: time.Second})
+	// Open succeeds (it dials lazily, so the service can start during an
+	// outage); the first statement reports the outage.
+	db, err := clickhouse.Open(context.Background(), clickhouse.Config{Addr: []string{addr}, Database: "t", DialTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("Open while the server is down: %v", err)
+	}
+	defer db.Close()
+	err = db.Migrate(context.Background())
 	wantCode(t, err, telemetry.EUNAVAILABLE)
 	var te *telemetry.Error
 	if !errors.As(err, &te) || te.RetryAfter < 1 {

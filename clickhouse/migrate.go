@@ -49,6 +49,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return err
 	}
 	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db.db); err != nil {
+			return wrapErr("create database", err)
+		}
 		return migrateHost(ctx, conn, db.db, migs)
 	})
 }

@@ -157,18 +157,34 @@ func principal(ctx context.Context) *accounts.Principal {
 func (s *Server) limitClient(hctx huma.Context, next func(huma.Context)) {
 	key := clientKey(humagin.Unwrap(hctx).ClientIP())
 	if wait, limited := s.opts.ClientLimit.Attempt(key, time.Now()); limited {
-		err := &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
-			Message: "Too many sign-in attempts from your address; try again later."}
-		p := ProblemFromError(hctx.Context(), err)
-		for k, vs := range p.headers {
-			for _, v := range vs {
-				hctx.SetHeader(k, v)
-			}
-		}
-		_ = huma.WriteErr(s.api, hctx, p.Status, p.Detail, p)
+		s.writeError(hctx, &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
+			Message: "Too many sign-in attempts from your address; try again later."})
 		return
 	}
 	next(hctx)
+}
+
+// whenStoreReady answers metric reads 503 while the metrics store is not
+// ready (the service started during a ClickHouse outage and has not
+// migrated it yet); ingest goes on meanwhile, into the write-ahead log.
+func (s *Server) whenStoreReady(hctx huma.Context, next func(huma.Context)) {
+	if s.opts.StoreReady != nil && !s.opts.StoreReady() {
+		s.writeError(hctx, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5,
+			Message: "The metrics store is unavailable; ingest is still accepted. Try again shortly."})
+		return
+	}
+	next(hctx)
+}
+
+// writeError answers a middleware's refusal with the usual problem document.
+func (s *Server) writeError(hctx huma.Context, err error) {
+	p := ProblemFromError(hctx.Context(), err)
+	for k, vs := range p.headers {
+		for _, v := range vs {
+			hctx.SetHeader(k, v)
+		}
+	}
+	_ = huma.WriteErr(s.api, hctx, p.Status, p.Detail, p)
 }
 
 // clientKey is the address a client is limited by: IPv4 as is, IPv6 by

@@ -26,7 +26,7 @@ type healthOutput struct {
 var healthOp = huma.Operation{
 	OperationID: "health",
 	Summary:     "Health check",
-	Description: "200 with every check `ok`; 503 with `status: degraded` and the failing check when PostgreSQL or ClickHouse is unreachable. Needs no credential.",
+	Description: "200 with every check `ok`; 503 with `status: degraded` and the failing check when PostgreSQL or ClickHouse is unreachable or the write-ahead log cannot write (`wal`: disk full or I/O error; it clears by itself once a write succeeds). Needs no credential.",
 	Tags:        []string{"Service"},
 	Errors:      []int{http.StatusServiceUnavailable},
 }

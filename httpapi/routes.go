@@ -204,6 +204,10 @@ func (s *Server) registerRoutes() {
 			op := r.handler.op
 			op.Method, op.Path = r.method, r.path
 			op.Middlewares = huma.Middlewares{withDeadline(s.opts.Deadlines.of(g.class))}
+			if g.class == classRead {
+				op.Middlewares = append(op.Middlewares, s.whenStoreReady)
+				op.Errors = appendStatus(op.Errors, http.StatusServiceUnavailable)
+			}
 			if r.handler.prepare != nil {
 				r.handler.prepare(s, &op)
 			}

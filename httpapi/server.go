@@ -58,6 +58,9 @@ type Options struct {
 	// acceptance per client address (IPv6 per /64), besides the per-email
 	// login limit of the Sessions service.
 	ClientLimit *accounts.AttemptLimiter
+	// StoreReady, when set, reports whether the metrics store is migrated
+	// and reachable; metric reads answer 503 unavailable while it is false.
+	StoreReady func() bool
 
 	// Alerting services. Each one set serves its routes:
 	// Channels /v1/account/channels[/{channel}/webhook], Rules

@@ -13,20 +13,34 @@ const readChunk = 8 << 20
 // Run rebuilds the duplicate filter, then flushes the log to the sink until
 // ctx is cancelled. While the sink is down it retries with backoff; the log
 // keeps accepting up to its disk budget meanwhile.
+//
+// Start-up does not wait for ClickHouse: once the ids still in the log are
+// in the filter, Ingest accepts payloads (so a restart during an outage
+// keeps ingest going); the ids ClickHouse holds are loaded next, and the
+// records accepted before they were get their ids checked against
+// ClickHouse when they are flushed, so a retry across the restart is still
+// stored once.
 func (p *Pipeline) Run(ctx context.Context) error {
-	if err := p.rebuild(ctx); err != nil {
+	// Records appended before this start may have reached ClickHouse before
+	// a crash freed them from the log: their batch is checked like the retry
+	// of a failed insert.
+	replayUntil := p.log.LastSeq()
+	if err := p.reserveLogged(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it was ready
 		}
 		return err
 	}
 	close(p.ready)
+	if err := p.loadStored(ctx); err != nil {
+		return nil // ctx cancelled
+	}
+	p.loadMu.Lock()
+	p.loaded.Store(true)
+	verifyUntil := p.log.LastSeq()
+	p.loadMu.Unlock()
 
 	after := p.log.Acked()
-	// Records appended before this start may have reached ClickHouse before
-	// a crash freed them from the log: their batch is checked like the retry
-	// of a failed insert.
-	replayUntil := p.log.LastSeq()
 	if replayUntil > after {
 		p.opts.Logger.Info("replaying the write-ahead log", "from_seq", after+1, "to_seq", replayUntil)
 	}
@@ -75,14 +89,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				firstAt = time.Now()
 			}
 			for _, it := range rec.Items {
-				rows = append(rows, Row{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.opts.Node,
+				rows = append(rows, Row{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.node,
 					Seq: r.Seq, ReceivedAt: rec.ReceivedAt, Item: it})
 			}
 		}
 		due := len(rows) >= p.opts.FlushMaxRows || (len(rows) > 0 && time.Since(firstAt) >= p.opts.FlushInterval)
 		if !due {
 			if len(rows) == 0 && lastSeq > p.log.Acked() {
-				_ = p.log.Ack(lastSeq) // only undecodable records: nothing to insert
+				p.ack(lastSeq) // only undecodable records, or an ack that failed before
 			}
 			continue
 		}
@@ -94,6 +108,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 					return struct{}{}, err
 				}
 			}
+			if len(rows) > 0 && rows[0].Seq <= verifyUntil {
+				var err error
+				if rows, err = p.withoutStoredIDs(ctx, rows, verifyUntil); err != nil {
+					return struct{}{}, err
+				}
+			}
 			err := p.sink.InsertRows(ctx, rows)
 			checkStored = err != nil
 			return struct{}{}, err
@@ -101,10 +121,18 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return nil // ctx cancelled; the log keeps the rows for the next start
 		}
 		p.opts.Metrics.flushed(len(rows), time.Since(start))
-		if err := p.log.Ack(lastSeq); err != nil {
-			return fmt.Errorf("ingest: ack log: %w", err)
-		}
+		p.ack(lastSeq)
 		rows = rows[:0]
+	}
+}
+
+// ack frees the log up to seq. A failed checkpoint write (disk full, I/O
+// error) is not fatal: the rows are stored, the log keeps them a little
+// longer, and the next flush (or idle round) acks again. Were the process
+// to stop meanwhile, replay finds the rows in ClickHouse and skips them.
+func (p *Pipeline) ack(seq uint64) {
+	if err := p.log.Ack(seq); err != nil {
+		p.opts.Logger.Error("ingest: cannot acknowledge flushed records in the log; will retry", "seq", seq, "error", err)
 	}
 }
 
@@ -120,7 +148,15 @@ func (p *Pipeline) withoutStored(ctx context.Context, rows []Row) ([]Row, error)
 	if len(rows) == 0 {
 		return rows, nil
 	}
-	stored, err := p.sink.InsertedSeqs(ctx, p.opts.Node, rows[0].Seq, rows[len(rows)-1].Seq)
+	tsFrom, tsTo := rows[0].Item.Timestamp, rows[0].Item.Timestamp
+	for _, r := range rows {
+		if ts := r.Item.Timestamp; ts.Before(tsFrom) {
+			tsFrom = ts
+		} else if ts.After(tsTo) {
+			tsTo = ts
+		}
+	}
+	stored, err := p.sink.InsertedSeqs(ctx, p.node, rows[0].Seq, rows[len(rows)-1].Seq, tsFrom, tsTo)
 	if err != nil || len(stored) == 0 {
 		return rows, err
 	}
@@ -153,16 +189,43 @@ func retry[T any](p *Pipeline, ctx context.Context, what string, f func() (T, er
 	}
 }
 
-// rebuild fills the duplicate filter with the ids accepted in the window:
-// those already in ClickHouse and those still waiting in the log.
-func (p *Pipeline) rebuild(ctx context.Context) error {
-	now := p.opts.Now()
-	since := now.Add(-p.opts.DedupWindow)
-	if _, err := retry(p, ctx, "load recent item ids", func() (struct{}, error) {
-		return struct{}{}, p.sink.RecentIDs(ctx, since, func(mcpID, id string) { p.dedup.Reserve(mcpID, id, now) })
-	}); err != nil {
-		return err
+// withoutStoredIDs drops the rows of records up to verifyUntil whose item id
+// ClickHouse already holds from the window: those records were accepted
+// before the duplicate filter knew the ids stored before this start.
+func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []Row, verifyUntil uint64) ([]Row, error) {
+	ids := map[string][]string{}
+	for _, r := range rows {
+		if r.Seq <= verifyUntil && r.Item.ID != "" {
+			ids[r.MCPID] = append(ids[r.MCPID], r.Item.ID)
+		}
 	}
+	if len(ids) == 0 {
+		return rows, nil
+	}
+	stored := map[[2]string]bool{}
+	since := p.opts.Now().Add(-p.opts.DedupWindow)
+	if err := p.sink.StoredIDs(ctx, since, ids, func(mcpID, id string) { stored[[2]string{mcpID, id}] = true }); err != nil {
+		return rows, err
+	}
+	if len(stored) == 0 {
+		return rows, nil
+	}
+	kept := rows[:0]
+	for _, r := range rows {
+		if r.Seq > verifyUntil || r.Item.ID == "" || !stored[[2]string{r.MCPID, r.Item.ID}] {
+			kept = append(kept, r)
+		}
+	}
+	p.opts.Metrics.duplicatesAtFlush(len(rows) - len(kept))
+	p.opts.Logger.Info("ingest: items accepted before the duplicate filter was complete are already stored; left out",
+		"items", len(rows)-len(kept))
+	return kept, nil
+}
+
+// reserveLogged puts in the duplicate filter the ids of the records still
+// in the log (accepted, not flushed yet), each from its receipt: it reads
+// only the local log, so it is quick and needs no database.
+func (p *Pipeline) reserveLogged(ctx context.Context) error {
 	after := p.log.Acked()
 	for {
 		recs, err := p.log.Read(ctx, after, readChunk, 0)
@@ -170,7 +233,7 @@ func (p *Pipeline) rebuild(ctx context.Context) error {
 			return err
 		}
 		if len(recs) == 0 {
-			break
+			return nil
 		}
 		for _, r := range recs {
 			after = r.Seq
@@ -185,6 +248,18 @@ func (p *Pipeline) rebuild(ctx context.Context) error {
 			}
 		}
 	}
-	p.opts.Logger.Info("duplicate filter ready", "ids", p.dedup.Len())
-	return nil
+}
+
+// loadStored puts in the duplicate filter the ids ClickHouse holds from the
+// window, each from its receipt, retrying until ClickHouse answers. It
+// fails only when ctx ends.
+func (p *Pipeline) loadStored(ctx context.Context) error {
+	since := p.opts.Now().Add(-p.opts.DedupWindow)
+	_, err := retry(p, ctx, "load recent item ids", func() (struct{}, error) {
+		return struct{}{}, p.sink.RecentIDs(ctx, since, func(mcpID, id string, at time.Time) { p.dedup.Reserve(mcpID, id, at) })
+	})
+	if err == nil {
+		p.opts.Logger.Info("duplicate filter ready", "ids", p.dedup.Len())
+	}
+	return err
 }

@@ -16,6 +16,7 @@ type Metrics struct {
 	batchRows   prometheus.Histogram
 	flushTime   prometheus.Histogram
 	flushErrors prometheus.Counter
+	flushDups   prometheus.Counter
 }
 
 // NewMetrics registers the ingest metrics on reg, with gauges that read the
@@ -39,10 +40,16 @@ func NewMetrics(reg prometheus.Registerer, stats func() wal.Stats) *Metrics {
 		flushErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "telemetry_flush_failures_total", Help: "Failed ClickHouse inserts or lookups (retried).",
 		}),
+		flushDups: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_flush_duplicates_total",
+			Help: "Items left out at flush because ClickHouse already held their id (accepted while the duplicate filter was still loading).",
+		}),
 	}
-	reg.MustRegister(m.items, m.walFull, m.batchRows, m.flushTime, m.flushErrors,
+	reg.MustRegister(m.items, m.walFull, m.batchRows, m.flushTime, m.flushErrors, m.flushDups,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_backlog_bytes", Help: "Unflushed bytes in the write-ahead log."},
 			func() float64 { return float64(stats().UnackedBytes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "telemetry_wal_write_failures_total", Help: "Write-ahead-log commit rounds whose write or fsync failed (their payloads were answered 503)."},
+			func() float64 { return float64(stats().WriteFailures) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_backlog_records", Help: "Unflushed payloads in the write-ahead log."},
 			func() float64 { return float64(stats().UnackedRecords) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_oldest_unflushed_age_seconds", Help: "Age of the oldest unflushed payload (0 when none)."},
@@ -81,5 +88,11 @@ func (m *Metrics) flushed(rows int, d time.Duration) {
 func (m *Metrics) flushFailed() {
 	if m != nil {
 		m.flushErrors.Inc()
+	}
+}
+
+func (m *Metrics) duplicatesAtFlush(n int) {
+	if m != nil {
+		m.flushDups.Add(float64(n))
 	}
 }

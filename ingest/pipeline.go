@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpscope/telemetry"
@@ -32,11 +33,17 @@ type Row struct {
 // Sink is where flushed rows go: ClickHouse (clickhouse.DB implements it).
 type Sink interface {
 	InsertRows(ctx context.Context, rows []Row) error
-	// InsertedSeqs reports which log records of this node are already
-	// stored, so that a replay after a crash does not insert them twice.
-	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64) (map[uint64]bool, error)
+	// InsertedSeqs reports which log records of this node, among
+	// fromSeq..toSeq, are already stored, so that a replay after a crash
+	// does not insert them twice. Their items' timestamps lie within
+	// tsFrom..tsTo, which bounds what the check reads.
+	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[uint64]bool, error)
 	// RecentIDs lists item ids received since a time, to rebuild Dedup.
-	RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string)) error
+	RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string, receivedAt time.Time)) error
+	// StoredIDs reports which of ids (by MCP) are stored from items
+	// received since a time: the check of items accepted while Dedup was
+	// not rebuilt yet.
+	StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string)) error
 }
 
 // Options configure a Pipeline.
@@ -60,7 +67,15 @@ type Pipeline struct {
 	limiter *RateLimiter
 	bufPool sync.Pool
 
-	ready chan struct{} // closed once the dedup filter is rebuilt
+	ready chan struct{} // closed once the ids still in the log are in dedup
+	node  string        // Options.Node and the log's identity: the records' key in ClickHouse
+
+	// loaded is set once dedup also holds the ids already in ClickHouse.
+	// Until then, Ingest holds loadMu for reading across its reservation
+	// and append, so that Run knows which records were accepted against an
+	// incomplete filter: their ids are checked against ClickHouse at flush.
+	loaded atomic.Bool
+	loadMu sync.RWMutex
 }
 
 // New returns a pipeline over an open log. Call Run to flush.
@@ -71,8 +86,12 @@ func New(l *wal.Log, sink Sink, opts Options) *Pipeline {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	node := opts.Node
+	if id := l.ID(); id != "" {
+		node += "/" + id
+	}
 	return &Pipeline{
-		opts: opts, log: l, sink: sink,
+		opts: opts, log: l, sink: sink, node: node,
 		dedup:   NewDedup(opts.DedupWindow),
 		limiter: NewRateLimiter(opts.RateLimitPerMinute),
 		ready:   make(chan struct{}),
@@ -97,6 +116,10 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 	case <-p.ready:
 	case <-ctx.Done():
 		return 0, 0, ctx.Err()
+	}
+	if !p.loaded.Load() {
+		p.loadMu.RLock()
+		defer p.loadMu.RUnlock()
 	}
 	now := p.opts.Now()
 	kept := items[:0:0]
@@ -134,13 +157,18 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 30,
 				Message: "Storage is catching up; the payload was not accepted. Retry after the Retry-After delay."}
 		}
+		if errors.Is(err, wal.ErrWrite) {
+			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
+				Message: "The service cannot write its log right now (disk full or I/O error); the payload was not accepted. Retry after the Retry-After delay."}
+		}
 		return 0, 0, err
 	}
 	p.opts.Metrics.accepted(len(kept), dropped)
 	return len(kept), dropped, nil
 }
 
-// Ready reports whether the pipeline accepts payloads (dedup rebuilt).
+// Ready reports whether the pipeline accepts payloads (the ids waiting in
+// the log are in the duplicate filter; ClickHouse need not be up).
 func (p *Pipeline) Ready() bool {
 	select {
 	case <-p.ready:
@@ -149,6 +177,10 @@ func (p *Pipeline) Ready() bool {
 		return false
 	}
 }
+
+// LogHealth is the write-ahead log's health check: the last write failure,
+// nil when the last write succeeded.
+func (p *Pipeline) LogHealth(context.Context) error { return p.log.Health() }
 
 // Stats describe the log backlog.
 func (p *Pipeline) Stats() wal.Stats { return p.log.Stats() }

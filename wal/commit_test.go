@@ -110,25 +110,40 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-func TestWriteFailureStopsAppends(t *testing.T) {
+// TestWriteFailureIsNotSticky: a failed fsync refuses the appends of its
+// round with ErrWrite and cuts their frames off the file; once the disk
+// works again appends succeed, numbered right after the last durable record,
+// and a reopened log holds exactly the records that were acknowledged.
+func TestWriteFailureIsNotSticky(t *testing.T) {
 	dir := t.TempDir()
 	l := openLog(t, dir, Options{})
 	appendN(t, l, 1, 2)
 	l.sync = func(*os.File) error { return fmt.Errorf("disk on fire") }
-	if _, _, err := l.Append(context.Background(), []byte("lost")); err == nil {
-		t.Fatal("Append succeeded although fsync failed")
+	for _, rec := range []string{"lost", "lost again"} {
+		if _, _, err := l.Append(context.Background(), []byte(rec)); !errors.Is(err, ErrWrite) {
+			t.Fatalf("Append while fsync fails: %v, want ErrWrite", err)
+		}
 	}
-	if _, _, err := l.Append(context.Background(), []byte("refused")); err == nil {
-		t.Fatal("Append succeeded after a write failure")
+	if err := l.Health(); !errors.Is(err, ErrWrite) {
+		t.Fatalf("Health after a failed write = %v", err)
 	}
-	// What was committed stays readable and acknowledgeable.
-	checkRecords(t, readAll(t, l, 0), 1, 2, 0)
-	if err := l.Ack(2); err != nil {
+	if st := l.Stats(); st.WriteFailures != 2 || st.UnackedRecords != 2 {
+		t.Fatalf("Stats after failures = %+v", st)
+	}
+	l.sync = (*os.File).Sync
+	first, last, err := l.Append(context.Background(), payload(3))
+	if err != nil || first != 3 || last != 3 {
+		t.Fatalf("Append after the disk recovered = %d..%d, %v; want 3..3", first, last, err)
+	}
+	if err := l.Health(); err != nil {
+		t.Fatalf("Health after a good write = %v", err)
+	}
+	checkRecords(t, readAll(t, l, 0), 1, 3, 0)
+	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st := l.Stats(); st.UnackedRecords != 0 || st.UnackedBytes != 0 {
-		t.Fatalf("Stats = %+v", st)
-	}
+	l = openLog(t, dir, Options{})
+	checkRecords(t, readAll(t, l, 0), 1, 3, 0)
 }
 
 // TestFlusherKeepsUp runs appenders against a flusher that reads and acks

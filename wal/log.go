@@ -25,6 +25,11 @@ var (
 	ErrFull = errors.New("wal: log is full")
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("wal: log is closed")
+	// ErrWrite is wrapped by Append's error when the records could not be
+	// written or fsynced (disk full, I/O error): they are not in the log.
+	// It is temporary: the next append tries again, so the caller should
+	// answer 503 with Retry-After.
+	ErrWrite = errors.New("wal: write failed")
 )
 
 // Options tune a Log. The zero value is valid.
@@ -71,28 +76,41 @@ type Stats struct {
 	// Syncs counts data fsyncs since Open. With group commit it grows much
 	// slower than the number of Append calls under concurrent load.
 	Syncs int64
+	// WriteFailures counts commit rounds whose write or fsync failed.
+	WriteFailures int64
+}
+
+// Health reports the last commit round's write failure, nil when it
+// succeeded (or nothing was written yet): /health shows it.
+func (l *Log) Health() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.writeErr
 }
 
 // Log is a durable, append-only log of opaque records. It is safe for
 // concurrent use.
 type Log struct {
 	dir  string
+	id   string
 	opts Options
 	log  *slog.Logger
 	lock *os.File
 
-	mu       sync.Mutex
-	closed   bool
-	err      error         // first write failure; the log takes no more appends after it
-	segs     []*segment    // oldest first; the last one is the active segment
-	acked    uint64        // highest acknowledged sequence number
-	lastSeq  uint64        // highest committed sequence number (>= acked)
-	ackPos   int64         // log position of record acked+1, or the end
-	oldest   time.Time     // append time of record acked+1
-	reserved int64         // bytes of queued appends, counted against MaxBytes
-	pending  []*appendReq  // appends waiting for the writer
-	notify   chan struct{} // closed and replaced at every commit, to wake readers
-	syncs    int64
+	mu            sync.Mutex
+	closed        bool
+	err           error         // set while the writer cannot cut a failed write back; appends fail without a try
+	writeErr      error         // the last commit round's failure, nil once a round succeeds
+	writeFailures int64         // failed commit rounds since Open
+	segs          []*segment    // oldest first; the last one is the active segment
+	acked         uint64        // highest acknowledged sequence number
+	lastSeq       uint64        // highest committed sequence number (>= acked)
+	ackPos        int64         // log position of record acked+1, or the end
+	oldest        time.Time     // append time of record acked+1
+	reserved      int64         // bytes of queued appends, counted against MaxBytes
+	pending       []*appendReq  // appends waiting for the writer
+	notify        chan struct{} // closed and replaced at every commit, to wake readers
+	syncs         int64
 
 	wake       chan struct{} // nudges the writer; capacity 1
 	done       chan struct{} // closed by Close
@@ -131,8 +149,14 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
+	id, err := loadIdentity(dir)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
 	l := &Log{
 		dir:        dir,
+		id:         id,
 		opts:       opts,
 		log:        opts.Logger,
 		lock:       lock,
@@ -335,6 +359,7 @@ func (l *Log) Stats() Stats {
 		OldestUnacked:  l.oldest,
 		Segments:       len(l.segs),
 		Syncs:          l.syncs,
+		WriteFailures:  l.writeFailures,
 	}
 }
 

@@ -56,8 +56,6 @@ func (l *Log) Append(ctx context.Context, recs ...[]byte) (first, last uint64, e
 	switch {
 	case l.closed:
 		err = ErrClosed
-	case l.err != nil:
-		err = l.err
 	case l.endPos()-l.ackPos+l.reserved+size > l.opts.MaxBytes:
 		err = ErrFull
 	default:
@@ -99,12 +97,20 @@ func (l *Log) run() {
 var beforeCommit = func() {}
 
 // commitPending commits the queued appends and answers their callers.
+//
+// A failed write or fsync leaves the active segment's unsynced tail in an
+// unknown state (Linux may even drop its dirty pages), so the writer cuts
+// the segment back to what was synced before, and the appends of this round
+// that were not made durable are answered with an error wrapping ErrWrite.
+// Nothing is sticky: the next round writes again, so a disk that was full
+// takes appends as soon as space is freed. Only while the cut itself fails
+// are appends refused without trying.
 func (l *Log) commitPending() {
 	beforeCommit()
 	l.mu.Lock()
 	batch := l.pending
 	l.pending = nil
-	err := l.err
+	broken := l.err
 	l.mu.Unlock()
 	if len(batch) == 0 {
 		return
@@ -114,21 +120,34 @@ func (l *Log) commitPending() {
 	for _, r := range batch {
 		total += int64(len(r.frames))
 	}
+	var err error
+	if broken != nil {
+		if rerr := l.resetWriter(); rerr != nil {
+			err = broken
+		}
+	}
 	if err == nil {
 		published, err = l.writeBatch(batch)
+		if err != nil {
+			err = fmt.Errorf("%w: %w", ErrWrite, err)
+			l.log.Error("wal: write failed; the appends of this round are refused", "dir", l.dir, "err", err)
+			if rerr := l.resetWriter(); rerr != nil {
+				l.log.Error("wal: cannot cut the active segment back to its synced size; refusing appends until it can",
+					"dir", l.dir, "err", rerr)
+				l.mu.Lock()
+				l.err = fmt.Errorf("%w: %w", ErrWrite, errors.Join(err, rerr))
+				l.mu.Unlock()
+			}
+		}
 	}
 	var committed uint64
 	l.mu.Lock()
 	if err != nil {
-		if l.err == nil {
-			// After a failed write or fsync the file's state is unknown
-			// (Linux may even drop the dirty pages), so the log stops
-			// accepting appends; a restart recovers what reached the disk.
-			l.err = fmt.Errorf("wal: log stopped after a write failure: %w", err)
-			l.log.Error("wal: write failed, refusing further appends", "dir", l.dir, "err", err)
-		}
-		err = l.err
 		l.reserved -= total - published
+		l.writeErr = err
+		l.writeFailures++
+	} else {
+		l.err, l.writeErr = nil, nil
 	}
 	committed = l.lastSeq
 	l.mu.Unlock()
@@ -140,6 +159,28 @@ func (l *Log) commitPending() {
 			r.done <- appendResult{err: err}
 		}
 	}
+}
+
+// resetWriter drops whatever the writer holds beyond the last synced record
+// of the active segment: the buffered frames, their index entries and their
+// sequence numbers, and the file's unsynced tail, which it truncates and
+// syncs. Called by the writer after a failed write or fsync.
+func (l *Log) resetWriter() error {
+	l.wbuf = l.wbuf[:0]
+	l.wIndex = l.wIndex[:0]
+	l.mu.Lock()
+	s := l.active
+	size, last, lastIdx := s.size, s.last, s.lastIndexed()
+	l.mu.Unlock()
+	l.nextSeq = last + 1
+	if err := l.wf.Truncate(size); err != nil {
+		return err
+	}
+	if err := l.sync(l.wf); err != nil {
+		return err
+	}
+	l.wOff, l.wLastIdx = size, lastIdx
+	return nil
 }
 
 // writeBatch seals, writes and syncs the frames of batch, rotating segments

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
@@ -62,6 +64,10 @@ type Main struct {
 	Inbox         *postgres.InboxService
 	Notifications *postgres.NotificationService
 	evalMetrics   *jobmetrics.Evaluator
+
+	// storeReady is set once ClickHouse is migrated: at Open, or by Run
+	// when the service started during a ClickHouse outage.
+	storeReady atomic.Bool
 
 	listener net.Listener
 	// metricsListener serves /metrics when metrics.addr is set.
@@ -116,8 +122,19 @@ func (m *Main) Open(ctx context.Context) error {
 	if err := m.Connect(ctx); err != nil {
 		return err
 	}
-	if err := m.Migrate(ctx); err != nil {
-		return err
+	if err := m.PG.Migrate(ctx); err != nil {
+		return fmt.Errorf("postgres migrations: %w", err)
+	}
+	// ClickHouse down is no reason not to start: ingest goes to the
+	// write-ahead log, reads answer 503, and Run migrates once it is back.
+	if err := m.CH.Migrate(ctx); err != nil {
+		if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE {
+			return fmt.Errorf("clickhouse migrations: %w", err)
+		}
+		m.Log.Warn("ClickHouse is unavailable: serving ingest into the write-ahead log; reads answer 503 until it is back",
+			"error", err)
+	} else {
+		m.storeReady.Store(true)
 	}
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -172,6 +189,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Checks: map[string]func(context.Context) error{
 			"postgres":   m.PG.Ping,
 			"clickhouse": m.CH.Ping,
+			"wal":        m.Ingest.LogHealth,
 		},
 		Metrics:           httpapi.NewMetrics(m.Registry),
 		TrustedProxies:    m.Config.Server.TrustedProxies,
@@ -179,6 +197,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Deadlines: httpapi.Deadlines{Ingest: m.Config.Server.DeadlineIngest, Reads: m.Config.Server.DeadlineReads,
 			Other: m.Config.Server.DeadlineOther},
 		ClientLimit: accounts.AuthPolicy(a).ClientLimiter(),
+		StoreReady:  m.storeReady.Load,
 		Ingester:    m.Ingest,
 		Analytics:   m.CH,
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: ic.RateLimitPerMinute,
@@ -261,16 +280,29 @@ func (m *Main) Run(ctx context.Context) error {
 		})
 		g.Go(func() error { <-gctx.Done(); return ms.Close() })
 	}
-	if m.Config.Nightly.Enabled {
-		n := m.nightlyRunner(nil, jobmetrics.NightlySuccess(m.Registry))
-		g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule) })
+	// The jobs that read ClickHouse start once it is migrated.
+	storeJobs := func() {
+		if m.Config.Nightly.Enabled {
+			n := m.nightlyRunner(nil, jobmetrics.NightlySuccess(m.Registry))
+			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule) })
+		}
+		g.Go(func() error {
+			return alerting.RunEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
+		})
+	}
+	if m.storeReady.Load() {
+		storeJobs()
+	} else {
+		g.Go(func() error {
+			if m.migrateWhenUp(gctx) {
+				storeJobs()
+			}
+			return nil
+		})
 	}
 	// Deleted ingest keys are evicted from this instance's cache as soon as
 	// PostgreSQL announces them; the loop reconnects on its own.
 	g.Go(func() error { return m.Keys.Run(gctx) })
-	g.Go(func() error {
-		return alerting.RunEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
-	})
 	g.Go(func() error {
 		<-gctx.Done()
 		m.Log.Info("shutting down")
@@ -279,6 +311,30 @@ func (m *Main) Run(ctx context.Context) error {
 		return srv.Shutdown(sctx)
 	})
 	return g.Wait()
+}
+
+// migrateWhenUp retries the ClickHouse migrations until they succeed (then
+// reads open) or ctx ends; it reports whether they succeeded.
+func (m *Main) migrateWhenUp(ctx context.Context) bool {
+	backoff := time.Second
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		err := m.CH.Migrate(ctx)
+		if err == nil {
+			m.storeReady.Store(true)
+			m.Log.Info("ClickHouse is back and migrated: reads are served again")
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		m.Log.Warn("ClickHouse migrations failed; retrying", "error", err, "backoff", backoff)
+		backoff = min(2*backoff, 10*time.Second)
+	}
 }
 
 // Close releases everything Open acquired, in reverse order.
