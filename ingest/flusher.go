@@ -78,6 +78,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			after = r.Seq
 			lastSeq = r.Seq
 			checkStored = checkStored || r.Seq <= replayUntil
+			if r.Lost {
+				// Open found this record destroyed on disk (counted in
+				// telemetry_wal_lost_records_total); its items cannot come back.
+				p.opts.Logger.Error("write-ahead-log record lost to damage on disk; its items are gone", "seq", r.Seq)
+				continue
+			}
 			rec, err := DecodeRecord(r.Data)
 			if err != nil {
 				// A record that passed the log's CRC but does not decode was
@@ -238,7 +244,7 @@ func (p *Pipeline) reserveLogged(ctx context.Context) error {
 		for _, r := range recs {
 			after = r.Seq
 			rec, err := DecodeRecord(r.Data)
-			if err != nil {
+			if r.Lost || err != nil {
 				continue
 			}
 			for _, it := range rec.Items {

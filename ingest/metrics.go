@@ -50,6 +50,8 @@ func NewMetrics(reg prometheus.Registerer, stats func() wal.Stats) *Metrics {
 			func() float64 { return float64(stats().UnackedBytes) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "telemetry_wal_write_failures_total", Help: "Write-ahead-log commit rounds whose write or fsync failed (their payloads were answered 503)."},
 			func() float64 { return float64(stats().WriteFailures) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "telemetry_wal_lost_records_total", Help: "Write-ahead-log records found destroyed by damage on disk at start (every valid record after them is kept; see telemetryd wal verify)."},
+			func() float64 { return float64(stats().LostRecords) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_backlog_records", Help: "Unflushed payloads in the write-ahead log."},
 			func() float64 { return float64(stats().UnackedRecords) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_oldest_unflushed_age_seconds", Help: "Age of the oldest unflushed payload (0 when none)."},

@@ -78,6 +78,9 @@ type Stats struct {
 	Syncs int64
 	// WriteFailures counts commit rounds whose write or fsync failed.
 	WriteFailures int64
+	// LostRecords counts the records Open found destroyed by damage in the
+	// middle of the log (not a torn tail) and marked lost.
+	LostRecords int64
 }
 
 // Health reports the last commit round's write failure, nil when it
@@ -102,6 +105,7 @@ type Log struct {
 	err           error         // set while the writer cannot cut a failed write back; appends fail without a try
 	writeErr      error         // the last commit round's failure, nil once a round succeeds
 	writeFailures int64         // failed commit rounds since Open
+	lostRecords   int64         // records Open found destroyed by damage and marked lost
 	segs          []*segment    // oldest first; the last one is the active segment
 	acked         uint64        // highest acknowledged sequence number
 	lastSeq       uint64        // highest committed sequence number (>= acked)
@@ -230,7 +234,11 @@ func (l *Log) recover() error {
 			return fmt.Errorf("%w: %s starts at sequence %d but %s ends at %d", ErrCorrupt, s.path, s.base, segs[i-1].path, segs[i-1].last)
 		}
 		s.startPos = pos
-		if err := l.scanSegment(s, i == len(segs)-1); err != nil {
+		var nextBase uint64
+		if i+1 < len(segs) {
+			nextBase = segs[i+1].base
+		}
+		if err := l.scanSegment(s, nextBase); err != nil {
 			return err
 		}
 		pos += s.size
@@ -276,6 +284,9 @@ func (l *Log) recover() error {
 			var h header
 			h, err = l.headerAt(view[i].seg, off)
 			l.ackPos, l.oldest = view[i].seg.startPos+off, time.Unix(0, h.nanos)
+			if h.nanos == lostNanos {
+				l.oldest = time.Now()
+			}
 		}
 		if err != nil {
 			return err
@@ -284,10 +295,35 @@ func (l *Log) recover() error {
 	return nil
 }
 
-// scanSegment validates one segment file. A bad record in the last segment
-// is a torn write: the file is cut back to its good prefix.
-func (l *Log) scanSegment(s *segment, last bool) error {
-	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+// scanSegment validates one segment file. Damage is repaired frame by
+// frame (see repairSegment): a torn tail of the newest segment is cut, and
+// elsewhere every valid record is kept and the destroyed ones are marked
+// lost. nextBase is the following segment's first sequence number, 0 for
+// the newest segment.
+func (l *Log) scanSegment(s *segment, nextBase uint64) error {
+	err := scanFile(s)
+	var ce *corruptError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	damages, err := l.repairSegment(s, nextBase)
+	if err != nil {
+		return err
+	}
+	for _, d := range damages {
+		if !d.TornTail && d.FirstLost <= d.LastLost {
+			l.lostRecords += int64(d.LastLost - d.FirstLost + 1)
+		}
+	}
+	if err := scanFile(s); err != nil {
+		return fmt.Errorf("wal: %s after repair: %w", s.path, err)
+	}
+	return nil
+}
+
+// scanFile runs segment.scan over the segment's file.
+func scanFile(s *segment) error {
+	f, err := os.Open(s.path)
 	if err != nil {
 		return fmt.Errorf("wal: %w", err)
 	}
@@ -296,20 +332,7 @@ func (l *Log) scanSegment(s *segment, last bool) error {
 	if err != nil {
 		return fmt.Errorf("wal: %w", err)
 	}
-	err = s.scan(f, fi.Size(), nil)
-	var ce *corruptError
-	if !last || !errors.As(err, &ce) {
-		return err
-	}
-	l.log.Warn("wal: cutting torn tail of last segment", "file", s.path, "offset", s.size,
-		"dropped_bytes", fi.Size()-s.size, "reason", ce.reason)
-	if err := f.Truncate(s.size); err != nil {
-		return fmt.Errorf("wal: repair %s: %w", s.path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("wal: repair %s: %w", s.path, err)
-	}
-	return nil
+	return s.scan(f, fi.Size(), nil)
 }
 
 // createSegment creates the file for a segment whose first record will be
@@ -360,6 +383,7 @@ func (l *Log) Stats() Stats {
 		Segments:       len(l.segs),
 		Syncs:          l.syncs,
 		WriteFailures:  l.writeFailures,
+		LostRecords:    l.lostRecords,
 	}
 }
 

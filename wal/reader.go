@@ -14,6 +14,9 @@ import (
 type Record struct {
 	Seq  uint64
 	Data []byte // owned by the caller
+	// Lost is set for a record destroyed by damage on disk: Open found its
+	// bytes unreadable and kept its sequence number only; Data is empty.
+	Lost bool
 }
 
 // cursor remembers where the last Read stopped, so that the flusher's next
@@ -106,7 +109,8 @@ func (l *Log) Read(ctx context.Context, afterSeq uint64, maxBytes int, wait time
 			if err != nil {
 				return nil, &corruptError{path: sv.seg.path, off: off + p, reason: err.Error()}
 			}
-			recs = append(recs, Record{Seq: next, Data: payload[:len(payload):len(payload)]})
+			recs = append(recs, Record{Seq: next, Data: payload[:len(payload):len(payload)],
+				Lost: h.nanos == lostNanos && h.length == 0})
 			next++
 			p += h.frameLen()
 		}

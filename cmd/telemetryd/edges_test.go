@@ -385,3 +385,75 @@ func TestResetLogDirectory(t *testing.T) {
 		t.Errorf("the replay took a new record for an old one:\n%s", svc.logs.String())
 	}
 }
+
+// TestDamagedLogRecordKeepsLaterOnes: three payloads wait in the log when
+// the service is killed; a byte of the middle one is flipped on disk.
+// `telemetryd wal verify` reports it (exit 1) without repairing; the next
+// start keeps the first and third payloads (stored once each), reports the
+// middle one lost in /metrics, and verify finds nothing more.
+func TestDamagedLogRecordKeepsLaterOnes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	bin := buildBinary(t)
+	port := testenv.FreePort(t)
+	svc := startEdge(t, bin, cfg, port, "TELEMETRY_INGEST_FLUSH_INTERVAL=4s")
+	_, mcpID, key := api{t, svc.base}.newTenant("damaged")
+	batches := [][]string{idRange("one", 10), idRange("two", 10), idRange("three", 10)}
+	for _, ids := range batches {
+		if status, _, body := svc.ingest(key, ids); status != 202 {
+			t.Fatalf("ingest: %d %v", status, body)
+		}
+	}
+	svc.kill()
+
+	segs, _ := filepath.Glob(filepath.Join(cfg.Ingest.WALDir, "*.wal"))
+	if len(segs) != 1 {
+		t.Fatalf("segments %v, want one", segs)
+	}
+	data, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Frames: 24-byte header (length at bytes 4..8), then the payload.
+	frameLen := func(off int) int { return 24 + int(uint32(data[off+4])|uint32(data[off+5])<<8|uint32(data[off+6])<<16|uint32(data[off+7])<<24) }
+	second := frameLen(0)
+	if second+frameLen(second)+frameLen(second+frameLen(second)) != len(data) {
+		t.Fatalf("the segment does not hold exactly three records (%d bytes)", len(data))
+	}
+	data[second+24+7] ^= 0x20
+	if err := os.WriteFile(segs[0], data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := exec.Command(bin, "wal", "verify", "--dir", cfg.Ingest.WALDir).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "records 2..2 lost") || !strings.Contains(string(out), "1 valid records after it kept") {
+		t.Fatalf("wal verify on a damaged log: %v\n%s", err, out)
+	}
+
+	svc = startEdge(t, bin, cfg, port)
+	waitStoredOnce(t, testenv.ClickHouseAddr(t), cfg.ClickHouse.Database, mcpID, append(append([]string{}, batches[0]...), batches[2]...))
+	res, err := http.Get(svc.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(raw), "telemetry_wal_lost_records_total 1") {
+		t.Errorf("/metrics does not count the lost record:\n%s", grepLines(string(raw), "telemetry_wal"))
+	}
+	if out, err := exec.Command(bin, "wal", "verify", "--dir", cfg.Ingest.WALDir).CombinedOutput(); err != nil || !strings.Contains(string(out), "no damage found") {
+		t.Fatalf("wal verify after the repair: %v\n%s", err, out)
+	}
+}
+
+func grepLines(s, substr string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, substr) {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}

@@ -3,6 +3,7 @@
 //	telemetryd [serve]            run the API, flusher, evaluator and nightly cron
 //	telemetryd migrate            apply database migrations and exit
 //	telemetryd nightly --date D   compute the nightly metrics for day D (or --from/--to)
+//	telemetryd wal verify [--dir D] check the write-ahead log for damage (read only)
 //
 // Every command takes --config FILE (default configs/telemetryd.yaml when it
 // exists); every setting can be overridden as TELEMETRY_<SECTION>_<KEY>.
@@ -18,6 +19,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mcpscope/telemetry/wal"
 )
 
 func main() {
@@ -36,6 +39,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
+	if cmd == "wal" {
+		if len(args) == 0 || args[0] != "verify" {
+			return fmt.Errorf("usage: telemetryd wal verify [--dir DIR]")
+		}
+		cmd, args = "wal verify", args[1:]
+	}
 	fs := flag.NewFlagSet("telemetryd "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "configuration file (default configs/telemetryd.yaml when present)")
@@ -45,12 +54,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		from = fs.String("from", "", "first UTC day of a range to backfill, YYYY-MM-DD")
 		to = fs.String("to", "", "last UTC day of a range to backfill, YYYY-MM-DD")
 	}
+	var walDir *string
+	if cmd == "wal verify" {
+		walDir = fs.String("dir", "", "the log directory (default: ingest.wal_dir)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	cfg, err := LoadConfig(*configPath)
 	if err != nil {
 		return err
+	}
+	if cmd == "wal verify" {
+		dir := cfg.Ingest.WALDir
+		if *walDir != "" {
+			dir = *walDir
+		}
+		return verifyWAL(dir, stdout)
 	}
 	log := newLogger(cfg.Log, stderr)
 	m := NewMain(cfg, log)
@@ -77,8 +97,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return m.RunNightlyCommand(ctx, *date, *from, *to, stdout)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate or nightly)", cmd)
+		return fmt.Errorf("unknown command %q (want serve, migrate, nightly or wal verify)", cmd)
 	}
+}
+
+// errDamaged makes `telemetryd wal verify` exit 1 when it found damage.
+var errDamaged = errors.New("the write-ahead log is damaged: the next start repairs it (see above)")
+
+// verifyWAL reports the write-ahead log's state and damage without changing
+// it; the service may be running.
+func verifyWAL(dir string, w io.Writer) error {
+	rep, err := wal.Verify(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "write-ahead log %s: %d segments, records %d..%d (%d), acknowledged up to %d, %d lost in earlier repairs\n",
+		dir, rep.Segments, rep.FirstSeq, rep.LastSeq, rep.Records, rep.Acked, rep.Lost)
+	if len(rep.Damages) == 0 {
+		fmt.Fprintln(w, "no damage found")
+		return nil
+	}
+	for _, d := range rep.Damages {
+		fmt.Fprintln(w, d.String())
+	}
+	return errDamaged
 }
 
 func newLogger(c LogConfig, w io.Writer) *slog.Logger {
