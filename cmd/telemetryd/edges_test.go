@@ -417,7 +417,9 @@ func TestDamagedLogRecordKeepsLaterOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Frames: 24-byte header (length at bytes 4..8), then the payload.
-	frameLen := func(off int) int { return 24 + int(uint32(data[off+4])|uint32(data[off+5])<<8|uint32(data[off+6])<<16|uint32(data[off+7])<<24) }
+	frameLen := func(off int) int {
+		return 24 + int(uint32(data[off+4])|uint32(data[off+5])<<8|uint32(data[off+6])<<16|uint32(data[off+7])<<24)
+	}
 	second := frameLen(0)
 	if second+frameLen(second)+frameLen(second+frameLen(second)) != len(data) {
 		t.Fatalf("the segment does not hold exactly three records (%d bytes)", len(data))
