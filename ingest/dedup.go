@@ -17,7 +17,8 @@ import (
 // from the write-ahead log (ids accepted but not flushed yet). It lives in
 // this instance's memory: see "Running at scale" for several instances.
 type Dedup struct {
-	window uint32 // seconds
+	window   uint32 // seconds
+	maxShard int    // ids a shard may hold before it is emptied; 0: no bound
 	seed   maphash.Seed
 	shards [64]dedupShard
 }
@@ -83,6 +84,11 @@ func (d *Dedup) Reserve(mcpID, id string, now time.Time) bool {
 	at := stamp(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if d.maxShard > 0 && s.used >= d.maxShard {
+		// A bounded cache in front of a shared registry: forgetting is
+		// safe (the registry answers), so the shard simply starts over.
+		s.keys, s.at, s.used = nil, nil, 0
+	}
 	if (s.used+1)*4 > len(s.keys)*3 {
 		s.resize(max(1024, len(s.keys)*2), 0)
 	}
@@ -96,6 +102,13 @@ func (d *Dedup) Reserve(mcpID, id string, now time.Time) bool {
 	}
 	s.at[i] = at
 	return true
+}
+
+// Bound makes the filter a cache of at most about maxIDs ids: a shard that
+// fills up is emptied. Only for a filter in front of a shared registry,
+// which still knows what the cache forgot.
+func (d *Dedup) Bound(maxIDs int) {
+	d.maxShard = max(1, maxIDs/len(d.shards))
 }
 
 // Release forgets a reservation whose batch could not be made durable, so

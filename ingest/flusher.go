@@ -32,13 +32,16 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return err
 	}
 	close(p.ready)
-	if err := p.loadStored(ctx); err != nil {
-		return nil // ctx cancelled
+	var verifyUntil uint64
+	if !p.loaded.Load() { // no shared registry: load what ClickHouse holds
+		if err := p.loadStored(ctx); err != nil {
+			return nil // ctx cancelled
+		}
+		p.loadMu.Lock()
+		p.loaded.Store(true)
+		verifyUntil = p.log.LastSeq()
+		p.loadMu.Unlock()
 	}
-	p.loadMu.Lock()
-	p.loaded.Store(true)
-	verifyUntil := p.log.LastSeq()
-	p.loadMu.Unlock()
 
 	after := p.log.Acked()
 	if replayUntil > after {
@@ -61,6 +64,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return nil
 		case <-sweep.C:
 			p.dedup.Sweep(p.opts.Now())
+			p.expireShared(ctx)
 		default:
 		}
 		wait := p.opts.FlushInterval
@@ -129,6 +133,25 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		p.opts.Metrics.flushed(len(rows), time.Since(start))
 		p.ack(lastSeq)
 		rows = rows[:0]
+	}
+}
+
+// expireShared deletes the shared registry's ids older than the window, a
+// batch at a time (every instance does it; they share the work).
+func (p *Pipeline) expireShared(ctx context.Context) {
+	if p.opts.Registry == nil {
+		return
+	}
+	const batch = 10000
+	for ctx.Err() == nil {
+		n, err := p.opts.Registry.Expire(ctx, p.opts.Now(), batch)
+		if err != nil {
+			p.opts.Logger.Warn("ingest: expiring shared item ids failed; will retry", "error", err)
+			return
+		}
+		if n < batch {
+			return
+		}
 	}
 }
 

@@ -46,6 +46,19 @@ type Sink interface {
 	StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string)) error
 }
 
+// IDRegistry is a duplicate filter shared by every instance
+// (postgres.IngestIDs): with one, a retry that reaches another instance is
+// still dropped, and each instance's own filter is only a bounded cache.
+type IDRegistry interface {
+	// Reserve records ids as accepted at at and returns those not accepted
+	// in the window before, by any instance.
+	Reserve(ctx context.Context, mcpID string, ids []string, at time.Time) (fresh []string, err error)
+	// Release undoes a Reserve made at at whose payload was not accepted.
+	Release(ctx context.Context, mcpID string, ids []string, at time.Time) error
+	// Expire deletes up to limit ids older than the window.
+	Expire(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
 // Options configure a Pipeline.
 type Options struct {
 	Node               string        // this instance's id; each instance has its own log
@@ -56,7 +69,21 @@ type Options struct {
 	Logger             *slog.Logger
 	Metrics            *Metrics // optional
 	Now                func() time.Time
+	// Registry, when set, is the authority on duplicates across instances;
+	// the in-memory filter then keeps at most CacheMaxIDs ids (default
+	// DefaultCacheMaxIDs) and start-up loads nothing from ClickHouse.
+	Registry    IDRegistry
+	CacheMaxIDs int
 }
+
+// DefaultCacheMaxIDs bounds the in-memory filter in front of a Registry:
+// about 20 bytes an id, so 80 MiB.
+const DefaultCacheMaxIDs = 4 << 20
+
+// registryTimeout bounds one call to the Registry. It is not the request's
+// context: a reservation a cancelled client no longer waits for must still
+// be answered (and undone when the payload is not accepted).
+const registryTimeout = 10 * time.Second
 
 // Pipeline accepts batches into the log and flushes them to the sink.
 type Pipeline struct {
@@ -90,12 +117,21 @@ func New(l *wal.Log, sink Sink, opts Options) *Pipeline {
 	if id := l.ID(); id != "" {
 		node += "/" + id
 	}
-	return &Pipeline{
+	p := &Pipeline{
 		opts: opts, log: l, sink: sink, node: node,
 		dedup:   NewDedup(opts.DedupWindow),
 		limiter: NewRateLimiter(opts.RateLimitPerMinute),
 		ready:   make(chan struct{}),
 	}
+	if opts.Registry != nil {
+		if opts.CacheMaxIDs <= 0 {
+			opts.CacheMaxIDs = DefaultCacheMaxIDs
+		}
+		p.opts = opts
+		p.dedup.Bound(opts.CacheMaxIDs)
+		p.loaded.Store(true) // the registry is complete: nothing to load
+	}
+	return p
 }
 
 // Allow applies the per-key rate limit before the body is even read.
@@ -134,6 +170,19 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		}
 		kept = append(kept, items[i])
 	}
+	var regAt time.Time
+	if p.opts.Registry != nil && len(reserved) > 0 {
+		regAt = now.Truncate(time.Microsecond) // as PostgreSQL stores it, for Release
+		var dup int
+		kept, reserved, dup, err = p.reserveShared(ctx, mcpID, kept, reserved, regAt)
+		if err != nil {
+			for _, id := range reserved {
+				p.dedup.Release(mcpID, id)
+			}
+			return 0, 0, err
+		}
+		dropped += dup
+	}
 	if len(kept) == 0 {
 		return 0, dropped, nil
 	}
@@ -152,6 +201,7 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		for _, id := range reserved {
 			p.dedup.Release(mcpID, id)
 		}
+		p.releaseShared(ctx, mcpID, reserved, regAt)
 		if errors.Is(err, wal.ErrFull) {
 			p.opts.Metrics.full()
 			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 30,
@@ -175,6 +225,53 @@ func (p *Pipeline) Ready() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// reserveShared asks the registry which of the locally new ids are new for
+// every instance, and drops the items of the others (counted in dup; they
+// stay in the local filter as known duplicates). On error nothing is
+// reserved and the payload must be refused.
+func (p *Pipeline) reserveShared(ctx context.Context, mcpID string, kept []analytics.Item, reserved []string, at time.Time) (_ []analytics.Item, fresh []string, dup int, err error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
+	defer cancel()
+	fresh, err = p.opts.Registry.Reserve(rctx, mcpID, reserved, at)
+	if err != nil {
+		// The statement may have committed with its answer lost: undo it.
+		p.releaseShared(ctx, mcpID, reserved, at)
+		return nil, reserved, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
+			Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
+	}
+	if len(fresh) == len(reserved) {
+		return kept, fresh, 0, nil
+	}
+	isFresh := make(map[string]bool, len(fresh))
+	for _, id := range fresh {
+		isFresh[id] = true
+	}
+	out := kept[:0]
+	for _, it := range kept {
+		if it.ID == "" || isFresh[it.ID] {
+			out = append(out, it)
+		} else {
+			dup++
+		}
+	}
+	return out, fresh, dup, nil
+}
+
+// releaseShared undoes a registry reservation (best effort: were it to
+// fail, the client's retry would be dropped as a duplicate of a payload
+// that was not accepted, which the error log shows).
+func (p *Pipeline) releaseShared(ctx context.Context, mcpID string, ids []string, at time.Time) {
+	if p.opts.Registry == nil || len(ids) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
+	defer cancel()
+	if err := p.opts.Registry.Release(rctx, mcpID, ids, at); err != nil {
+		p.opts.Logger.Error("ingest: cannot release shared id reservations of a refused payload", "mcp_id", mcpID,
+			"ids", len(ids), "error", err)
 	}
 }
 

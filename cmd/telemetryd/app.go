@@ -153,11 +153,15 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.WAL = wl
 	m.closers = append(m.closers, func() { _ = wl.Close() })
-	m.Ingest = ingest.New(wl, m.CH, ingest.Options{
+	iopts := ingest.Options{
 		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, DedupWindow: ic.DedupWindow,
 		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
 		Metrics: ingest.NewMetrics(m.Registry, wl.Stats),
-	})
+	}
+	if ic.SharedDedup {
+		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow), ic.CacheMaxIDs
+	}
+	m.Ingest = ingest.New(wl, m.CH, iopts)
 	a := m.Config.Auth
 	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
 	m.Auth = postgres.NewAuthService(m.PG, accounts.AuthPolicy(a), m.Keys)

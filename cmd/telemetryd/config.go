@@ -109,6 +109,11 @@ type IngestConfig struct {
 	FlushMaxRows       int           `mapstructure:"flush_max_rows"`
 	NodeID             string        `mapstructure:"node_id"`
 	DedupWindow        time.Duration `mapstructure:"dedup_window"`
+	// SharedDedup keeps the accepted item ids in PostgreSQL, shared by
+	// every instance (exactly once across instances, bounded memory);
+	// CacheMaxIDs then bounds each instance's in-memory cache of them.
+	SharedDedup bool `mapstructure:"shared_dedup"`
+	CacheMaxIDs int  `mapstructure:"cache_max_ids"`
 	// DecodeBudgetBytes bounds the ingest and OTLP bytes being decoded at
 	// once across requests; past it, bodies wait up to 1 s, then 503.
 	DecodeBudgetBytes int64 `mapstructure:"decode_budget_bytes"`
@@ -154,6 +159,7 @@ func DefaultConfig() Config {
 		Auth:       AuthConfig(accounts.DefaultAuthPolicy()),
 		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
+			CacheMaxIDs:       4 << 20,
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second},
@@ -315,6 +321,9 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.DecodeBudgetBytes < analytics.MaxBodyBytes {
 		bad("ingest.decode_budget_bytes", "must be at least %d (one whole body)", analytics.MaxBodyBytes)
+	}
+	if c.Ingest.CacheMaxIDs < 1024 {
+		bad("ingest.cache_max_ids", "must be at least 1024")
 	}
 	if c.Ingest.DedupWindow < 24*time.Hour {
 		bad("ingest.dedup_window", "must be at least 24h (the contract's duplicate window)")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,4 +260,59 @@ func TestNodeIDInUse(t *testing.T) {
 	// Another id is fine.
 	cfg.Ingest.NodeID += "-2"
 	startMain(t, cfg)
+}
+
+// TestSharedDedupAcrossInstances: with ingest.shared_dedup, the same
+// batches sent to two instances at once (a load balancer's retry landing
+// elsewhere) are accepted once in total and stored once; the restarted
+// instance still knows them without loading anything from ClickHouse.
+func TestSharedDedupAcrossInstances(t *testing.T) {
+	cfgA := testConfig(t, testenv.ClickHouseAddr(t))
+	cfgA.Ingest.NodeID, cfgA.Ingest.SharedDedup = "shared-a", true
+	cfgB := cfgA
+	cfgB.Ingest.NodeID, cfgB.Ingest.WALDir = "shared-b", t.TempDir()
+	_, baseA := startMain(t, cfgA)
+	_, baseB := startMain(t, cfgB)
+	_, mcp, key := api{t, baseA}.newTenant("shared")
+
+	const batches, perBatch = 20, 50
+	var (
+		mu       sync.Mutex
+		accepted float64
+		wg       sync.WaitGroup
+	)
+	for i := range batches {
+		items := testItems(fmt.Sprint("shared", i), perBatch)
+		for _, base := range []string{baseA, baseB, baseA, baseB} {
+			wg.Go(func() {
+				status, res := postIngest(t, base, key, items, false)
+				if status != 202 {
+					t.Errorf("ingest via %s: %d %v", base, status, res)
+					return
+				}
+				mu.Lock()
+				accepted += num(res["accepted"])
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	if accepted != batches*perBatch {
+		t.Fatalf("accepted %v items over both instances, want %d (each once)", accepted, batches*perBatch)
+	}
+	var want []string
+	for i := range batches {
+		for j := range perBatch {
+			want = append(want, fmt.Sprintf("shared%d-%d", i, j))
+		}
+	}
+	waitStoredOnce(t, testenv.ClickHouseAddr(t), cfgA.ClickHouse.Database, mcp, want)
+
+	// A third instance, new log and all: it loads nothing and still drops them.
+	cfgC := cfgA
+	cfgC.Ingest.NodeID, cfgC.Ingest.WALDir = "shared-c", t.TempDir()
+	_, baseC := startMain(t, cfgC)
+	if status, res := postIngest(t, baseC, key, testItems("shared3", perBatch), false); status != 202 || num(res["accepted"]) != 0 {
+		t.Fatalf("retry through a new instance: %d %v", status, res)
+	}
 }
