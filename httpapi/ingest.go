@@ -80,7 +80,12 @@ Unknown item fields are ignored.
 
 **202 means durable**: the accepted items are in the service's fsynced write-ahead log before
 the answer; they survive a crash of the service and an outage of ClickHouse and become readable
-in metric reads within 5 seconds while ClickHouse is up.
+in metric reads within 5 seconds while ClickHouse is up. The service takes ingest even when it
+starts during a ClickHouse outage. 503 ` + "`unavailable`" + ` with ` + "`Retry-After`" + ` means nothing of the
+payload was accepted (the log could not write it, or the shared duplicate filter is unreachable):
+retry the same payload. Retrying after a timeout or a lost answer is always safe for items with
+an ` + "`id`" + `: they are stored once, also when the retry reaches another instance with
+` + "`ingest.shared_dedup`" + ` on.
 
 Refused as a whole only when it is not a batch: not JSON or no items array (400), over 1 MiB
 after decompression (413 ` + "`payload_too_large`" + `), over 1000 items (413 ` + "`too_many_items`" + `), another

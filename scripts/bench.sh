@@ -7,6 +7,9 @@
 # through the API, then runs:
 #   1. ingest at full load (gzip batches of 500 over 8 connections), then at
 #      half that rate, through the Go client; items/s, p50/p99, peak RSS;
+#   1a. restart to ready (stop, start, time to the first 202, with the ids
+#      of the last 24 h in ClickHouse counted), then full load again with
+#      ingest.shared_dedup (the cross-instance duplicate check's cost);
 #   1b. hostile load: normal ingest from one key alone, then beside 20 gzip
 #      bombs and 20 OTLP empty-span bodies posted in a loop with another key
 #      (BENCH_HOSTILE_SECONDS each): its p99 both ways, peak RSS, statuses;
@@ -29,7 +32,7 @@
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
-#   BENCH_SKIP                 space-separated parts to skip: ingest hostile direct reads alerting
+#   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile direct reads alerting
 #   BENCH_GO                   a -bench regexp: run these Go benchmarks of every
 #                              package instead of the alerting ones ("." for all)
 #   BENCHTIME [3x]             their -benchtime
@@ -97,26 +100,33 @@ if ! scripts/dbctl.sh start "$dir/db" "$CH_PORT" "$PG_PORT"; then
 	exit 1
 fi
 
+# start_service [VAR=value ...]: starts telemetryd with extra environment
+# and waits until it answers; the start time is in $svc_started.
+start_service() {
+	svc_started=$(date +%s.%N)
+	env TELEMETRY_CLICKHOUSE_ADDR=$CH \
+		TELEMETRY_POSTGRES_URL=$PG_URL \
+		TELEMETRY_SERVER_ADDR=127.0.0.1:$HTTP_PORT \
+		TELEMETRY_SERVER_BASE_URL=$ENDPOINT \
+		TELEMETRY_INGEST_WAL_DIR=$dir/wal \
+		TELEMETRY_INGEST_RATE_LIMIT_PER_MINUTE=10000000 \
+		TELEMETRY_ALERTING_SECRET_KEY_FILE=$dir/secret.key \
+		TELEMETRY_LOG_LEVEL=warn \
+		"$@" bin/telemetryd serve >>"$dir/telemetryd.log" 2>&1 &
+	svc_pid=$!
+	for i in $(seq 1 300); do
+		if curl -sS -o /dev/null "$ENDPOINT/health" 2>/dev/null; then break; fi
+		if ! kill -0 "$svc_pid" 2>/dev/null; then
+			echo "telemetryd exited during start-up:"; tail -30 "$dir/telemetryd.log"; exit 1
+		fi
+		[ "$i" = 300 ] && { echo "telemetryd not answering after 60 s"; tail -30 "$dir/telemetryd.log"; exit 1; }
+		sleep 0.05
+	done
+	echo "telemetryd is up (pid $svc_pid)"
+}
+
 step "starting telemetryd on $ENDPOINT"
-TELEMETRY_CLICKHOUSE_ADDR=$CH \
-TELEMETRY_POSTGRES_URL=$PG_URL \
-TELEMETRY_SERVER_ADDR=127.0.0.1:$HTTP_PORT \
-TELEMETRY_SERVER_BASE_URL=$ENDPOINT \
-TELEMETRY_INGEST_WAL_DIR=$dir/wal \
-TELEMETRY_INGEST_RATE_LIMIT_PER_MINUTE=10000000 \
-TELEMETRY_ALERTING_SECRET_KEY_FILE=$dir/secret.key \
-TELEMETRY_LOG_LEVEL=warn \
-	bin/telemetryd serve >"$dir/telemetryd.log" 2>&1 &
-svc_pid=$!
-for i in $(seq 1 300); do
-	if curl -fsS "$ENDPOINT/health" >/dev/null 2>&1; then break; fi
-	if ! kill -0 "$svc_pid" 2>/dev/null; then
-		echo "telemetryd exited during start-up:"; tail -30 "$dir/telemetryd.log"; exit 1
-	fi
-	[ "$i" = 300 ] && { echo "telemetryd not healthy after 60 s"; tail -30 "$dir/telemetryd.log"; exit 1; }
-	sleep 0.2
-done
-echo "telemetryd is up (pid $svc_pid)"
+start_service
 
 step "signing up, creating the MCPs and an ingest key through the API"
 setup=$("$bench" setup -endpoint "$ENDPOINT" -keys 2)
@@ -130,6 +140,20 @@ if want ingest; then
 	step "ingest: half load for ${SECONDS_PER_RUN}s"
 	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
 		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "half load" -half -out "$results"
+fi
+
+if want edges; then
+	step "restart to ready: stop, start, time until the first 202"
+	stop_service
+	start_service
+	"$bench" ready -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -since "$svc_started" -clickhouse "$CH" -out "$results"
+	step "ingest with the cross-instance duplicate check (ingest.shared_dedup) for ${SECONDS_PER_RUN}s"
+	stop_service
+	start_service TELEMETRY_INGEST_SHARED_DEDUP=true
+	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
+		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "full load, shared dedup" -out "$results"
+	stop_service
+	start_service
 fi
 
 if want hostile; then

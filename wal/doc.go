@@ -33,10 +33,30 @@
 // starts when the current one reaches Options.SegmentBytes; its directory
 // entry is fsynced before any record goes in.
 //
+// # Identity
+//
+// A new directory gets an identity file: 16 random hex digits, made once.
+// Sequence numbers restart at 1 when a directory is replaced, so callers key
+// stored records by identity and sequence number (ID), never by the number
+// alone. A directory from before identities keeps the empty identity.
+//
 // # Recovery
 //
 // Open scans every segment and checks each frame. A bad frame at the end of
-// the last segment is what a crash in mid-write leaves: that tail was never
-// synced, so no Append returned for it, and it is truncated and logged. A bad frame anywhere else is real damage and Open fails with an
-// error wrapping ErrCorrupt that names the file.
+// the last segment with nothing valid after it is what a crash in mid-write
+// leaves: that tail was never synced, so no Append returned for it, and it is
+// truncated and logged. Anywhere else, damaged bytes are repaired frame by
+// frame (repair.go): every valid record after them is found again (CRC and
+// sequence number) and kept, the records they destroyed are replaced by lost
+// frames with their sequence numbers (Read returns them with Record.Lost),
+// and the original file is kept as NAME.damaged. Verify reports all of this
+// without changing anything (telemetryd wal verify). A missing segment or a
+// bad checkpoint is still an error wrapping ErrCorrupt that names the file.
+//
+// # Write failures
+//
+// A failed write or fsync refuses the appends of that commit round with
+// ErrWrite, and the writer cuts the active segment back to its last synced
+// record; the next round tries again, so a full disk stops refusing appends
+// as soon as space is freed. Health reports the last round's failure.
 package wal

@@ -43,11 +43,12 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"reads":   runReads,
 	"summary": runSummary,
 	"hostile": runHostile,
+	"ready":   runReady,
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || commands[args[0]] == nil {
-		return fmt.Errorf("usage: bench setup|ingest|direct|reads|hostile|summary [flags] (bench CMD -h for the flags)")
+		return fmt.Errorf("usage: bench setup|ingest|direct|reads|hostile|ready|summary [flags] (bench CMD -h for the flags)")
 	}
 	return commands[args[0]](ctx, args[1:], out)
 }

@@ -74,6 +74,19 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		line("service peak RSS (VmHWM)", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
 	}
 
+	if shared, ok := get("ingest", "full load, shared dedup", "items_per_s"); ok {
+		fmt.Fprintln(out, "exactly once across instances (ingest.shared_dedup: ids in PostgreSQL)")
+		line("HTTP ingest, full load, shared dedup", fmt.Sprintf("%.0f items/s", shared), "", "")
+		if haveFull {
+			line("  vs without it (same run)", fmt.Sprintf("%.2fx", shared/full), "(the check's cost)", "")
+		}
+	}
+	if s, ok := get("edges", "restart to ready", "s"); ok {
+		ids, _ := get("edges", "restart to ready", "ids_24h")
+		line("restart to ready (first 202)", fmt.Sprintf("%.2f s", s), "< 10 s", check(s < 10))
+		line("  item ids of the last 24 h in ClickHouse", fmt.Sprintf("%.0f", ids), "", "")
+	}
+
 	if ratio, ok := get("hostile", "p99 ratio", "x"); ok {
 		fmt.Fprintln(out, "hostile load (20 gzip bombs + 20 OTLP empty-span posters beside normal ingest)")
 		alone, _ := get("hostile", "normal key alone", "p99_ms")
