@@ -229,9 +229,8 @@ func (p *Pipeline) Ready() bool {
 }
 
 // reserveShared asks the registry which of the locally new ids are new for
-// every instance, and drops the items of the others (counted in dup; they
-// stay in the local filter as known duplicates). On error nothing is
-// reserved and the payload must be refused.
+// every instance, and drops the items of the others (counted in dup). On
+// error nothing is reserved and the payload must be refused.
 func (p *Pipeline) reserveShared(ctx context.Context, mcpID string, kept []analytics.Item, reserved []string, at time.Time) (_ []analytics.Item, fresh []string, dup int, err error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
 	defer cancel()
@@ -254,6 +253,9 @@ func (p *Pipeline) reserveShared(ctx context.Context, mcpID string, kept []analy
 		if it.ID == "" || isFresh[it.ID] {
 			out = append(out, it)
 		} else {
+			// Not cached as this instance's: its window runs from its first
+			// receipt, which the registry knows and this cache does not.
+			p.dedup.Release(mcpID, it.ID)
 			dup++
 		}
 	}
