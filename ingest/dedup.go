@@ -19,8 +19,8 @@ import (
 type Dedup struct {
 	window   uint32 // seconds
 	maxShard int    // ids a shard may hold before it is emptied; 0: no bound
-	seed   maphash.Seed
-	shards [64]dedupShard
+	seed     maphash.Seed
+	shards   [64]dedupShard
 }
 
 // dedupEpoch is 2020-01-01T00:00:00Z: 32-bit seconds from it last until 2156.
