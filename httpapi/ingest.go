@@ -21,8 +21,12 @@ import (
 
 // Ingester makes accepted telemetry durable (the ingest pipeline).
 type Ingester interface {
-	// Allow applies the per-key rate limit. Errors: ERATELIMITED.
+	// Allow applies the per-key rate limits. Errors: ERATELIMITED.
 	Allow(keyID string) error
+	// Refused counts a payload of the key refused whole (malformed, too
+	// large, too many items, wrong media type): a key that sends many is
+	// refused before its bodies are read.
+	Refused(keyID string)
 	// Ingest appends the valid items of one payload to the write-ahead log
 	// and returns once they are durable. Errors: EUNAVAILABLE (log full).
 	Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (accepted, totalDropped int, err error)
@@ -90,7 +94,9 @@ an ` + "`id`" + `: they are stored once, also when the retry reaches another ins
 Refused as a whole only when it is not a batch: not JSON or no items array (400), over 1 MiB
 after decompression (413 ` + "`payload_too_large`" + `), over 1000 items (413 ` + "`too_many_items`" + `), another
 content type (415). Payloads per ingest key per minute are limited (default 600): beyond it
-429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `. While storage is catching up beyond its disk budget:
+429 ` + "`rate_limited`" + ` with ` + "`Retry-After`" + `; likewise once a key sent more payloads refused whole
+(400, 413, 415) in a minute than ` + "`ingest.refused_per_minute`" + ` allows (default 60), before the body
+is read. While storage is catching up beyond its disk budget:
 503 with ` + "`Retry-After`" + `. Items are counted before any is decoded, so a body of more than 1000 items
 costs nothing to refuse; and the service decodes a bounded number of bytes at once across all
 requests (` + "`ingest.decode_budget_bytes`" + `): past it a body waits up to a second, then gets 503
@@ -103,22 +109,32 @@ func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, e
 		return nil, err
 	}
 	if err := requireMediaType(in.ContentType, "application/json"); err != nil {
-		return nil, err
+		return nil, s.refusedWhole(p.KeyID, err)
 	}
 	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes, wire.CheckItemCount)
 	if err != nil {
-		return nil, err
+		return nil, s.refusedWhole(p.KeyID, err)
 	}
 	defer release()
 	batch, err := wire.ParseBatch(body, time.Now())
 	if err != nil {
-		return nil, err
+		return nil, s.refusedWhole(p.KeyID, err)
 	}
 	accepted, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, batch.Items, batch.Dropped)
 	if err != nil {
 		return nil, err
 	}
 	return &ingestOutput{Body: IngestResult{Accepted: accepted, Dropped: dropped}}, nil
+}
+
+// refusedWhole counts err against the key's allowance of payloads refused
+// whole when it is such a refusal, and returns it.
+func (s *Server) refusedWhole(keyID string, err error) error {
+	switch telemetry.ErrorCode(err) {
+	case telemetry.EBADREQUEST, telemetry.ETOOLARGE, telemetry.ETOOMANYITEMS, telemetry.EUNSUPPORTEDMEDIA:
+		s.opts.Ingester.Refused(keyID)
+	}
+	return err
 }
 
 // ingestBody describes the ingest body in /docs.

@@ -64,12 +64,12 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes,
 		func(b []byte) error { return otlp.CheckSpanCount(b, ct) })
 	if err != nil {
-		return otlpError(err, ct), nil
+		return otlpError(s.refusedWhole(p.KeyID, err), ct), nil
 	}
 	defer release()
 	req, err := otlp.Decode(body, ct)
 	if err != nil {
-		return otlpError(err, ct), nil
+		return otlpError(s.refusedWhole(p.KeyID, err), ct), nil
 	}
 	items, rejected := otlp.Map(req, time.Now())
 	if len(items) > analytics.MaxBatchItems {

@@ -70,7 +70,7 @@ func (s *Server) otlpSignal(ctx context.Context, in *rawBodyInput, respond func(
 	}
 	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes, nil)
 	if err != nil {
-		return otlpError(err, ct), nil
+		return otlpError(s.refusedWhole(principal(ctx).KeyID, err), ct), nil
 	}
 	defer release()
 	resp, err := respond(body, ct)

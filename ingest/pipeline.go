@@ -61,14 +61,19 @@ type IDRegistry interface {
 
 // Options configure a Pipeline.
 type Options struct {
-	Node               string        // this instance's id; each instance has its own log
-	RateLimitPerMinute int           // payloads per ingest key per minute
-	DedupWindow        time.Duration // 24 h by contract
-	FlushInterval      time.Duration // flush at least this often
-	FlushMaxRows       int           // or when this many rows wait
-	Logger             *slog.Logger
-	Metrics            *Metrics // optional
-	Now                func() time.Time
+	Node               string // this instance's id; each instance has its own log
+	RateLimitPerMinute int    // payloads per ingest key per minute
+	// RefusedPerMinute is how many payloads refused whole (malformed, too
+	// large, too many items, wrong type) a key may send per minute; past
+	// it the key's payloads are refused 429 before their body is read.
+	// 0: no such limit.
+	RefusedPerMinute int
+	DedupWindow      time.Duration // 24 h by contract
+	FlushInterval    time.Duration // flush at least this often
+	FlushMaxRows     int           // or when this many rows wait
+	Logger           *slog.Logger
+	Metrics          *Metrics // optional
+	Now              func() time.Time
 	// Registry, when set, is the authority on duplicates across instances;
 	// the in-memory filter then keeps at most CacheMaxIDs ids (default
 	// DefaultCacheMaxIDs) and start-up loads nothing from ClickHouse.
@@ -92,6 +97,7 @@ type Pipeline struct {
 	sink    Sink
 	dedup   *Dedup
 	limiter *RateLimiter
+	refused *RateLimiter // nil without Options.RefusedPerMinute
 	bufPool sync.Pool
 
 	ready chan struct{} // closed once the ids still in the log are in dedup
@@ -123,6 +129,9 @@ func New(l *wal.Log, sink Sink, opts Options) *Pipeline {
 		limiter: NewRateLimiter(opts.RateLimitPerMinute),
 		ready:   make(chan struct{}),
 	}
+	if opts.RefusedPerMinute > 0 {
+		p.refused = NewRateLimiter(opts.RefusedPerMinute)
+	}
 	if opts.Registry != nil {
 		if opts.CacheMaxIDs <= 0 {
 			opts.CacheMaxIDs = DefaultCacheMaxIDs
@@ -136,12 +145,26 @@ func New(l *wal.Log, sink Sink, opts Options) *Pipeline {
 
 // Allow applies the per-key rate limit before the body is even read.
 func (p *Pipeline) Allow(keyID string) error {
+	if p.refused != nil {
+		if out, wait := p.refused.Exhausted(keyID, p.opts.Now()); out {
+			return &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
+				Message: "This ingest key sent more payloads that were refused whole (malformed, too large, too many items) this minute than its limit allows; fix the client and retry after the Retry-After delay."}
+		}
+	}
 	ok, wait := p.limiter.Allow(keyID, p.opts.Now())
 	if ok {
 		return nil
 	}
 	return &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
 		Message: "This ingest key sent more payloads this minute than its limit allows; retry after the Retry-After delay."}
+}
+
+// Refused counts a payload of keyID that was refused whole against its
+// allowance of such payloads (Options.RefusedPerMinute).
+func (p *Pipeline) Refused(keyID string) {
+	if p.refused != nil {
+		p.refused.Allow(keyID, p.opts.Now())
+	}
 }
 
 // Ingest makes the valid items of one payload durable and reports how many

@@ -29,6 +29,17 @@ func NewRateLimiter(perMinute int) *RateLimiter {
 
 // Allow takes one payload's token for key, or returns how long to wait.
 func (r *RateLimiter) Allow(key string, now time.Time) (ok bool, wait time.Duration) {
+	return r.take(key, now, false)
+}
+
+// Exhausted reports, without taking a token, whether key has none left and
+// how long until it has one.
+func (r *RateLimiter) Exhausted(key string, now time.Time) (bool, time.Duration) {
+	ok, wait := r.take(key, now, true)
+	return !ok, wait
+}
+
+func (r *RateLimiter) take(key string, now time.Time, peek bool) (ok bool, wait time.Duration) {
 	r.mu.Lock()
 	e := r.keys[key]
 	if e == nil {
@@ -50,6 +61,9 @@ func (r *RateLimiter) Allow(key string, now time.Time) (ok bool, wait time.Durat
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now)
 		return false, d
+	}
+	if peek {
+		res.CancelAt(now)
 	}
 	return true, 0
 }

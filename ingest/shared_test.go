@@ -126,3 +126,36 @@ func TestSharedRegistryFailureRefuses(t *testing.T) {
 		t.Fatalf("retry = %d, %v; want both accepted", acc, err)
 	}
 }
+
+// A key that keeps sending payloads refused whole is refused 429 before its
+// bodies are read, with the wait in Retry-After; other keys are not.
+func TestRefusedPayloadsLimit(t *testing.T) {
+	l, err := wal.Open(t.TempDir(), wal.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	p := ingest.New(l, nullSink{}, ingest.Options{RateLimitPerMinute: 600, RefusedPerMinute: 2})
+	for i := range 2 {
+		if err := p.Allow("bad"); err != nil {
+			t.Fatalf("payload %d of the key before its refusals ran out: %v", i, err)
+		}
+		p.Refused("bad")
+	}
+	err = p.Allow("bad")
+	var te *telemetry.Error
+	if !errors.As(err, &te) || te.Code != telemetry.ERATELIMITED || te.RetryAfter < 1 || te.RetryAfter > 30 {
+		t.Fatalf("third payload after two refusals: %v, want rate_limited with Retry-After <= 30 s", err)
+	}
+	if err := p.Allow("good"); err != nil {
+		t.Fatalf("another key: %v", err)
+	}
+	// Without the limit, refusals cost nothing more.
+	q := ingest.New(l, nullSink{}, ingest.Options{RateLimitPerMinute: 600})
+	for range 5 {
+		q.Refused("bad")
+	}
+	if err := q.Allow("bad"); err != nil {
+		t.Fatalf("RefusedPerMinute 0: %v", err)
+	}
+}

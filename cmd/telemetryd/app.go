@@ -154,7 +154,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.WAL = wl
 	m.closers = append(m.closers, func() { _ = wl.Close() })
 	iopts := ingest.Options{
-		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, DedupWindow: ic.DedupWindow,
+		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, RefusedPerMinute: ic.RefusedPerMinute,
+		DedupWindow:   ic.DedupWindow,
 		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
 		Metrics: ingest.NewMetrics(m.Registry, wl.Stats),
 	}

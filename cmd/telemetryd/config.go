@@ -101,14 +101,17 @@ type AuthConfig struct {
 
 // IngestConfig is the ingest path: limits, write-ahead log and flusher.
 type IngestConfig struct {
-	RateLimitPerMinute int           `mapstructure:"rate_limit_per_minute"`
-	WALDir             string        `mapstructure:"wal_dir"`
-	WALMaxBytes        int64         `mapstructure:"wal_max_bytes"`
-	WALSegmentBytes    int64         `mapstructure:"wal_segment_bytes"`
-	FlushInterval      time.Duration `mapstructure:"flush_interval"`
-	FlushMaxRows       int           `mapstructure:"flush_max_rows"`
-	NodeID             string        `mapstructure:"node_id"`
-	DedupWindow        time.Duration `mapstructure:"dedup_window"`
+	RateLimitPerMinute int `mapstructure:"rate_limit_per_minute"`
+	// RefusedPerMinute: payloads refused whole (malformed, too large, too
+	// many items) a key may send per minute before it gets 429 unread.
+	RefusedPerMinute int           `mapstructure:"refused_per_minute"`
+	WALDir           string        `mapstructure:"wal_dir"`
+	WALMaxBytes      int64         `mapstructure:"wal_max_bytes"`
+	WALSegmentBytes  int64         `mapstructure:"wal_segment_bytes"`
+	FlushInterval    time.Duration `mapstructure:"flush_interval"`
+	FlushMaxRows     int           `mapstructure:"flush_max_rows"`
+	NodeID           string        `mapstructure:"node_id"`
+	DedupWindow      time.Duration `mapstructure:"dedup_window"`
 	// SharedDedup keeps the accepted item ids in PostgreSQL, shared by
 	// every instance (exactly once across instances, bounded memory);
 	// CacheMaxIDs then bounds each instance's in-memory cache of them.
@@ -321,6 +324,9 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.DecodeBudgetBytes < analytics.MaxBodyBytes {
 		bad("ingest.decode_budget_bytes", "must be at least %d (one whole body)", analytics.MaxBodyBytes)
+	}
+	if c.Ingest.RefusedPerMinute < 0 {
+		bad("ingest.refused_per_minute", "must be 0 (no limit) or more")
 	}
 	if c.Ingest.CacheMaxIDs < 1024 {
 		bad("ingest.cache_max_ids", "must be at least 1024")
