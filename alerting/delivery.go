@@ -109,7 +109,19 @@ type PlannedDelivery struct {
 // without a user id skipped), personal channels in catalogue order, then team
 // channels in catalogue order.
 func PlanFanOut(rule Rule, value float64, audience []Member, connected map[string]bool) []PlannedDelivery {
-	title, body := FiringTitle(rule, value), FiringBody(rule, value)
+	return planDeliveries(rule, FiringTitle(rule, value), FiringBody(rule, value), audience, connected)
+}
+
+// PlanResolveFanOut decides the deliveries of one resolve of a rule with
+// notify_on_resolve: the same audience rule as PlanFanOut, titled as
+// resolved. value is what the resolving evaluation measured; hasValue is
+// false when it measured no value (a percentile without measured calls, a
+// baseline window without data, or a window under min_calls still has one).
+func PlanResolveFanOut(rule Rule, value float64, hasValue bool, audience []Member, connected map[string]bool) []PlannedDelivery {
+	return planDeliveries(rule, ResolvedTitle(rule, value, hasValue), ResolvedBody(rule, value, hasValue), audience, connected)
+}
+
+func planDeliveries(rule Rule, title, body string, audience []Member, connected map[string]bool) []PlannedDelivery {
 	var out []PlannedDelivery
 	seen := make(map[string]bool, len(audience))
 	for _, m := range audience {
@@ -143,17 +155,65 @@ func personalStatus(channel string) string {
 // FiringTitle is the title of a firing rule's deliveries, short enough for a
 // notification line, e.g. "Firing: Search errors (error rate 12.5%)".
 func FiringTitle(r Rule, value float64) string {
-	return "Firing: " + r.Name + " (" + metricLabel(r.Metric) + " " + formatMetric(r.Metric, value) + ")"
+	return "Firing: " + r.Name + " (" + r.valueText(value) + ")"
 }
 
 // FiringBody says what was measured against what, e.g.
 // "Over the last 5 minutes: error rate 12.5% for tool search_docs (rule: > 5%)."
 func FiringBody(r Rule, value float64) string {
-	s := "Over the last " + windowText(r.WindowMinutes) + ": " + metricLabel(r.Metric) + " " + formatMetric(r.Metric, value)
-	if r.Tool != nil {
-		s += " for tool " + *r.Tool
+	return "Over the last " + windowText(r.WindowMinutes) + ": " + r.valueText(value) + r.toolText() + " (rule: " + r.ruleText() + ")."
+}
+
+// ResolvedTitle is the title of a resolve notice, e.g.
+// "Resolved: Search errors (error rate 1.2%)".
+func ResolvedTitle(r Rule, value float64, hasValue bool) string {
+	if !hasValue {
+		return "Resolved: " + r.Name
 	}
-	return s + " (rule: " + r.Comparator + " " + formatMetric(r.Metric, r.Threshold) + ")."
+	return "Resolved: " + r.Name + " (" + r.valueText(value) + ")"
+}
+
+// ResolvedBody says the condition no longer holds, e.g. "Over the last 5
+// minutes: error rate 1.2% for tool search_docs, no longer breaking the rule
+// (> 5%)."
+func ResolvedBody(r Rule, value float64, hasValue bool) string {
+	measured := "no " + r.label() + " to judge"
+	if hasValue {
+		measured = r.valueText(value)
+	}
+	return "Over the last " + windowText(r.WindowMinutes) + ": " + measured + r.toolText() + ", no longer breaking the rule (" + r.ruleText() + ")."
+}
+
+// label names what the rule compares: the metric, or its ratio to the
+// baseline.
+func (r Rule) label() string {
+	if r.Baseline != nil {
+		return metricLabel(r.Metric) + " vs. a week ago"
+	}
+	return metricLabel(r.Metric)
+}
+
+// valueText is a measured value with its label, a ratio as "0.42x".
+func (r Rule) valueText(v float64) string {
+	return r.label() + " " + r.format(v)
+}
+
+func (r Rule) format(v float64) string {
+	if r.Baseline != nil {
+		return formatNumber(v, 2) + "x"
+	}
+	return formatMetric(r.Metric, v)
+}
+
+func (r Rule) ruleText() string {
+	return r.Comparator + " " + r.format(r.Threshold)
+}
+
+func (r Rule) toolText() string {
+	if r.Tool != nil {
+		return " for tool " + *r.Tool
+	}
+	return ""
 }
 
 func metricLabel(metric string) string {
@@ -166,6 +226,14 @@ func metricLabel(metric string) string {
 		return "calls"
 	case MetricP95:
 		return "p95 latency"
+	case MetricP50:
+		return "median latency"
+	case MetricP99:
+		return "p99 latency"
+	case MetricSessions:
+		return "sessions"
+	case MetricUsers:
+		return "users"
 	}
 	return metric
 }
@@ -176,7 +244,7 @@ func formatMetric(metric string, v float64) string {
 	switch metric {
 	case MetricErrorRate:
 		return formatNumber(v*100, 2) + "%"
-	case MetricP95:
+	case MetricP50, MetricP95, MetricP99:
 		return formatNumber(v, 1) + " ms"
 	}
 	return formatNumber(v, 2)

@@ -14,19 +14,23 @@ import (
 
 // Evaluator evaluates rules: every minute (configurable) for all enabled
 // rules, and on demand for POST /v1/rules/{ruleId}/evaluate. Rule values come
-// from analytics.WindowReader (Rule.Value picks a rule's figure out of its
-// MCP's window stats); alerting never sees ClickHouse. One evaluation of a
-// rule is:
+// from analytics.WindowReader (Rule.Read judges a rule on its MCP's window
+// stats, and on the same window a week earlier for a week_ago baseline);
+// alerting never sees ClickHouse. One evaluation of a rule is:
 //
-//  1. value, ok := rule.Value(stats of the rule's window ending at now),
-//     read for many rules at once (analytics.WindowSetReader.WindowSets).
-//  2. next, fired, resolved := Transition(rule.State, rule.Breached(value, ok)).
+//  1. reading := rule.Read(stats of the rule's window ending at now, stats of
+//     the baseline window), read for many rules at once
+//     (analytics.WindowSetReader.WindowSets).
+//  2. A reading that holds (baseline 0) keeps the state; otherwise
+//     next, fired, resolved := Transition(rule.State, reading.Breached).
 //  3. In one Postgres transaction that locks the rule row and re-checks its
 //     state (so two instances, or a manual evaluation racing the ticker,
-//     cannot both fire it): store next; when fired, set last_fired_at and
-//     insert PlanFanOut(rule, value, members now, connected team channels)
-//     as deliveries, each recording the rule's name.
-//  4. resolved creates no deliveries (the contract names none).
+//     cannot both apply it): store next (and last_fired_at when fired),
+//     record the history event, and insert the deliveries: PlanFanOut on a
+//     firing, PlanResolveFanOut on a resolve of a rule with
+//     notify_on_resolve, none while the rule is snoozed. The rule's
+//     channels, snooze and notify_on_resolve are those stored at that
+//     moment.
 //
 // A metrics error leaves the rule's state unchanged: an outage of ClickHouse
 // must neither fire nor resolve anything. A disabled rule is skipped by the
@@ -93,13 +97,29 @@ type EvaluationStore interface {
 	// RuleState returns a rule's current state. Returns ENOTFOUND.
 	RuleState(ctx context.Context, ruleID string) (string, error)
 
-	// Resolve moves r from firing to ok.
-	Resolve(ctx context.Context, r EvalRule) (applied bool, err error)
+	// Transition moves r from r.State to c.Next (setting last_fired_at =
+	// c.At when c.Next is firing) and, in the same transaction, records the
+	// history event (fired or resolved, c.Value, the threshold, c.At) and
+	// inserts the deliveries plan returns, so a transition, its history and
+	// its deliveries commit together or not at all. It reports how many
+	// deliveries it inserted.
+	Transition(ctx context.Context, r EvalRule, c StateChange, plan FanOut) (applied bool, deliveries int, err error)
+}
 
-	// Fire moves r from ok to firing with last_fired_at = now and, in the
-	// same transaction, inserts the deliveries plan returns, so a firing and
-	// its deliveries commit together or not at all.
-	Fire(ctx context.Context, r EvalRule, now time.Time, plan FanOut) (applied bool, err error)
+// StateChange is a transition an evaluation applies: the next state, the
+// value it measured (nil when none) and when.
+type StateChange struct {
+	Next  string
+	Value *float64
+	At    time.Time
+}
+
+// EventKind is the history event a transition to next records.
+func (c StateChange) EventKind() string {
+	if c.Next == StateFiring {
+		return EventFired
+	}
+	return EventResolved
 }
 
 // RuleEvaluator implements Evaluator on an EvaluationStore and an
@@ -139,18 +159,22 @@ func NewRuleEvaluator(store EvaluationStore, stats analytics.WindowSetReader, co
 // change is a state transition an evaluation decided on, with what it
 // measured.
 type change struct {
-	rule     *EvalRule
-	value    float64
-	hasValue bool
-	next     string
-	fired    bool
+	rule    *EvalRule
+	reading Reading
+	next    string
+	fired   bool
 }
 
-// measure decides whether a rule changes state, given its MCP's stats.
-func measure(r *EvalRule, stats map[string]analytics.WindowStat) (change, bool) {
-	value, ok := r.Value(stats)
-	next, fired, _ := Transition(r.State, r.Breached(value, ok))
-	return change{rule: r, value: value, hasValue: ok, next: next, fired: fired}, next != r.State
+// measure decides whether a rule changes state, given its MCP's stats over
+// the rule's window and, for a rule with a baseline, over the baseline
+// window.
+func measure(r *EvalRule, cur, prev map[string]analytics.WindowStat) (change, bool) {
+	rd := r.Read(cur, prev)
+	if rd.Hold {
+		return change{rule: r, reading: rd, next: r.State}, false
+	}
+	next, fired, _ := Transition(r.State, rd.Breached)
+	return change{rule: r, reading: rd, next: next, fired: fired}, next != r.State
 }
 
 // byAccount groups rules by account, accounts in id order.
@@ -167,20 +191,41 @@ func byAccount(rules []EvalRule) (accounts []string, groups map[string][]*EvalRu
 	return accounts, groups
 }
 
-// windowRequests lists, per MCP, the windows a chunk of rules needs.
-func windowRequests(chunk []*EvalRule) map[string]analytics.WindowRequest {
+// windowRequests lists, per MCP, the windows a chunk of rules needs: every
+// rule's window (baseline false), or the baseline windows of the rules
+// that have one (baseline true; the read then ends BaselineOffset earlier).
+func windowRequests(chunk []*EvalRule, baseline bool) map[string]analytics.WindowRequest {
 	reqs := map[string]analytics.WindowRequest{}
 	for _, r := range chunk {
+		if baseline && r.Baseline == nil {
+			continue
+		}
 		q := reqs[r.MCPID]
 		if !slices.Contains(q.Minutes, r.WindowMinutes) {
 			q.Minutes = append(q.Minutes, r.WindowMinutes)
 		}
-		if r.Metric == MetricP95 && !slices.Contains(q.P95Minutes, r.WindowMinutes) {
-			q.P95Minutes = append(q.P95Minutes, r.WindowMinutes)
+		if r.Detailed() && !slices.Contains(q.DetailMinutes, r.WindowMinutes) {
+			q.DetailMinutes = append(q.DetailMinutes, r.WindowMinutes)
 		}
 		reqs[r.MCPID] = q
 	}
 	return reqs
+}
+
+// readChunk measures a chunk's windows ending at now and, when some rules
+// have a baseline, their windows a week earlier (nil otherwise).
+func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*EvalRule) (cur, prev map[string]map[int]map[string]analytics.WindowStat, err error) {
+	cur, err = e.stats.WindowSets(ctx, now, windowRequests(chunk, false))
+	if err != nil {
+		return nil, nil, err
+	}
+	if reqs := windowRequests(chunk, true); len(reqs) > 0 {
+		prev, err = e.stats.WindowSets(ctx, now.Add(-BaselineOffset), reqs)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return cur, prev, nil
 }
 
 // EvaluateAll implements Evaluator. Only rules whose state changes touch
@@ -217,7 +262,7 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 			for ; i < len(order) && (len(chunk) == 0 || len(chunk)+len(groups[order[i]]) <= e.ChunkRules); i++ {
 				chunk = append(chunk, groups[order[i]]...)
 			}
-			stats, err := e.stats.WindowSets(ctx, now, windowRequests(chunk))
+			stats, prev, err := e.readChunk(ctx, now, chunk)
 			if err != nil {
 				sum.Failed += len(chunk)
 				errs = append(errs, fmt.Errorf("rules of %d accounts (%d rules): %w", len(groups), len(chunk), err))
@@ -225,7 +270,7 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 			}
 			var changes []change
 			for _, r := range chunk {
-				if c, ok := measure(r, stats[r.MCPID][r.WindowMinutes]); ok {
+				if c, ok := measure(r, stats[r.MCPID][r.WindowMinutes], prev[r.MCPID][r.WindowMinutes]); ok {
 					changes = append(changes, c)
 				}
 			}
@@ -259,7 +304,7 @@ func (e *RuleEvaluator) applyAll(ctx context.Context, changes []change, now time
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			applied, err := e.apply(ctx, c, now)
+			applied, _, err := e.apply(ctx, c, now)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -276,10 +321,19 @@ func (e *RuleEvaluator) applyAll(ctx context.Context, changes []change, now time
 	wg.Wait()
 }
 
-// windowStats measures one rule's window.
-func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.Time) (map[string]map[string]analytics.WindowStat, error) {
+// windowStats measures one rule's window and, when it has a baseline, the
+// baseline window (nil otherwise).
+func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.Time) (cur, prev map[string]analytics.WindowStat, err error) {
 	from, to := r.Window(now)
-	return e.stats.WindowStats(ctx, from, to, []string{r.MCPID})
+	all, err := e.stats.WindowStats(ctx, from, to, []string{r.MCPID})
+	if err != nil || r.Baseline == nil {
+		return all[r.MCPID], nil, err
+	}
+	before, err := e.stats.WindowStats(ctx, from.Add(-BaselineOffset), to.Add(-BaselineOffset), []string{r.MCPID})
+	if err != nil {
+		return nil, nil, err
+	}
+	return all[r.MCPID], before[r.MCPID], nil
 }
 
 // EvaluateRule implements Evaluator with the same transition code as the
@@ -290,25 +344,21 @@ func (e *RuleEvaluator) EvaluateRule(ctx context.Context, accountID, ruleID stri
 	if err != nil {
 		return Evaluation{}, err
 	}
-	stats, err := e.windowStats(ctx, &r, now)
+	cur, prev, err := e.windowStats(ctx, &r, now)
 	if err != nil {
 		return Evaluation{}, err
 	}
-	c, changes := measure(&r, stats[r.MCPID])
-	ev := Evaluation{State: r.State}
-	if c.hasValue {
-		v := c.value
-		ev.Value = &v
-	}
+	c, changes := measure(&r, cur, prev)
+	ev := Evaluation{State: r.State, Value: c.value(), BaselineValue: c.reading.Baseline, Calls: c.reading.Calls}
 	if !r.Enabled || !changes {
 		return ev, nil
 	}
-	applied, err := e.apply(ctx, c, now)
+	applied, n, err := e.apply(ctx, c, now)
 	if err != nil {
 		return Evaluation{}, err
 	}
 	if applied {
-		ev.State, ev.Fired = c.next, c.fired
+		ev.State, ev.Fired, ev.Resolved, ev.Deliveries = c.next, c.fired, !c.fired, n
 		return ev, nil
 	}
 	ev.State, err = e.store.RuleState(ctx, ruleID)
@@ -318,13 +368,36 @@ func (e *RuleEvaluator) EvaluateRule(ctx context.Context, accountID, ruleID stri
 	return ev, nil
 }
 
-// apply writes one transition, reporting false when the rule changed under
-// it, in which case nothing is written.
-func (e *RuleEvaluator) apply(ctx context.Context, c change, now time.Time) (bool, error) {
-	if !c.fired {
-		return e.store.Resolve(ctx, *c.rule)
+// value is the measured value, nil when there is none.
+func (c change) value() *float64 {
+	if !c.reading.HasValue {
+		return nil
 	}
-	return e.store.Fire(ctx, *c.rule, now, func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
-		return PlanFanOut(rule, c.value, audience, connected)
-	})
+	v := c.reading.Value
+	return &v
+}
+
+// apply writes one transition, reporting false when the rule changed under
+// it, in which case nothing is written, and how many deliveries it created.
+func (e *RuleEvaluator) apply(ctx context.Context, c change, now time.Time) (bool, int, error) {
+	return e.store.Transition(ctx, *c.rule, StateChange{Next: c.next, Value: c.value(), At: now},
+		func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
+			return PlanTransition(rule, c.fired, c.reading, now, audience, connected)
+		})
+}
+
+// PlanTransition decides the deliveries of a transition of rule, as stored
+// when the transition is applied: none while the rule is snoozed at now;
+// PlanFanOut for a firing; PlanResolveFanOut for a resolve when the rule
+// has notify_on_resolve, none otherwise.
+func PlanTransition(rule Rule, fired bool, rd Reading, now time.Time, audience []Member, connected map[string]bool) []PlannedDelivery {
+	switch {
+	case rule.Snoozed(now):
+		return nil
+	case fired:
+		return PlanFanOut(rule, rd.Value, audience, connected)
+	case rule.NotifyOnResolve:
+		return PlanResolveFanOut(rule, rd.Value, rd.HasValue, audience, connected)
+	}
+	return nil
 }

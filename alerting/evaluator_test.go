@@ -23,6 +23,8 @@ type fakeStore struct {
 	ruleState func(ruleID string) (string, error)
 	resolve   func(r EvalRule) (bool, error)
 	fire      func(r EvalRule, now time.Time, plan FanOut) (bool, error)
+	// transition, when set, takes every transition.
+	transition func(r EvalRule, c StateChange, plan FanOut) (bool, int, error)
 }
 
 func (f *fakeStore) WithPassLock(ctx context.Context, fn func(context.Context) error) (bool, error) {
@@ -53,18 +55,21 @@ func (f *fakeStore) RuleState(_ context.Context, ruleID string) (string, error) 
 	return f.ruleState(ruleID)
 }
 
-func (f *fakeStore) Resolve(_ context.Context, r EvalRule) (bool, error) {
-	if f.resolve == nil {
-		f.t.Fatalf("Resolve(%s) called", r.ID)
+// Transition calls transition when set, else fire or resolve by the next
+// state.
+func (f *fakeStore) Transition(_ context.Context, r EvalRule, c StateChange, plan FanOut) (bool, int, error) {
+	switch {
+	case f.transition != nil:
+		return f.transition(r, c, plan)
+	case c.Next == StateFiring && f.fire != nil:
+		ok, err := f.fire(r, c.At, plan)
+		return ok, 0, err
+	case c.Next == StateOK && f.resolve != nil:
+		ok, err := f.resolve(r)
+		return ok, 0, err
 	}
-	return f.resolve(r)
-}
-
-func (f *fakeStore) Fire(_ context.Context, r EvalRule, now time.Time, plan FanOut) (bool, error) {
-	if f.fire == nil {
-		f.t.Fatalf("Fire(%s) called", r.ID)
-	}
-	return f.fire(r, now, plan)
+	f.t.Fatalf("Transition(%s, %+v) called", r.ID, c)
+	return false, 0, nil
 }
 
 // fakeReader is an analytics.WindowSetReader of function fields.
@@ -168,8 +173,8 @@ func TestPassReadsEveryWindowInOneReadAndAppliesTransitions(t *testing.T) {
 	m1, m2 := reads[0]["m1"], reads[0]["m2"]
 	sort.Ints(m1.Minutes)
 	sort.Ints(m2.Minutes)
-	if !slices.Equal(m1.Minutes, []int{5, 60}) || !slices.Equal(m1.P95Minutes, []int{60}) ||
-		!slices.Equal(m2.Minutes, []int{5, 60}) || len(m2.P95Minutes) != 0 {
+	if !slices.Equal(m1.Minutes, []int{5, 60}) || !slices.Equal(m1.DetailMinutes, []int{60}) ||
+		!slices.Equal(m2.Minutes, []int{5, 60}) || len(m2.DetailMinutes) != 0 {
 		t.Errorf("requests %+v", reads[0])
 	}
 	if len(fired) != 3 || fired["fire"] == nil || fired["tool"] == nil || fired["slow"] == nil {
@@ -337,4 +342,134 @@ func TestEvaluateRule(t *testing.T) {
 			t.Fatalf("error %v", err)
 		}
 	})
+}
+
+func TestPassReadsBaselineWindowsAWeekEarlier(t *testing.T) {
+	rules := []EvalRule{
+		evalRule("half", "m1", StateOK, 60, MetricCalls, CompLT, 0.5),        // 40 vs 100: fires
+		evalRule("plain", "m1", StateOK, 5, MetricCalls, CompGT, 1000),       // stays ok
+		evalRule("zero", "m2", StateFiring, 60, MetricCalls, CompLT, 0.5),    // baseline 0: holds firing
+		evalRule("users", "m2", StateOK, 60, MetricUsers, CompGT, 2),         // 3 users vs 1: fires
+		evalRule("quiet", "m3", StateFiring, 30, MetricErrorRate, CompGT, 0), // under min_calls: resolves
+	}
+	for _, i := range []int{0, 2, 3} {
+		rules[i].Baseline = strp(BaselineWeekAgo)
+	}
+	rules[4].MinCalls = 10
+	var reads []time.Time
+	var baselineReqs map[string]analytics.WindowRequest
+	reader := fakeReader{sets: func(to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
+		reads = append(reads, to)
+		if to.Equal(evalNow) {
+			return sameStats(map[string]map[string]analytics.WindowStat{
+				"m1": {"": {Calls: 40}},
+				"m2": {"": {Calls: 7, Users: 3}},
+				"m3": {"": {Calls: 3, Errors: 3}},
+			})(to, reqs)
+		}
+		baselineReqs = reqs
+		return sameStats(map[string]map[string]analytics.WindowStat{
+			"m1": {"": {Calls: 100}},
+			"m2": {"": {Calls: 0, Users: 1}},
+		})(to, reqs)
+	}}
+	var changes []string
+	store := &fakeStore{t: t,
+		enabled: func() ([]EvalRule, error) { return rules, nil },
+		transition: func(r EvalRule, c StateChange, plan FanOut) (bool, int, error) {
+			v := "null"
+			if c.Value != nil {
+				v = formatNumber(*c.Value, 2)
+			}
+			changes = append(changes, r.ID+" "+c.EventKind()+" "+v)
+			return true, len(plan(r.Rule, []Member{{UserID: "u1", Prefs: DefaultPreferences()}}, nil)), nil
+		},
+	}
+	sum, err := NewRuleEvaluator(store, reader, 1).EvaluateAll(context.Background(), evalNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(changes)
+	if want := []string{"half fired 0.4", "quiet resolved 1", "users fired 3"}; !slices.Equal(changes, want) {
+		t.Errorf("changes %v, want %v", changes, want)
+	}
+	if sum.Fired != 2 || sum.Resolved != 1 {
+		t.Errorf("summary %+v", sum)
+	}
+	if len(reads) != 2 || !reads[1].Equal(evalNow.Add(-7*24*time.Hour)) {
+		t.Fatalf("reads at %v", reads)
+	}
+	// The baseline read asks only for the baseline rules' windows.
+	if _, ok := baselineReqs["m3"]; ok || !slices.Equal(baselineReqs["m1"].Minutes, []int{60}) ||
+		!slices.Equal(baselineReqs["m2"].DetailMinutes, []int{60}) {
+		t.Errorf("baseline requests %+v", baselineReqs)
+	}
+}
+
+func TestPlanTransition(t *testing.T) {
+	team := []Member{{UserID: "u1", Prefs: DefaultPreferences()}, {UserID: "u2", Prefs: Preferences{InApp: true}}}
+	connected := map[string]bool{ChannelSlack: true}
+	r := evalRule("r", "m", StateOK, 5, MetricErrorRate, CompGT, 0.1).Rule
+	r.Channels = []string{ChannelInApp, ChannelEmail, ChannelSlack}
+	rd := Reading{Value: 0.02, HasValue: true}
+	if p := PlanTransition(r, false, rd, evalNow, team, connected); p != nil {
+		t.Errorf("a resolve without notify_on_resolve planned %+v", p)
+	}
+	r.NotifyOnResolve = true
+	p := PlanTransition(r, false, rd, evalNow, team, connected)
+	fire := PlanTransition(r, true, Reading{Value: 0.5, HasValue: true}, evalNow, team, connected)
+	// Same audience as a firing: in_app u1, email u1, in_app u2, slack.
+	if len(p) != 4 || len(fire) != 4 {
+		t.Fatalf("resolve plan %+v, firing plan %+v", p, fire)
+	}
+	for i := range p {
+		if p[i].Channel != fire[i].Channel || p[i].Status != fire[i].Status || !equalStringPtr(p[i].RecipientUserID, fire[i].RecipientUserID) {
+			t.Errorf("resolve delivery %d %+v differs from firing %+v", i, p[i], fire[i])
+		}
+	}
+	if p[0].Title != "Resolved: rule r (error rate 2%)" || !strings.Contains(p[0].Body, "no longer breaking the rule (> 10%)") {
+		t.Errorf("resolve text %q / %q", p[0].Title, p[0].Body)
+	}
+	r.SnoozedUntil = timep(evalNow.Add(time.Minute))
+	if p := PlanTransition(r, true, rd, evalNow, team, connected); p != nil {
+		t.Errorf("a snoozed firing planned %+v", p)
+	}
+	if p := PlanTransition(r, false, rd, evalNow, team, connected); p != nil {
+		t.Errorf("a snoozed resolve planned %+v", p)
+	}
+	if p := PlanTransition(r, true, rd, evalNow.Add(time.Minute), team, connected); len(p) != 4 {
+		t.Errorf("a snooze ending at now still muted: %+v", p)
+	}
+}
+
+func TestEvaluateRuleWithBaselineAndSnooze(t *testing.T) {
+	r := evalRule("r", "m", StateOK, 60, MetricCalls, CompLT, 0.5)
+	r.Baseline = strp(BaselineWeekAgo)
+	r.SnoozedUntil = timep(evalNow.Add(time.Hour))
+	var windows [][2]time.Time
+	reader := fakeReader{one: func(from, to time.Time, _ []string) (map[string]map[string]analytics.WindowStat, error) {
+		windows = append(windows, [2]time.Time{from, to})
+		if to.Equal(evalNow) {
+			return map[string]map[string]analytics.WindowStat{"m": {"": {Calls: 10}}}, nil
+		}
+		return map[string]map[string]analytics.WindowStat{"m": {"": {Calls: 50}}}, nil
+	}}
+	store := &fakeStore{t: t,
+		evalRule: func(_, _ string) (EvalRule, error) { return r, nil },
+		transition: func(r EvalRule, c StateChange, plan FanOut) (bool, int, error) {
+			return true, len(plan(r.Rule, []Member{{UserID: "u1", Prefs: DefaultPreferences()}}, nil)), nil
+		},
+	}
+	ev, err := NewRuleEvaluator(store, reader, 1).EvaluateRule(context.Background(), "acc", "r", evalNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.State != StateFiring || !ev.Fired || ev.Resolved || ev.Value == nil || *ev.Value != 0.2 ||
+		ev.BaselineValue == nil || *ev.BaselineValue != 50 || ev.Calls != 10 || ev.Deliveries != 0 {
+		t.Errorf("evaluation %+v", ev)
+	}
+	week := 7 * 24 * time.Hour
+	if len(windows) != 2 || !windows[1][0].Equal(evalNow.Add(-time.Hour-week)) || !windows[1][1].Equal(evalNow.Add(-week)) {
+		t.Errorf("windows %v", windows)
+	}
 }

@@ -21,6 +21,19 @@ const (
 	MetricErrors    = "errors"     // items with status error
 	MetricCalls     = "calls"      // every item (any method; tools/call only when the rule names a tool)
 	MetricP95       = "p95_ms"     // 95th percentile duration_ms; no value when no item carries one
+	MetricP50       = "p50_ms"     // median duration_ms; no value when no item carries one
+	MetricP99       = "p99_ms"     // 99th percentile duration_ms; no value when no item carries one
+	MetricSessions  = "sessions"   // distinct session_ids
+	MetricUsers     = "users"      // distinct user_ids, falling back to session_id (as the metric reads count users)
+)
+
+// Baselines a rule may compare against. With a baseline the value compared
+// with the threshold is the window's figure divided by the baseline's.
+const (
+	// BaselineWeekAgo is the same window seven days earlier.
+	BaselineWeekAgo = "week_ago"
+	// BaselineOffset is how far back the week_ago window lies.
+	BaselineOffset = 7 * 24 * time.Hour
 )
 
 // Comparators a rule compares its metric with.
@@ -43,13 +56,20 @@ const (
 	MaxRuleToolLen   = 256 // same as an ingest item's name
 	MinWindowMinutes = 1
 	MaxWindowMinutes = 1440
+	// MaxMinCalls bounds min_calls (a PostgreSQL integer).
+	MaxMinCalls = 1_000_000_000
 	// MaxRulesPerAccount is the default cap on an account's rules
 	// (configurable); past it CreateRule fails with ELIMITREACHED.
 	MaxRulesPerAccount = 1000
 )
 
 var (
-	metrics     = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95}
+	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers}
+	// guarded are the metrics min_calls applies to: rates, error counts and
+	// latencies, which a handful of calls makes noisy. Volume metrics
+	// (calls, sessions, users) are what min_calls counts, so it does not
+	// apply to them.
+	guarded     = []string{MetricErrorRate, MetricErrors, MetricP95, MetricP50, MetricP99}
 	comparators = []string{CompGT, CompGE, CompLT, CompLE}
 )
 
@@ -72,6 +92,41 @@ type Rule struct {
 	State       string     `json:"state"`
 	LastFiredAt *time.Time `json:"last_fired_at"`
 	CreatedAt   time.Time  `json:"created_at"`
+	// NotifyOnResolve asks for deliveries on firing → ok too, to the same
+	// audience as a firing.
+	NotifyOnResolve bool `json:"notify_on_resolve"`
+	// SnoozedUntil, while in the future, keeps the rule's transitions from
+	// creating deliveries (the rule still evaluates and changes state);
+	// nil when not snoozed. A snooze in the past reads as nil.
+	SnoozedUntil *time.Time `json:"snoozed_until"`
+	// MinCalls: for the guarded metrics, a window with fewer calls counts
+	// as not breached.
+	MinCalls int `json:"min_calls"`
+	// Baseline is nil or BaselineWeekAgo.
+	Baseline *string `json:"baseline"`
+}
+
+// Snoozed reports whether the rule's deliveries are muted at now.
+func (r Rule) Snoozed(now time.Time) bool {
+	return r.SnoozedUntil != nil && now.Before(*r.SnoozedUntil)
+}
+
+// ClearExpiredSnooze drops a snooze that has ended by now, so that a rule
+// reads as not snoozed once its snooze is over.
+func (r *Rule) ClearExpiredSnooze(now time.Time) {
+	if r.SnoozedUntil != nil && !r.Snoozed(now) {
+		r.SnoozedUntil = nil
+	}
+}
+
+// Detailed reports whether the rule's metric needs the costly part of a
+// window read: percentiles and distinct counts.
+func (r Rule) Detailed() bool {
+	switch r.Metric {
+	case MetricP50, MetricP95, MetricP99, MetricSessions, MetricUsers:
+		return true
+	}
+	return false
 }
 
 // Window returns the time range the rule measures when evaluated at now: the
@@ -103,12 +158,82 @@ func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bo
 		}
 		return float64(st.Errors) / float64(st.Calls), true
 	case MetricP95:
-		if st.P95Ms == nil {
-			return 0, false
-		}
-		return *st.P95Ms, true
+		return derefValue(st.P95Ms)
+	case MetricP50:
+		return derefValue(st.P50Ms)
+	case MetricP99:
+		return derefValue(st.P99Ms)
+	case MetricSessions:
+		return float64(st.Sessions), true
+	case MetricUsers:
+		return float64(st.Users), true
 	}
 	return 0, false
+}
+
+func derefValue(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+// stat returns the rule's entry of a window's stats (see Value).
+func (r Rule) stat(stats map[string]analytics.WindowStat) analytics.WindowStat {
+	if r.Tool != nil {
+		return stats[*r.Tool]
+	}
+	return stats[""]
+}
+
+// Reading is what one evaluation of a rule measured and concluded.
+type Reading struct {
+	// Value is the figure compared with the threshold: the metric over the
+	// window or, with a baseline, its ratio to the baseline's; HasValue is
+	// false when there is none (a percentile without measured calls, or a
+	// baseline with no value).
+	Value    float64
+	HasValue bool
+	// Baseline is the baseline window's figure, when the rule has one and
+	// it has a value.
+	Baseline *float64
+	// Calls is the number of calls in the window (what min_calls counts).
+	Calls int64
+	// Breached: the rule's condition holds.
+	Breached bool
+	// Hold: the reading cannot judge the rule (a baseline of 0 or none),
+	// which keeps its state whatever it is.
+	Hold bool
+}
+
+// Read measures the rule: cur is its window's stats and prev the baseline
+// window's (nil without a baseline), both as analytics.WindowSetReader
+// returns them for one MCP and window length.
+//
+//   - A guarded metric (error_rate, errors, latencies) over a window with
+//     fewer than MinCalls calls is not breached, whatever its value.
+//   - With a baseline, the value is the window's figure divided by the
+//     baseline window's; when the baseline's figure is 0 or has no value,
+//     the reading holds the rule's state (there is nothing to compare with).
+func (r Rule) Read(cur, prev map[string]analytics.WindowStat) Reading {
+	value, ok := r.Value(cur)
+	rd := Reading{Value: value, HasValue: ok, Calls: r.stat(cur).Calls}
+	if r.MinCalls > 0 && contains(guarded, r.Metric) && rd.Calls < int64(r.MinCalls) {
+		return rd
+	}
+	if r.Baseline != nil {
+		base, bok := r.Value(prev)
+		if bok {
+			rd.Baseline = &base
+		}
+		if !bok || base == 0 {
+			rd.Value, rd.HasValue, rd.Hold = 0, false, true
+			return rd
+		}
+		rd.Value = value / base
+	}
+	rd.Breached = r.Breached(rd.Value, rd.HasValue)
+	return rd
 }
 
 // Breached reports whether a measured value breaks the rule. hasValue is
@@ -166,6 +291,18 @@ type Evaluation struct {
 	State string   `json:"state"`
 	Value *float64 `json:"value"`
 	Fired bool     `json:"fired"`
+	// Resolved: this evaluation resolved the rule (firing → ok).
+	Resolved bool `json:"resolved"`
+	// BaselineValue is the baseline window's figure; nil without a
+	// baseline, or when it has no value.
+	BaselineValue *float64 `json:"baseline_value"`
+	// Calls is the window's number of calls, what min_calls is checked
+	// against.
+	Calls int64 `json:"calls"`
+	// Deliveries is how many deliveries this evaluation created (0 when
+	// it changed nothing, when snoozed, or on a resolve without
+	// notify_on_resolve).
+	Deliveries int `json:"deliveries"`
 }
 
 // RuleCreate is the body of POST /v1/mcps/{id}/rules.
@@ -179,6 +316,14 @@ type RuleCreate struct {
 	Channels      []string `json:"channels"`
 	// Enabled defaults to true when absent.
 	Enabled *bool `json:"enabled,omitempty"`
+	// NotifyOnResolve defaults to false.
+	NotifyOnResolve *bool `json:"notify_on_resolve,omitempty"`
+	// SnoozedUntil in the past is accepted and means not snoozed.
+	SnoozedUntil *time.Time `json:"snoozed_until,omitempty"`
+	// MinCalls defaults to 0.
+	MinCalls *int `json:"min_calls,omitempty"`
+	// Baseline is nil or BaselineWeekAgo.
+	Baseline *string `json:"baseline,omitempty"`
 }
 
 // Validate checks every field and returns the first problem as EINVALID with
@@ -195,7 +340,7 @@ func (c RuleCreate) Validate() error {
 		return telemetry.FieldError(telemetry.EINVALID, "body.name", "The name must not be blank.")
 	}
 	if !contains(metrics, c.Metric) {
-		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls or p95_ms.")
+		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions or users.")
 	}
 	if c.Tool != nil {
 		if err := checkText("body.tool", *c.Tool, MaxRuleToolLen); err != nil {
@@ -205,25 +350,41 @@ func (c RuleCreate) Validate() error {
 	if !contains(comparators, c.Comparator) {
 		return telemetry.FieldError(telemetry.EINVALID, "body.comparator", "The comparator must be one of >, >=, < or <=.")
 	}
-	if err := checkThreshold(c.Metric, c.Threshold); err != nil {
+	if c.Baseline != nil && *c.Baseline != BaselineWeekAgo {
+		return telemetry.FieldError(telemetry.EINVALID, "body.baseline", "The baseline must be null or \"week_ago\".")
+	}
+	if err := checkThreshold(c.Metric, c.Threshold, c.Baseline != nil); err != nil {
 		return err
 	}
 	if c.WindowMinutes < MinWindowMinutes || c.WindowMinutes > MaxWindowMinutes {
 		return telemetry.FieldError(telemetry.EINVALID, "body.window_minutes", "The window must be %d to %d minutes.", MinWindowMinutes, MaxWindowMinutes)
 	}
+	if c.MinCalls != nil && (*c.MinCalls < 0 || *c.MinCalls > MaxMinCalls) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.min_calls", "min_calls must be 0 to %d.", MaxMinCalls)
+	}
+	if c.SnoozedUntil != nil && (c.SnoozedUntil.Year() < 1 || c.SnoozedUntil.Year() > 9999) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.snoozed_until", "snoozed_until must be an RFC 3339 time between years 1 and 9999.")
+	}
 	return checkChannels(c.Channels)
 }
 
 // Rule returns the new rule the create describes, in state ok. Call Validate
-// first.
+// first. A snooze that has ended by now is dropped.
 func (c RuleCreate) Rule(id, mcpID string, now time.Time) Rule {
 	enabled := c.Enabled == nil || *c.Enabled
-	return Rule{
+	r := Rule{
 		ID: id, MCPID: mcpID, Name: c.Name, Metric: c.Metric, Tool: cloneString(c.Tool),
 		Comparator: c.Comparator, Threshold: c.Threshold, WindowMinutes: c.WindowMinutes,
 		Channels: append([]string(nil), c.Channels...), Enabled: enabled,
 		State: StateOK, CreatedAt: now.UTC(),
+		NotifyOnResolve: c.NotifyOnResolve != nil && *c.NotifyOnResolve,
+		SnoozedUntil:    cloneTime(c.SnoozedUntil), Baseline: cloneString(c.Baseline),
 	}
+	if c.MinCalls != nil {
+		r.MinCalls = *c.MinCalls
+	}
+	r.ClearExpiredSnooze(now)
+	return r
 }
 
 // RuleUpdate is the body of PATCH /v1/rules/{ruleId}: absent fields keep
@@ -239,6 +400,14 @@ type RuleUpdate struct {
 	WindowMinutes *int           `json:"window_minutes,omitempty"`
 	Channels      []string       `json:"channels,omitempty"`
 	Enabled       *bool          `json:"enabled,omitempty"`
+	// NotifyOnResolve absent keeps the setting.
+	NotifyOnResolve *bool `json:"notify_on_resolve,omitempty"`
+	// SnoozedUntil: absent keeps the snooze, null ends it, a time sets it
+	// (one in the past ends it too).
+	SnoozedUntil NullableTime `json:"snoozed_until,omitzero"`
+	MinCalls     *int         `json:"min_calls,omitempty"`
+	// Baseline: absent keeps it, null removes it, "week_ago" sets it.
+	Baseline NullableString `json:"baseline,omitzero"`
 }
 
 // Apply returns r with the update merged in, validated as a whole (so a
@@ -246,14 +415,17 @@ type RuleUpdate struct {
 // on the field at fault.
 //
 // A change to what the rule measures (metric, tool, comparator, threshold,
-// window), or disabling it, puts the rule back in state ok without resolving
-// it: the old firing was about a condition that no longer exists, and the
-// next evaluation judges the new one from scratch, firing if it is breached.
-// Renaming or changing channels keeps the state.
-func (u RuleUpdate) Apply(r Rule) (Rule, error) {
+// window, min_calls, baseline), or disabling it, puts the rule back in state
+// ok without resolving it: the old firing was about a condition that no
+// longer exists, and the next evaluation judges the new one from scratch,
+// firing if it is breached. Renaming, changing channels, notify_on_resolve
+// or the snooze keeps the state. A snooze that has ended by now is dropped.
+func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	next := r
 	next.Channels = append([]string(nil), r.Channels...)
 	next.Tool = cloneString(r.Tool)
+	next.Baseline = cloneString(r.Baseline)
+	next.SnoozedUntil = cloneTime(r.SnoozedUntil)
 	if u.Name != nil {
 		next.Name = *u.Name
 	}
@@ -278,19 +450,71 @@ func (u RuleUpdate) Apply(r Rule) (Rule, error) {
 	if u.Enabled != nil {
 		next.Enabled = *u.Enabled
 	}
+	if u.NotifyOnResolve != nil {
+		next.NotifyOnResolve = *u.NotifyOnResolve
+	}
+	if u.SnoozedUntil.Set {
+		next.SnoozedUntil = cloneTime(u.SnoozedUntil.Value)
+	}
+	if u.MinCalls != nil {
+		next.MinCalls = *u.MinCalls
+	}
+	if u.Baseline.Set {
+		next.Baseline = cloneString(u.Baseline.Value)
+	}
 	enabled := next.Enabled
 	c := RuleCreate{Name: next.Name, Metric: next.Metric, Tool: next.Tool, Comparator: next.Comparator,
-		Threshold: next.Threshold, WindowMinutes: next.WindowMinutes, Channels: next.Channels, Enabled: &enabled}
+		Threshold: next.Threshold, WindowMinutes: next.WindowMinutes, Channels: next.Channels, Enabled: &enabled,
+		SnoozedUntil: next.SnoozedUntil, MinCalls: &next.MinCalls, Baseline: next.Baseline}
 	if err := c.Validate(); err != nil {
 		return Rule{}, err
 	}
-	redefined := next.Metric != r.Metric || !equalStringPtr(next.Tool, r.Tool) || next.Comparator != r.Comparator ||
-		next.Threshold != r.Threshold || next.WindowMinutes != r.WindowMinutes
-	if redefined || !next.Enabled {
+	next.ClearExpiredSnooze(now)
+	if next.Redefines(r) || !next.Enabled {
 		next.State = StateOK
 	}
 	return next, nil
 }
+
+// Redefines reports whether r measures something else than old: a
+// different metric, tool, comparator, threshold, window, min_calls or
+// baseline.
+func (r Rule) Redefines(old Rule) bool {
+	return r.Metric != old.Metric || !equalStringPtr(r.Tool, old.Tool) || r.Comparator != old.Comparator ||
+		r.Threshold != old.Threshold || r.WindowMinutes != old.WindowMinutes || r.MinCalls != old.MinCalls ||
+		!equalStringPtr(r.Baseline, old.Baseline)
+}
+
+// NullableTime is a JSON field that tells "absent" (Set false) from null
+// (Set true, Value nil) and from an RFC 3339 time. Use it with
+// `json:",omitzero"`.
+type NullableTime struct {
+	Set   bool
+	Value *time.Time
+}
+
+// UnmarshalJSON records that the field was present.
+func (n *NullableTime) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	n.Value = nil
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		return nil
+	}
+	var t time.Time
+	if err := json.Unmarshal(b, &t); err != nil {
+		return err
+	}
+	n.Value = &t
+	return nil
+}
+
+// MarshalJSON writes the time or null.
+func (n NullableTime) MarshalJSON() ([]byte, error) {
+	return json.Marshal(n.Value)
+}
+
+// IsZero reports an absent field, for omitzero.
+func (n NullableTime) IsZero() bool { return !n.Set }
 
 // NullableString is a JSON field that tells "absent" (Set false) from null
 // (Set true, Value nil) and from a string. Use it with `json:",omitzero"`.
@@ -336,13 +560,13 @@ func checkText(field, s string, max int) error {
 	return nil
 }
 
-func checkThreshold(metric string, t float64) error {
+func checkThreshold(metric string, t float64, ratio bool) error {
 	switch {
 	case math.IsNaN(t) || math.IsInf(t, 0):
 		return telemetry.FieldError(telemetry.EINVALID, "body.threshold", "The threshold must be a finite number.")
 	case t < 0:
 		return telemetry.FieldError(telemetry.EINVALID, "body.threshold", "The threshold must not be negative; every metric is zero or more.")
-	case metric == MetricErrorRate && t > 1:
+	case metric == MetricErrorRate && t > 1 && !ratio:
 		return telemetry.FieldError(telemetry.EINVALID, "body.threshold", "An error_rate threshold is a fraction from 0 to 1 (5%% is 0.05).")
 	}
 	return nil
@@ -376,6 +600,14 @@ func cloneString(p *string) *string {
 	return &s
 }
 
+func cloneTime(p *time.Time) *time.Time {
+	if p == nil {
+		return nil
+	}
+	t := p.UTC()
+	return &t
+}
+
 func equalStringPtr(a, b *string) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
@@ -398,6 +630,51 @@ type RuleService interface {
 	// and returns the whole rule. Returns ENOTFOUND and EINVALID.
 	UpdateRule(ctx context.Context, accountID, ruleID string, upd RuleUpdate) (Rule, error)
 
-	// DeleteRule removes a rule; its deliveries stay. Returns ENOTFOUND.
+	// DeleteRule removes a rule and its history; its deliveries stay.
+	// Returns ENOTFOUND.
 	DeleteRule(ctx context.Context, accountID, ruleID string) error
+
+	// RuleEvents returns a page of the rule's history, newest first. Call
+	// f.Validate first. Returns ENOTFOUND, and EBADREQUEST for a malformed
+	// cursor (ParseDeliveryCursor).
+	RuleEvents(ctx context.Context, accountID, ruleID string, f RuleEventFilter) (RuleEventPage, error)
+}
+
+// History event kinds: a rule's transitions, as GET
+// /v1/rules/{ruleId}/events lists them.
+const (
+	EventFired    = "fired"
+	EventResolved = "resolved"
+)
+
+// RuleEvent is one transition in a rule's history.
+type RuleEvent struct {
+	ID string `json:"id"`
+	// Kind is EventFired or EventResolved.
+	Kind string `json:"kind"`
+	// Value is what the evaluation measured (the ratio, with a baseline);
+	// nil when it had no value.
+	Value *float64 `json:"value"`
+	// Threshold is the rule's threshold at that moment.
+	Threshold float64   `json:"threshold"`
+	At        time.Time `json:"at"`
+}
+
+// RuleEventPage is the body of GET /v1/rules/{ruleId}/events, newest first.
+// Items is never nil; NextCursor is nil on the last page.
+type RuleEventPage struct {
+	Items      []RuleEvent `json:"items"`
+	NextCursor *string     `json:"next_cursor"`
+}
+
+// RuleEventFilter selects a page of a rule's history.
+type RuleEventFilter struct {
+	Limit  int
+	Cursor string
+}
+
+// Validate puts the default limit in place of 0 and checks it (EINVALID on
+// query.limit).
+func (f *RuleEventFilter) Validate() error {
+	return checkLimit(&f.Limit)
 }

@@ -64,7 +64,24 @@ func TestRuleCreateValidate(t *testing.T) {
 		{"name of 201 runes", func(c *RuleCreate) { c.Name = strings.Repeat("ü", 201) }, "body.name"},
 		{"name with NUL", func(c *RuleCreate) { c.Name = "a\x00b" }, "body.name"},
 		{"name not UTF-8", func(c *RuleCreate) { c.Name = "a\xffb" }, "body.name"},
-		{"unknown metric", func(c *RuleCreate) { c.Metric = "p99_ms" }, "body.metric"},
+		{"unknown metric", func(c *RuleCreate) { c.Metric = "p999_ms" }, "body.metric"},
+		{"p50", func(c *RuleCreate) { c.Metric, c.Threshold = MetricP50, 200 }, ""},
+		{"p99", func(c *RuleCreate) { c.Metric, c.Threshold = MetricP99, 2000 }, ""},
+		{"sessions", func(c *RuleCreate) { c.Metric, c.Comparator, c.Threshold = MetricSessions, CompLT, 1 }, ""},
+		{"users", func(c *RuleCreate) { c.Metric, c.Threshold = MetricUsers, 100 }, ""},
+		{"notify on resolve", func(c *RuleCreate) { c.NotifyOnResolve = boolp(true) }, ""},
+		{"min_calls 0", func(c *RuleCreate) { c.MinCalls = intp(0) }, ""},
+		{"min_calls 20", func(c *RuleCreate) { c.MinCalls = intp(20) }, ""},
+		{"min_calls at its bound", func(c *RuleCreate) { c.MinCalls = intp(MaxMinCalls) }, ""},
+		{"negative min_calls", func(c *RuleCreate) { c.MinCalls = intp(-1) }, "body.min_calls"},
+		{"min_calls over its bound", func(c *RuleCreate) { c.MinCalls = intp(MaxMinCalls + 1) }, "body.min_calls"},
+		{"baseline week_ago", func(c *RuleCreate) { c.Baseline = strp(BaselineWeekAgo) }, ""},
+		{"baseline ratio above 1 for error_rate", func(c *RuleCreate) { c.Baseline, c.Threshold = strp(BaselineWeekAgo), 3 }, ""},
+		{"unknown baseline", func(c *RuleCreate) { c.Baseline = strp("day_ago") }, "body.baseline"},
+		{"empty baseline", func(c *RuleCreate) { c.Baseline = strp("") }, "body.baseline"},
+		{"snooze in the future", func(c *RuleCreate) { c.SnoozedUntil = timep(evalNow.Add(time.Hour)) }, ""},
+		{"snooze in the past", func(c *RuleCreate) { c.SnoozedUntil = timep(evalNow.Add(-time.Hour)) }, ""},
+		{"snooze beyond year 9999", func(c *RuleCreate) { c.SnoozedUntil = timep(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)) }, "body.snoozed_until"},
 		{"empty metric", func(c *RuleCreate) { c.Metric = "" }, "body.metric"},
 		{"empty tool", func(c *RuleCreate) { c.Tool = strp("") }, "body.tool"},
 		{"tool of 257 runes", func(c *RuleCreate) { c.Tool = strp(strings.Repeat("a", 257)) }, "body.tool"},
@@ -120,11 +137,13 @@ func TestRuleJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"channels", "comparator", "created_at", "enabled", "id", "last_fired_at", "mcp_id", "metric", "name", "state", "threshold", "tool", "window_minutes"}
+	want := []string{"baseline", "channels", "comparator", "created_at", "enabled", "id", "last_fired_at", "mcp_id", "metric",
+		"min_calls", "name", "notify_on_resolve", "snoozed_until", "state", "threshold", "tool", "window_minutes"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("keys = %v, want %v", got, want)
 	}
-	for _, part := range []string{`"tool":null`, `"last_fired_at":null`, `"created_at":"2026-11-20T10:00:00Z"`, `"state":"ok"`} {
+	for _, part := range []string{`"tool":null`, `"last_fired_at":null`, `"baseline":null`, `"snoozed_until":null`,
+		`"min_calls":0`, `"notify_on_resolve":false`, `"created_at":"2026-11-20T10:00:00Z"`, `"state":"ok"`} {
 		if !strings.Contains(string(b), part) {
 			t.Errorf("%s lacks %s", b, part)
 		}
@@ -283,6 +302,38 @@ func TestRuleUpdateApply(t *testing.T) {
 			}
 		}},
 		{"error_rate threshold above 1", RuleUpdate{Threshold: f(50)}, "body.threshold", nil},
+		{"notify_on_resolve keeps firing", RuleUpdate{NotifyOnResolve: b(true)}, "", func(t *testing.T, r Rule) {
+			if !r.NotifyOnResolve || r.State != StateFiring {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"snooze keeps firing", RuleUpdate{SnoozedUntil: NullableTime{Set: true, Value: timep(evalNow.Add(time.Hour))}}, "", func(t *testing.T, r Rule) {
+			if r.SnoozedUntil == nil || !r.SnoozedUntil.Equal(evalNow.Add(time.Hour)) || r.State != StateFiring || !r.Snoozed(evalNow) {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"a snooze in the past is cleared", RuleUpdate{SnoozedUntil: NullableTime{Set: true, Value: timep(evalNow.Add(-time.Second))}}, "", func(t *testing.T, r Rule) {
+			if r.SnoozedUntil != nil || r.State != StateFiring {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"min_calls change resets state", RuleUpdate{MinCalls: i(10)}, "", func(t *testing.T, r Rule) {
+			if r.MinCalls != 10 || r.State != StateOK {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"baseline set resets state and allows a ratio", RuleUpdate{Baseline: NullableString{Set: true, Value: strp(BaselineWeekAgo)}, Threshold: f(2)}, "", func(t *testing.T, r Rule) {
+			if r.Baseline == nil || *r.Baseline != BaselineWeekAgo || r.Threshold != 2 || r.State != StateOK {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"baseline null on a rule without one keeps firing", RuleUpdate{Baseline: NullableString{Set: true}}, "", func(t *testing.T, r Rule) {
+			if r.Baseline != nil || r.State != StateFiring {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"bad baseline", RuleUpdate{Baseline: NullableString{Set: true, Value: strp("month_ago")}}, "body.baseline", nil},
+		{"negative min_calls", RuleUpdate{MinCalls: i(-3)}, "body.min_calls", nil},
 		{"empty channels", RuleUpdate{Channels: []string{}}, "body.channels", nil},
 		{"empty name", RuleUpdate{Name: strp("")}, "body.name", nil},
 		{"bad metric", RuleUpdate{Metric: strp("latency")}, "body.metric", nil},
@@ -292,7 +343,7 @@ func TestRuleUpdateApply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			orig := firingRule()
-			got, err := tt.upd.Apply(orig)
+			got, err := tt.upd.Apply(orig, evalNow)
 			wantField(t, err, tt.field)
 			if !reflect.DeepEqual(orig, firingRule()) {
 				t.Fatal("Apply changed its input")
@@ -307,7 +358,7 @@ func TestRuleUpdateApply(t *testing.T) {
 func TestRuleUpdateMetricCheckedAgainstKeptThreshold(t *testing.T) {
 	r := firingRule()
 	r.Metric, r.Threshold = MetricP95, 800
-	_, err := RuleUpdate{Metric: strp(MetricErrorRate)}.Apply(r)
+	_, err := RuleUpdate{Metric: strp(MetricErrorRate)}.Apply(r, evalNow)
 	wantField(t, err, "body.threshold")
 }
 
@@ -358,8 +409,8 @@ func jsonKeys(t *testing.T, b []byte) []string {
 func TestRuleValue(t *testing.T) {
 	p95 := 240.5
 	stats := map[string]analytics.WindowStat{
-		"":            {Calls: 40, Errors: 10, P95Ms: &p95},
-		"search_docs": {Calls: 8, Errors: 2},
+		"":            {Calls: 40, Errors: 10, P95Ms: &p95, P50Ms: fp(120), P99Ms: fp(990), Sessions: 7, Users: 5},
+		"search_docs": {Calls: 8, Errors: 2, Sessions: 3, Users: 2},
 	}
 	cases := []struct {
 		name   string
@@ -381,6 +432,12 @@ func TestRuleValue(t *testing.T) {
 		{"errors with no data is 0", MetricErrors, nil, nil, 0, true},
 		{"p95 with no data has no value", MetricP95, nil, nil, 0, false},
 		{"unknown metric has no value", "bogus", nil, stats, 0, false},
+		{"p50 of the MCP", MetricP50, nil, stats, 120, true},
+		{"p99 of the MCP", MetricP99, nil, stats, 990, true},
+		{"p99 without durations has no value", MetricP99, strp("search_docs"), stats, 0, false},
+		{"sessions of the MCP", MetricSessions, nil, stats, 7, true},
+		{"users of a tool", MetricUsers, strp("search_docs"), stats, 2, true},
+		{"sessions with no data is 0", MetricSessions, nil, nil, 0, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -391,4 +448,71 @@ func TestRuleValue(t *testing.T) {
 			}
 		})
 	}
+}
+
+func boolp(v bool) *bool           { return &v }
+func intp(v int) *int              { return &v }
+func fp(v float64) *float64        { return &v }
+func timep(t time.Time) *time.Time { return &t }
+
+func TestRuleRead(t *testing.T) {
+	week := strp(BaselineWeekAgo)
+	cases := []struct {
+		name      string
+		rule      Rule
+		cur, prev map[string]analytics.WindowStat
+		want      Reading
+	}{
+		{"plain breach", Rule{Metric: MetricErrors, Comparator: CompGT, Threshold: 0},
+			map[string]analytics.WindowStat{"": {Calls: 3, Errors: 1}}, nil,
+			Reading{Value: 1, HasValue: true, Calls: 3, Breached: true}},
+		{"under min_calls an error rate is not breached", Rule{Metric: MetricErrorRate, Comparator: CompGT, Threshold: 0.1, MinCalls: 10},
+			map[string]analytics.WindowStat{"": {Calls: 3, Errors: 1}}, nil,
+			Reading{Value: 1.0 / 3, HasValue: true, Calls: 3}},
+		{"at min_calls it is", Rule{Metric: MetricErrorRate, Comparator: CompGT, Threshold: 0.1, MinCalls: 3},
+			map[string]analytics.WindowStat{"": {Calls: 3, Errors: 1}}, nil,
+			Reading{Value: 1.0 / 3, HasValue: true, Calls: 3, Breached: true}},
+		{"min_calls guards p95", Rule{Metric: MetricP95, Comparator: CompGT, Threshold: 100, MinCalls: 5},
+			map[string]analytics.WindowStat{"": {Calls: 2, P95Ms: fp(500)}}, nil,
+			Reading{Value: 500, HasValue: true, Calls: 2}},
+		{"min_calls does not apply to calls", Rule{Metric: MetricCalls, Comparator: CompLT, Threshold: 5, MinCalls: 10},
+			map[string]analytics.WindowStat{"": {Calls: 2}}, nil,
+			Reading{Value: 2, HasValue: true, Calls: 2, Breached: true}},
+		{"min_calls counts the tool's calls", Rule{Metric: MetricErrors, Tool: strp("t"), Comparator: CompGT, Threshold: 0, MinCalls: 2},
+			map[string]analytics.WindowStat{"": {Calls: 50, Errors: 1}, "t": {Calls: 1, Errors: 1}}, nil,
+			Reading{Value: 1, HasValue: true, Calls: 1}},
+		{"week_ago ratio below half", Rule{Metric: MetricCalls, Comparator: CompLT, Threshold: 0.5, Baseline: week},
+			map[string]analytics.WindowStat{"": {Calls: 40}}, map[string]analytics.WindowStat{"": {Calls: 100}},
+			Reading{Value: 0.4, HasValue: true, Baseline: fp(100), Calls: 40, Breached: true}},
+		{"week_ago ratio above", Rule{Metric: MetricCalls, Comparator: CompLT, Threshold: 0.5, Baseline: week},
+			map[string]analytics.WindowStat{"": {Calls: 60}}, map[string]analytics.WindowStat{"": {Calls: 100}},
+			Reading{Value: 0.6, HasValue: true, Baseline: fp(100), Calls: 60}},
+		{"week_ago of zero holds", Rule{Metric: MetricCalls, Comparator: CompLT, Threshold: 0.5, Baseline: week},
+			map[string]analytics.WindowStat{"": {Calls: 0}}, nil,
+			Reading{Baseline: fp(0), Calls: 0, Hold: true}},
+		{"week_ago without a p95 holds", Rule{Metric: MetricP95, Comparator: CompGT, Threshold: 2, Baseline: week},
+			map[string]analytics.WindowStat{"": {Calls: 5, P95Ms: fp(300)}}, map[string]analytics.WindowStat{"": {Calls: 5}},
+			Reading{Calls: 5, Hold: true}},
+		{"week_ago p95 doubled", Rule{Metric: MetricP95, Comparator: CompGT, Threshold: 2, Baseline: week},
+			map[string]analytics.WindowStat{"": {Calls: 5, P95Ms: fp(300)}}, map[string]analytics.WindowStat{"": {Calls: 5, P95Ms: fp(100)}},
+			Reading{Value: 3, HasValue: true, Baseline: fp(100), Calls: 5, Breached: true}},
+		{"min_calls before baseline", Rule{Metric: MetricErrors, Comparator: CompGT, Threshold: 1, MinCalls: 10, Baseline: week},
+			map[string]analytics.WindowStat{"": {Calls: 4, Errors: 4}}, nil,
+			Reading{Value: 4, HasValue: true, Calls: 4}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.rule.Read(tc.cur, tc.prev)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Read = %+v (baseline %v), want %+v (baseline %v)", got, deref(got.Baseline), tc.want, deref(tc.want.Baseline))
+			}
+		})
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

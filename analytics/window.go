@@ -10,8 +10,13 @@ import (
 type WindowStat struct {
 	Calls  int64
 	Errors int64
-	// P95Ms is over the items carrying duration_ms; nil when none does.
-	P95Ms *float64
+	// The percentiles are over the items carrying duration_ms; nil when
+	// none does. WindowSets fills them only for detail windows.
+	P50Ms, P95Ms, P99Ms *float64
+	// Sessions counts distinct session_ids, Users distinct user_ids falling
+	// back to the session_id (as the metric reads do), exactly. WindowSets
+	// fills them only for detail windows.
+	Sessions, Users int64
 }
 
 // WindowReader gives the alert evaluator its rule values.
@@ -24,11 +29,12 @@ type WindowReader interface {
 
 // WindowRequest asks for one MCP's figures over several rule windows that
 // all end at the same instant: Minutes are the windows' lengths, and
-// P95Minutes those of them whose 95th percentile is wanted too (merging
-// percentile states is the expensive part of the read).
+// DetailMinutes those of them whose percentiles and distinct counts are
+// wanted too (merging percentile and distinct states is the expensive part
+// of the read).
 type WindowRequest struct {
-	Minutes    []int
-	P95Minutes []int
+	Minutes       []int
+	DetailMinutes []int
 }
 
 // WindowSetReader gives the alert evaluator every window of a pass in one
@@ -37,8 +43,9 @@ type WindowSetReader interface {
 	WindowReader
 	// WindowSets measures, for each MCP of reqs, each requested window
 	// [to - minutes, to): by MCP id, window minutes, then "" for all
-	// methods of the MCP and each tool name for its tools/call items. P95Ms
-	// is set only for P95Minutes windows. MCPs, windows and tools without
+	// methods of the MCP and each tool name for its tools/call items.
+	// Percentiles and distinct counts are set only for DetailMinutes
+	// windows. MCPs, windows and tools without
 	// items are absent.
 	WindowSets(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]WindowStat, error)
 }

@@ -413,7 +413,12 @@ func testWindowStats(t *testing.T, db *clickhouse.DB, o oracle) {
 				if !ok || g.Calls != a.calls || g.Errors != a.errors {
 					t.Errorf("window %v %s %q: %+v, want %d calls %d errors", w, mcp, key, g, a.calls, a.errors)
 				}
+				pctl(t, "window p50 "+mcp+" "+key, a.durations, 0.5, g.P50Ms)
 				pctl(t, "window p95 "+mcp+" "+key, a.durations, 0.95, g.P95Ms)
+				pctl(t, "window p99 "+mcp+" "+key, a.durations, 0.99, g.P99Ms)
+				if g.Sessions != a.sessions || g.Users != a.users {
+					t.Errorf("window %v %s %q: %d sessions %d users, want %d and %d (exact)", w, mcp, key, g.Sessions, g.Users, a.sessions, a.users)
+				}
 			}
 		}
 	}
@@ -433,9 +438,9 @@ func testWindowSets(t *testing.T, db *clickhouse.DB, o oracle) {
 	ctx := context.Background()
 	to := day0.AddDate(0, 0, 3) // the windows end at the fixture's 1 ms edge
 	reqs := map[string]analytics.WindowRequest{
-		mcpA:       {Minutes: []int{1, 60, 720, 1440}, P95Minutes: []int{60, 1440}},
+		mcpA:       {Minutes: []int{1, 60, 720, 1440}, DetailMinutes: []int{60, 1440}},
 		mcpB:       {Minutes: []int{5, 1440}},
-		"mcp-none": {Minutes: []int{30}, P95Minutes: []int{30}},
+		"mcp-none": {Minutes: []int{30}, DetailMinutes: []int{30}},
 	}
 	got, err := db.WindowSets(ctx, to, reqs)
 	if err != nil {
@@ -459,7 +464,7 @@ func testWindowSets(t *testing.T, db *clickhouse.DB, o oracle) {
 				t.Errorf("%s %d min: keys %v, want %d", mcp, w, got[mcp][w], len(keys))
 			}
 			wantP95 := false
-			for _, pw := range req.P95Minutes {
+			for _, pw := range req.DetailMinutes {
 				wantP95 = wantP95 || pw == w
 			}
 			for key, items := range keys {
@@ -469,9 +474,14 @@ func testWindowSets(t *testing.T, db *clickhouse.DB, o oracle) {
 					t.Errorf("%s %d min %q: %+v, want %d calls %d errors", mcp, w, key, g, a.calls, a.errors)
 				}
 				if wantP95 {
+					pctl(t, fmt.Sprintf("window set p50 %s %d %s", mcp, w, key), a.durations, 0.5, g.P50Ms)
 					pctl(t, fmt.Sprintf("window set p95 %s %d %s", mcp, w, key), a.durations, 0.95, g.P95Ms)
-				} else if g.P95Ms != nil {
-					t.Errorf("%s %d min %q: p95 %v not asked for", mcp, w, key, *g.P95Ms)
+					pctl(t, fmt.Sprintf("window set p99 %s %d %s", mcp, w, key), a.durations, 0.99, g.P99Ms)
+					if g.Sessions != a.sessions || g.Users != a.users {
+						t.Errorf("%s %d min %q: %d sessions %d users, want %d and %d (exact)", mcp, w, key, g.Sessions, g.Users, a.sessions, a.users)
+					}
+				} else if g.P95Ms != nil || g.Sessions != 0 {
+					t.Errorf("%s %d min %q: details %+v not asked for", mcp, w, key, g)
 				}
 			}
 		}

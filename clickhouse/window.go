@@ -29,7 +29,8 @@ func (db *DB) WindowStats(ctx context.Context, from, to time.Time, mcpIDs []stri
 		ids[i] = id
 	}
 	q := fmt.Sprintf(`SELECT mcp_id, key, toInt64(count()), toInt64(sum(is_error)), sum(has_duration),
-			quantileTDigestIf(0.95)(duration_ms, has_duration)
+			quantilesTDigestIf(0.5, 0.95, 0.99)(duration_ms, has_duration),
+			toInt64(uniqExact(session_id)), toInt64(uniqExact(user_key))
 		FROM %s.events
 		ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
 		WHERE mcp_id IN ? AND %s
@@ -38,20 +39,19 @@ func (db *DB) WindowStats(ctx context.Context, from, to time.Time, mcpIDs []stri
 		mcpID, key string
 		st         analytics.WindowStat
 		withDur    uint64
-		p95        float32
+		qs         []float32
 	}
 	var rows []stat
 	err := db.query(ctx, "window stats", q, []any{clickhouse.GroupSet{Value: ids}}, func() []any {
 		r := appendRow(&rows)
-		return []any{&r.mcpID, &r.key, &r.st.Calls, &r.st.Errors, &r.withDur, &r.p95}
+		return []any{&r.mcpID, &r.key, &r.st.Calls, &r.st.Errors, &r.withDur, &r.qs, &r.st.Sessions, &r.st.Users}
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
 		if r.withDur > 0 {
-			v := quantile(r.p95)
-			r.st.P95Ms = &v
+			setQuantiles(&r.st, r.qs)
 		}
 		if out[r.mcpID] == nil {
 			out[r.mcpID] = map[string]analytics.WindowStat{}
@@ -90,7 +90,7 @@ func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]anal
 		for _, m := range r.Minutes {
 			longest = max(longest, m)
 		}
-		if len(r.P95Minutes) > 0 {
+		if len(r.DetailMinutes) > 0 {
 			p95IDs = append(p95IDs, id)
 		}
 	}
@@ -135,15 +135,15 @@ func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]anal
 	if len(p95IDs) == 0 {
 		return out, nil
 	}
-	// Percentiles: per-minute states merged into each P95 window of the
-	// MCP; the windows come as a literal array per MCP, matched by
-	// position (18.16 has no map type).
+	// Percentiles and distinct counts: per-minute states merged into each
+	// detail window of the MCP; the windows come as a literal array per
+	// MCP, matched by position (18.16 has no map type).
 	sort.Strings(p95IDs)
 	mcpArr, winArr := make([]string, len(p95IDs)), make([]string, len(p95IDs))
 	for i, id := range p95IDs {
 		mcpArr[i] = QuoteString(id)
-		ws := make([]string, len(reqs[id].P95Minutes))
-		for j, w := range reqs[id].P95Minutes {
+		ws := make([]string, len(reqs[id].DetailMinutes))
+		for j, w := range reqs[id].DetailMinutes {
 			ws[j] = strconv.Itoa(w)
 		}
 		winArr[i] = "[" + strings.Join(ws, ",") + "]"
@@ -152,10 +152,12 @@ func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]anal
 	for i, id := range p95IDs {
 		pids[i] = id
 	}
-	q = fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantileTDigestIfMerge(0.95)(q)
+	q = fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(q),
+			toInt64(uniqExactMerge(s)), toInt64(uniqExactMerge(u))
 		FROM (
 			SELECT mcp_id, key, toUInt32(%s) AS m, sum(has_duration) AS d,
-				quantileTDigestIfState(0.95)(duration_ms, has_duration) AS q
+				quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS q,
+				uniqExactState(session_id) AS s, uniqExactState(user_key) AS u
 			FROM %s.events
 			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
 			WHERE %s
@@ -164,31 +166,40 @@ func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]anal
 		ARRAY JOIN arrayElement(CAST([%s] AS Array(Array(UInt32))), indexOf([%s], mcp_id)) AS w
 		WHERE w > m
 		GROUP BY mcp_id, key, w`, bucket, db.db, where, strings.Join(winArr, ","), strings.Join(mcpArr, ","))
-	type p95Row struct {
-		mcpID, key string
-		w          uint32
-		withDur    uint64
-		p95        float32
+	type detailRow struct {
+		mcpID, key      string
+		w               uint32
+		withDur         uint64
+		qs              []float32
+		sessions, users int64
 	}
-	var prow []p95Row
-	err = db.query(ctx, "window set percentiles", q, []any{clickhouse.GroupSet{Value: pids}}, func() []any {
-		r := appendRow(&prow)
-		return []any{&r.mcpID, &r.key, &r.w, &r.withDur, &r.p95}
+	var drows []detailRow
+	err = db.query(ctx, "window set details", q, []any{clickhouse.GroupSet{Value: pids}}, func() []any {
+		r := appendRow(&drows)
+		return []any{&r.mcpID, &r.key, &r.w, &r.withDur, &r.qs, &r.sessions, &r.users}
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range prow {
-		if r.withDur == 0 {
-			continue
-		}
+	for _, r := range drows {
 		st := windowEntry(out, r.mcpID, int(r.w))
 		s := st[r.key]
-		v := quantile(r.p95)
-		s.P95Ms = &v
+		s.Sessions, s.Users = r.sessions, r.users
+		if r.withDur > 0 {
+			setQuantiles(&s, r.qs)
+		}
 		st[r.key] = s
 	}
 	return out, nil
+}
+
+// setQuantiles stores quantilesTDigest(0.5, 0.95, 0.99) into st.
+func setQuantiles(st *analytics.WindowStat, qs []float32) {
+	if len(qs) != 3 {
+		return
+	}
+	p50, p95, p99 := quantile(qs[0]), quantile(qs[1]), quantile(qs[2])
+	st.P50Ms, st.P95Ms, st.P99Ms = &p50, &p95, &p99
 }
 
 func windowEntry(out map[string]map[int]map[string]analytics.WindowStat, mcpID string, w int) map[string]analytics.WindowStat {

@@ -21,7 +21,7 @@ type notificationsOutput struct {
 
 // describeNotifications documents the schemas of these routes.
 func (s *Server) describeNotifications() {
-	s.documentSchema(alerting.Notification{}, "One delivery of a rule firing on one channel.", map[string]string{
+	s.documentSchema(alerting.Notification{}, "One delivery of a rule firing (or resolving, for a rule with notify_on_resolve) on one channel.", map[string]string{
 		"id":                "The delivery's id.",
 		"rule_id":           "The rule that fired; it may have been deleted since.",
 		"mcp_id":            "The MCP the rule measures.",
@@ -29,7 +29,7 @@ func (s *Server) describeNotifications() {
 		"recipient_user_id": "The person of an in_app or email delivery; null for team chat, which goes to the whole team.",
 		"status":            "delivered (in_app, in the person's inbox) or queued (email and team chat: recorded, nothing sends them yet). More statuses may come when senders exist; tolerate unknown values.",
 		"title":             "The notification's one-line title.",
-		"created_at":        "When the rule fired.",
+		"created_at":        "When the rule fired (or resolved).",
 	})
 	s.documentSchema(alerting.NotificationPage{}, "A page of the account's delivery log, newest first.", map[string]string{
 		"items":       "The deliveries of this page.",

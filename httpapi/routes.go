@@ -80,6 +80,7 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/rules/{ruleId}", AnyMember, handle(s.getRule, getRuleOp)},
 			{http.MethodPatch, "/v1/rules/{ruleId}", Manager, handle(s.updateRule, updateRuleOp)},
 			{http.MethodDelete, "/v1/rules/{ruleId}", Manager, handle(s.deleteRule, deleteRuleOp)},
+			{http.MethodGet, "/v1/rules/{ruleId}/events", AnyMember, handle(s.listRuleEvents, ruleEventsOp)},
 		}},
 		{on: o.Evaluator != nil, describe: s.describeEvaluate, routes: []route{
 			{http.MethodPost, "/v1/rules/{ruleId}/evaluate", Manager, handle(s.evaluateRule, evaluateRuleOp)},

@@ -18,24 +18,32 @@ type RuleList struct {
 // Field documentation shared by the create and update bodies.
 const (
 	docRuleName       = "What the rule is called in notifications; 1 to 200 characters."
-	docRuleMetric     = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p95_ms (95th percentile duration_ms; no value without measured calls, which never breaches)."
+	docRuleMetric     = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly."
 	docRuleTool       = "Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."
 	docRuleComparator = "How the value is compared with the threshold."
 	docRuleThreshold  = "The value the metric is compared with; not negative, and at most 1 for error_rate."
 	docRuleWindow     = "The window measured: the last window_minutes minutes, 1 to 1440."
 	docRuleChannels   = "Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. A team-chat channel nobody connected is accepted and simply gets nothing."
 	docRuleEnabled    = "Disabled rules are not evaluated by the evaluator."
+	docRuleNotify     = "Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does (the team at that moment, each person's preferences, connected team channels; in_app delivered, others queued), titled \"Resolved: …\". Example: true."
+	docRuleSnooze     = "RFC 3339 time or null. Until then the rule still evaluates, changes state and records its history, but creates no deliveries. A time in the past clears the snooze (it reads back as null). Example: \"2026-11-25T18:00:00Z\"."
+	docRuleMinCalls   = "Integer >= 0, default 0. For error_rate, errors and the latency metrics (p50_ms, p95_ms, p99_ms), a window with fewer calls than this counts as ok: no alarm on three calls with one error. Ignored by calls, sessions and users. Example: 20."
+	docRuleBaseline   = "null (default) or \"week_ago\". With week_ago the value compared with the threshold is the window's value divided by the same window seven days earlier, so metric calls, comparator <, threshold 0.5 means \"under half of last week\" (and an error_rate threshold may then exceed 1: 2 means doubled). When the earlier value is 0 (or a percentile without measured calls) the rule keeps its state."
 )
 
 type newRuleRequest struct {
-	Name          string   `json:"name" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric        string   `json:"metric" enum:"error_rate,errors,calls,p95_ms" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p95_ms (95th percentile duration_ms; no value without measured calls, which never breaches)."`
-	Tool          *string  `json:"tool,omitempty" nullable:"true" doc:"Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."`
-	Comparator    string   `json:"comparator" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
-	Threshold     float64  `json:"threshold" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
-	WindowMinutes int      `json:"window_minutes" minimum:"1" maximum:"1440" doc:"The window measured: the last window_minutes minutes, 1 to 1440."`
-	Channels      []string `json:"channels" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. A team-chat channel nobody connected is accepted and simply gets nothing."`
-	Enabled       *bool    `json:"enabled,omitempty" doc:"Default true. Disabled rules are not evaluated by the evaluator."`
+	Name            string     `json:"name" doc:"What the rule is called in notifications; 1 to 200 characters."`
+	Metric          string     `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id)."`
+	Tool            *string    `json:"tool,omitempty" nullable:"true" doc:"Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."`
+	Comparator      string     `json:"comparator" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
+	Threshold       float64    `json:"threshold" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
+	WindowMinutes   int        `json:"window_minutes" minimum:"1" maximum:"1440" doc:"The window measured: the last window_minutes minutes, 1 to 1440."`
+	Channels        []string   `json:"channels" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. A team-chat channel nobody connected is accepted and simply gets nothing."`
+	Enabled         *bool      `json:"enabled,omitempty" doc:"Default true. Disabled rules are not evaluated by the evaluator."`
+	NotifyOnResolve *bool      `json:"notify_on_resolve,omitempty" doc:"Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does, titled as resolved."`
+	SnoozedUntil    *time.Time `json:"snoozed_until,omitempty" nullable:"true" doc:"RFC 3339 or null: until then the rule evaluates and changes state but creates no deliveries. A time in the past means not snoozed."`
+	MinCalls        *int       `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"Default 0. For error_rate, errors and the latency metrics, a window with fewer calls than this counts as ok."`
+	Baseline        *string    `json:"baseline,omitempty" nullable:"true" doc:"null (default) or \"week_ago\": compare the window's value divided by the same window seven days earlier."`
 }
 
 // nullableString is alerting.NullableString as OpenAPI sees it: a string
@@ -49,15 +57,41 @@ func (nullableString) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeString, Nullable: true, Description: docRuleTool + " Absent: unchanged."}
 }
 
+// nullableBaseline is the baseline of a PATCH: "week_ago", null (none) or
+// absent (unchanged).
+type nullableBaseline struct {
+	alerting.NullableString
+}
+
+// Schema describes the field as a nullable string.
+func (nullableBaseline) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Nullable: true, Description: docRuleBaseline + " Absent: unchanged."}
+}
+
+// nullableTime is alerting.NullableTime as OpenAPI sees it.
+type nullableTime struct {
+	alerting.NullableTime
+}
+
+// Schema describes the field as a nullable RFC 3339 time.
+func (nullableTime) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Format: "date-time", Nullable: true,
+		Description: docRuleSnooze + " null ends a snooze; absent: unchanged."}
+}
+
 type rulePatch struct {
-	Name          *string        `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric        *string        `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms" doc:"What the rule measures; see the create body."`
-	Tool          nullableString `json:"tool,omitzero"`
-	Comparator    *string        `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
-	Threshold     *float64       `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
-	WindowMinutes *int           `json:"window_minutes,omitempty" minimum:"1" maximum:"1440" doc:"The window measured, 1 to 1440 minutes."`
-	Channels      []string       `json:"channels,omitempty" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. Absent or null: unchanged."`
-	Enabled       *bool          `json:"enabled,omitempty" doc:"Disabled rules are not evaluated by the evaluator."`
+	Name            *string          `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
+	Metric          *string          `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users" doc:"What the rule measures; see the create body."`
+	Tool            nullableString   `json:"tool,omitzero"`
+	Comparator      *string          `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
+	Threshold       *float64         `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
+	WindowMinutes   *int             `json:"window_minutes,omitempty" minimum:"1" maximum:"1440" doc:"The window measured, 1 to 1440 minutes."`
+	Channels        []string         `json:"channels,omitempty" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. Absent or null: unchanged."`
+	Enabled         *bool            `json:"enabled,omitempty" doc:"Disabled rules are not evaluated by the evaluator."`
+	NotifyOnResolve *bool            `json:"notify_on_resolve,omitempty" doc:"Whether a resolve creates deliveries too."`
+	SnoozedUntil    nullableTime     `json:"snoozed_until,omitzero"`
+	MinCalls        *int             `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"For error_rate, errors and the latency metrics, a window with fewer calls counts as ok."`
+	Baseline        nullableBaseline `json:"baseline,omitzero"`
 }
 
 type mcpRulesInput struct {
@@ -99,25 +133,54 @@ const ruleStatesDoc = `A rule is ` + "`ok`" + ` or ` + "`firing`" + `. The evalu
 (configurable): ` + "`ok`" + ` → ` + "`firing`" + ` fires (deliveries are created at once for the people on the team
 at that moment, on the channels where the rule and each person's preferences agree: ` + "`in_app`" + `
 delivered to the inbox, ` + "`email`" + ` queued, one queued delivery per named team-chat channel that is
-connected, nothing for one that is not); ` + "`firing`" + ` → ` + "`ok`" + ` resolves (no deliveries). A firing
-rule does not fire again until it has resolved.`
+connected, nothing for one that is not); ` + "`firing`" + ` → ` + "`ok`" + ` resolves (no deliveries, unless
+` + "`notify_on_resolve`" + ` is true: then the same audience gets a resolve notice). A firing rule does not fire
+again until it has resolved. A snoozed rule (` + "`snoozed_until`" + ` in the future) changes state and records
+its history but creates no deliveries. ` + "`min_calls`" + ` keeps a quiet window ` + "`ok`" + `, and a
+` + "`week_ago`" + ` baseline compares the window with the same window a week earlier (a zero baseline keeps
+the state). Every transition is kept in the rule's history (` + "`GET /v1/rules/{ruleId}/events`" + `).
+
+Example: alert when more than 5% of at least 20 calls fail over 10 minutes, and say when it is over:
+
+    {"name": "Search errors", "metric": "error_rate", "comparator": ">", "threshold": 0.05,
+     "window_minutes": 10, "channels": ["in_app", "slack"], "min_calls": 20, "notify_on_resolve": true}
+
+Example: alert when calls over the last hour fall under half of the same hour last week:
+
+    {"name": "Traffic drop", "metric": "calls", "comparator": "<", "threshold": 0.5,
+     "window_minutes": 60, "channels": ["email"], "baseline": "week_ago"}`
 
 // describeRules documents the schemas of these routes.
 func (s *Server) describeRules() {
 	s.documentSchema(alerting.Rule{}, "An alert rule on one MCP. "+ruleStatesDoc, map[string]string{
-		"id":             "The rule's id.",
-		"mcp_id":         "The MCP the rule measures.",
-		"name":           docRuleName,
-		"metric":         docRuleMetric,
-		"tool":           docRuleTool,
-		"comparator":     docRuleComparator + " One of >, >=, <, <=.",
-		"threshold":      docRuleThreshold,
-		"window_minutes": docRuleWindow,
-		"channels":       docRuleChannels,
-		"enabled":        docRuleEnabled,
-		"state":          "ok or firing.",
-		"last_fired_at":  "When the rule last fired; null if never.",
-		"created_at":     "When the rule was created.",
+		"id":                "The rule's id.",
+		"mcp_id":            "The MCP the rule measures.",
+		"name":              docRuleName,
+		"metric":            docRuleMetric,
+		"tool":              docRuleTool,
+		"comparator":        docRuleComparator + " One of >, >=, <, <=.",
+		"threshold":         docRuleThreshold,
+		"window_minutes":    docRuleWindow,
+		"channels":          docRuleChannels,
+		"enabled":           docRuleEnabled,
+		"state":             "ok or firing.",
+		"last_fired_at":     "When the rule last fired; null if never.",
+		"created_at":        "When the rule was created.",
+		"notify_on_resolve": docRuleNotify,
+		"snoozed_until":     docRuleSnooze,
+		"min_calls":         docRuleMinCalls,
+		"baseline":          docRuleBaseline,
+	})
+	s.documentSchema(alerting.RuleEvent{}, "One transition in a rule's history.", map[string]string{
+		"id":        "The event's id.",
+		"kind":      "fired (ok → firing) or resolved (firing → ok). Recorded whether or not the rule was snoozed.",
+		"value":     "What the evaluation measured (with a baseline: the ratio to it); null when the metric had no value.",
+		"threshold": "The rule's threshold at that moment.",
+		"at":        "When the transition happened.",
+	})
+	s.documentSchema(alerting.RuleEventPage{}, "A page of a rule's history, newest first.", map[string]string{
+		"items":       "The events of this page.",
+		"next_cursor": "Pass as cursor to get the next page; null on the last page.",
 	})
 }
 
@@ -157,6 +220,7 @@ func (s *Server) createRule(ctx context.Context, in *createRuleInput) (*createdR
 	r, err := s.opts.Rules.CreateRule(ctx, principal(ctx).AccountID, in.MCPID, alerting.RuleCreate{
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
+		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil, MinCalls: b.MinCalls, Baseline: b.Baseline,
 	})
 	if err != nil {
 		return nil, err
@@ -185,9 +249,12 @@ var updateRuleOp = huma.Operation{
 	Summary:     "Change an alert rule",
 	Description: `Owners and admins. Absent fields keep their value; ` + "`tool: null`" + ` means every item of
 the MCP. The result is validated as a whole (a metric change is checked against the kept
-threshold). Changing what the rule measures (metric, tool, comparator, threshold, window) or
-disabling it puts it back to ` + "`ok`" + ` without resolving it: the next evaluation judges the new
-definition from scratch. Renaming or changing channels keeps the state. Answers the whole rule.`,
+threshold). Changing what the rule measures (metric, tool, comparator, threshold, window,
+` + "`min_calls`" + `, ` + "`baseline`" + `) or disabling it puts it back to ` + "`ok`" + ` without resolving it: the next
+evaluation judges the new definition from scratch. Renaming, changing channels,
+` + "`notify_on_resolve`" + ` or the snooze keeps the state. Answers the whole rule.
+
+Snooze for an hour: ` + "`{\"snoozed_until\": \"2026-11-25T18:00:00Z\"}`" + `; end a snooze: ` + "`{\"snoozed_until\": null}`" + `.`,
 	Tags:   []string{"Alerting"},
 	Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 }
@@ -197,6 +264,8 @@ func (s *Server) updateRule(ctx context.Context, in *updateRuleInput) (*ruleOutp
 	r, err := s.opts.Rules.UpdateRule(ctx, principal(ctx).AccountID, in.RuleID, alerting.RuleUpdate{
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool.NullableString, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
+		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil.NullableTime, MinCalls: b.MinCalls,
+		Baseline: b.Baseline.NullableString,
 	})
 	if err != nil {
 		return nil, err
@@ -220,9 +289,13 @@ func (s *Server) deleteRule(ctx context.Context, in *ruleInput) (*struct{}, erro
 // describeEvaluate documents the schemas of these routes.
 func (s *Server) describeEvaluate() {
 	s.documentSchema(alerting.Evaluation{}, "The outcome of evaluating a rule now.", map[string]string{
-		"state": "The rule's state after the evaluation: ok or firing.",
-		"value": "The measured value over the rule's window; null when the metric has no value (p95_ms without measured calls).",
-		"fired": "Whether this evaluation fired the rule (ok → firing) and created its deliveries.",
+		"state":          "The rule's state after the evaluation: ok or firing.",
+		"value":          "The measured value over the rule's window; null when the metric has no value (p95_ms without measured calls).",
+		"fired":          "Whether this evaluation fired the rule (ok → firing).",
+		"resolved":       "Whether this evaluation resolved the rule (firing → ok).",
+		"baseline_value": "With a week_ago baseline: the same window's value seven days earlier (value is then the ratio to it); null without a baseline or when it has no value.",
+		"calls":          "Calls in the rule's window (its tool's tools/call items for a rule naming a tool): what min_calls is checked against.",
+		"deliveries":     "How many deliveries this evaluation created: 0 when it changed nothing, while the rule is snoozed, and on a resolve without notify_on_resolve.",
 	})
 }
 
@@ -232,10 +305,47 @@ var evaluateRuleOp = huma.Operation{
 	Description: `Owners and admins (it can fire the rule, which notifies the team). Measures the rule over
 its window ending now and applies the same transition as the evaluator, exactly once even when
 the evaluator runs at the same moment: ` + "`fired`" + ` is true only for the evaluation that fired it.
-A disabled rule is measured and reported but its state does not change. 503 when metrics cannot
-be read; the state is then left as it was.`,
+A disabled rule is measured and reported but its state does not change. The answer also says
+whether it resolved the rule, how many calls the window held (for ` + "`min_calls`" + `), the baseline's
+value (for ` + "`baseline: \"week_ago\"`" + `, when ` + "`value`" + ` is the ratio) and how many deliveries were created
+(0 while snoozed). 503 when metrics cannot be read; the state is then left as it was.`,
 	Tags:   []string{"Alerting"},
 	Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
+}
+
+type ruleEventsInput struct {
+	RuleID string `path:"ruleId" doc:"The rule's id."`
+	PageQuery
+}
+
+type ruleEventsOutput struct {
+	Body alerting.RuleEventPage
+}
+
+var ruleEventsOp = huma.Operation{
+	OperationID: "list-rule-events",
+	Summary:     "Read an alert rule's history",
+	Description: `Every transition of the rule, newest first (ties by id), paginated with ` + "`limit`" + `
+(default 50, at most 200) and ` + "`cursor`" + `: ` + "`fired`" + ` (ok → firing) and ` + "`resolved`" + ` (firing → ok),
+with the value measured and the threshold at that moment. Transitions made while the rule was snoozed
+are listed too. Editing a rule's definition resets it to ok without a ` + "`resolved`" + ` event. Deleting the
+rule deletes its history. 404 for a rule that is not in your account; a malformed cursor is 400.
+
+Example: ` + "`{\"items\": [{\"id\": \"rev_…\", \"kind\": \"resolved\", \"value\": 0.01, \"threshold\": 0.05, \"at\": \"2026-11-25T10:07:00Z\"}, {\"id\": \"rev_…\", \"kind\": \"fired\", \"value\": 0.2, \"threshold\": 0.05, \"at\": \"2026-11-25T10:01:00Z\"}], \"next_cursor\": null}`" + `.`,
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusUnprocessableEntity},
+}
+
+func (s *Server) listRuleEvents(ctx context.Context, in *ruleEventsInput) (*ruleEventsOutput, error) {
+	f := alerting.RuleEventFilter{Limit: in.Limit, Cursor: in.Cursor}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	page, err := s.opts.Rules.RuleEvents(ctx, principal(ctx).AccountID, in.RuleID, f)
+	if err != nil {
+		return nil, err
+	}
+	return &ruleEventsOutput{Body: page}, nil
 }
 
 func (s *Server) evaluateRule(ctx context.Context, in *ruleInput) (*evaluationOutput, error) {

@@ -11,6 +11,7 @@ import (
 const (
 	prefixRule     = "rul_"
 	prefixDelivery = "dlv_"
+	prefixEvent    = "rev_"
 )
 
 func notFound(what string) error {

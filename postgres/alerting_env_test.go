@@ -108,8 +108,10 @@ func ptr[T any](v T) *T { return &v }
 // tests use it to write a transition computed before a concurrent change
 // of the rule.
 func fireMeasured(ctx context.Context, s *postgres.EvaluationStore, accountID string, r alerting.Rule, value float64, now time.Time) (bool, error) {
-	return s.Fire(ctx, alerting.EvalRule{Rule: r, AccountID: accountID}, now,
+	applied, _, err := s.Transition(ctx, alerting.EvalRule{Rule: r, AccountID: accountID},
+		alerting.StateChange{Next: alerting.StateFiring, Value: &value, At: now},
 		func(rule alerting.Rule, audience []alerting.Member, connected map[string]bool) []alerting.PlannedDelivery {
 			return alerting.PlanFanOut(rule, value, audience, connected)
 		})
+	return applied, err
 }

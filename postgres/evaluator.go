@@ -67,12 +67,13 @@ func (s *EvaluationStore) WithPassLock(ctx context.Context, fn func(context.Cont
 }
 
 const evalRuleColumns = `id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state`
+	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline`
 
 func scanEvalRule(row pgx.CollectableRow) (alerting.EvalRule, error) {
 	var r alerting.EvalRule
 	err := row.Scan(&r.ID, &r.AccountID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold,
-		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State)
+		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline)
+	r.SnoozedUntil = utcPtr(r.SnoozedUntil)
 	return r, err
 }
 
@@ -115,26 +116,23 @@ func (s *EvaluationStore) RuleState(ctx context.Context, ruleID string) (string,
 // ruleUnchanged is the condition every state write carries: the rule is
 // still enabled, still in the state the evaluation started from, and still
 // defined as it was measured. $1 is the id, $2 the state measured from, $3
-// to $7 the definition.
+// to $9 the definition.
 const ruleUnchanged = `id = $1 AND state = $2 AND enabled AND metric = $3 AND tool IS NOT DISTINCT FROM $4
-	AND comparator = $5 AND threshold = $6 AND window_minutes = $7`
+	AND comparator = $5 AND threshold = $6 AND window_minutes = $7 AND min_calls = $8
+	AND baseline IS NOT DISTINCT FROM $9`
 
 func ruleUnchangedArgs(r alerting.EvalRule) []any {
-	return []any{r.ID, r.State, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes}
+	return []any{r.ID, r.State, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.MinCalls, r.Baseline}
 }
 
-// Resolve implements alerting.EvaluationStore: one conditional UPDATE.
-func (s *EvaluationStore) Resolve(ctx context.Context, r alerting.EvalRule) (bool, error) {
-	tag, err := s.db.Pool.Exec(ctx, `UPDATE rules SET state = 'ok' WHERE `+ruleUnchanged, ruleUnchangedArgs(r)...)
-	return err == nil && tag.RowsAffected() == 1, wrap(err)
-}
-
-// Fire implements alerting.EvaluationStore. The state write, the audience
-// and the connected channels go in one batch (one round trip); the UPDATE
-// comes first, so the audience is read after the row is locked, as it is
-// at the moment of firing.
-func (s *EvaluationStore) Fire(ctx context.Context, r alerting.EvalRule, now time.Time, plan alerting.FanOut) (bool, error) {
+// Transition implements alerting.EvaluationStore. The state write, the
+// audience and the connected channels go in one batch (one round trip); the
+// UPDATE comes first, so the audience is read after the row is locked, as it
+// is at the moment of the transition. The history event and the deliveries
+// follow in the same transaction.
+func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c alerting.StateChange, plan alerting.FanOut) (bool, int, error) {
 	var applied bool
+	var deliveries int
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
 		var (
 			rule      = r.Rule
@@ -142,12 +140,15 @@ func (s *EvaluationStore) Fire(ctx context.Context, r alerting.EvalRule, now tim
 			connected = map[string]bool{}
 		)
 		b := &pgx.Batch{}
-		args := append(ruleUnchangedArgs(r), now)
-		b.Queue(`UPDATE rules SET state = 'firing', last_fired_at = $8 WHERE `+ruleUnchanged+` RETURNING name, channels`, args...).
+		args := append(ruleUnchangedArgs(r), c.Next, c.At)
+		b.Queue(`UPDATE rules SET state = $10,
+				last_fired_at = CASE WHEN $10 = 'firing' THEN $11 ELSE last_fired_at END
+			WHERE `+ruleUnchanged+` RETURNING name, channels, notify_on_resolve, snoozed_until`, args...).
 			Query(func(rows pgx.Rows) error {
-				// Name and channels may have changed since the pass loaded the
-				// rule without resetting its state; fan out with the latest.
-				n, err := pgx.ForEachRow(rows, []any{&rule.Name, &rule.Channels}, func() error { return nil })
+				// Name, channels, resolve notices and the snooze may have
+				// changed since the pass loaded the rule without resetting
+				// its state; plan with the latest.
+				n, err := pgx.ForEachRow(rows, []any{&rule.Name, &rule.Channels, &rule.NotifyOnResolve, &rule.SnoozedUntil}, func() error { return nil })
 				applied = n.RowsAffected() == 1
 				return err
 			})
@@ -175,9 +176,20 @@ func (s *EvaluationStore) Fire(ctx context.Context, r alerting.EvalRule, now tim
 		if !applied {
 			return nil
 		}
-		return insertDeliveries(ctx, tx, r.AccountID, rule, plan(rule, audience, connected), now)
+		rule.SnoozedUntil = utcPtr(rule.SnoozedUntil)
+		if _, err := tx.Exec(ctx, `INSERT INTO rule_events (id, account_id, rule_id, kind, value, threshold, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			ids.New(prefixEvent), r.AccountID, r.ID, c.EventKind(), c.Value, r.Threshold, c.At); err != nil {
+			return err
+		}
+		planned := plan(rule, audience, connected)
+		deliveries = len(planned)
+		return insertDeliveries(ctx, tx, r.AccountID, rule, planned, c.At)
 	})
-	return applied, wrap(err)
+	if err != nil || !applied {
+		deliveries = 0
+	}
+	return applied, deliveries, wrap(err)
 }
 
 // insertDeliveries writes a firing's deliveries in one statement, as

@@ -29,16 +29,19 @@ func NewRuleService(db *DB) *RuleService {
 }
 
 const ruleColumns = `id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, last_fired_at, created_at`
+	channels, enabled, state, last_fired_at, created_at, notify_on_resolve, snoozed_until, min_calls, baseline`
 
+// scanRule reads a rule; a snooze that has ended reads as none.
 func scanRule(row pgx.Row) (alerting.Rule, error) {
 	var r alerting.Rule
 	err := row.Scan(&r.ID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold, &r.WindowMinutes,
-		&r.Channels, &r.Enabled, &r.State, &r.LastFiredAt, &r.CreatedAt)
+		&r.Channels, &r.Enabled, &r.State, &r.LastFiredAt, &r.CreatedAt, &r.NotifyOnResolve, &r.SnoozedUntil,
+		&r.MinCalls, &r.Baseline)
 	if err != nil {
 		return alerting.Rule{}, wrap(err)
 	}
-	r.CreatedAt, r.LastFiredAt = utc(r.CreatedAt), utcPtr(r.LastFiredAt)
+	r.CreatedAt, r.LastFiredAt, r.SnoozedUntil = utc(r.CreatedAt), utcPtr(r.LastFiredAt), utcPtr(r.SnoozedUntil)
+	r.ClearExpiredSnooze(time.Now())
 	return r, nil
 }
 
@@ -71,11 +74,12 @@ func (s *RuleService) CreateRule(ctx context.Context, accountID, mcpID string, c
 		}
 		var err error
 		created, err = scanRule(tx.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
-			threshold, window_minutes, channels, enabled, state)
-		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12
+			threshold, window_minutes, channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline)
+		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
 		FROM mcps WHERE id = $2 AND account_id = $3
 		RETURNING `+ruleColumns,
-			r.ID, mcpID, accountID, r.Name, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.Channels, r.Enabled, r.State))
+			r.ID, mcpID, accountID, r.Name, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.Channels, r.Enabled, r.State,
+			r.NotifyOnResolve, r.SnoozedUntil, r.MinCalls, r.Baseline))
 		return err
 	})
 	if isNotFound(err) {
@@ -140,15 +144,16 @@ func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, 
 		if err != nil {
 			return err
 		}
-		next, err := upd.Apply(cur)
+		next, err := upd.Apply(cur, time.Now())
 		if err != nil {
 			return err
 		}
 		out, err = scanRule(tx.QueryRow(ctx, `UPDATE rules SET name = $2, metric = $3, tool = $4, comparator = $5,
-				threshold = $6, window_minutes = $7, channels = $8, enabled = $9, state = $10
+				threshold = $6, window_minutes = $7, channels = $8, enabled = $9, state = $10,
+				notify_on_resolve = $11, snoozed_until = $12, min_calls = $13, baseline = $14
 			WHERE id = $1 RETURNING `+ruleColumns,
 			ruleID, next.Name, next.Metric, next.Tool, next.Comparator, next.Threshold, next.WindowMinutes,
-			next.Channels, next.Enabled, next.State))
+			next.Channels, next.Enabled, next.State, next.NotifyOnResolve, next.SnoozedUntil, next.MinCalls, next.Baseline))
 		return err
 	})
 	if err != nil {
@@ -171,6 +176,46 @@ func (s *RuleService) DeleteRule(ctx context.Context, accountID, ruleID string) 
 		return notFound("Rule")
 	}
 	return nil
+}
+
+// RuleEvents implements alerting.RuleService.
+func (s *RuleService) RuleEvents(ctx context.Context, accountID, ruleID string, f alerting.RuleEventFilter) (alerting.RuleEventPage, error) {
+	cur, err := alerting.ParseDeliveryCursor(f.Cursor)
+	if err != nil {
+		return alerting.RuleEventPage{}, err
+	}
+	if !alerting.PlausibleID(ruleID) {
+		return alerting.RuleEventPage{}, notFound("Rule")
+	}
+	var exists bool
+	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rules WHERE id = $1 AND account_id = $2)`, ruleID, accountID).Scan(&exists); err != nil {
+		return alerting.RuleEventPage{}, wrap(err)
+	}
+	if !exists {
+		return alerting.RuleEventPage{}, notFound("Rule")
+	}
+	q := sqlBuilder{args: []any{ruleID, accountID}}
+	q.sql.WriteString(`SELECT id, kind, value, threshold, created_at FROM rule_events WHERE rule_id = $1 AND account_id = $2`)
+	q.after(cur)
+	q.page(f.Limit)
+	rows, err := s.db.Pool.Query(ctx, q.sql.String(), q.args...)
+	if err != nil {
+		return alerting.RuleEventPage{}, wrap(err)
+	}
+	page := alerting.RuleEventPage{Items: []alerting.RuleEvent{}}
+	var e alerting.RuleEvent
+	_, err = pgx.ForEachRow(rows, []any{&e.ID, &e.Kind, &e.Value, &e.Threshold, &e.At}, func() error {
+		e.At = utc(e.At)
+		page.Items = append(page.Items, e)
+		return nil
+	})
+	if err != nil {
+		return alerting.RuleEventPage{}, wrap(err)
+	}
+	page.Items, page.NextCursor = trimPage(page.Items, f.Limit, func(e alerting.RuleEvent) alerting.DeliveryCursor {
+		return alerting.DeliveryCursor{CreatedAt: e.At, ID: e.ID}
+	})
+	return page, nil
 }
 
 // isNotFound reports a query that found no row (wrapped or not).
