@@ -373,13 +373,15 @@ func TestDashboardInABrowser(t *testing.T) {
 		setField("rule-comparator", ">"),
 		setField("rule-threshold", "0"),
 		setField("rule-window", "60"),
+		setField("rule-min-calls", "1"),
+		chromedp.Click(tid("rule-notify-on-resolve")),
 	)
 	if !eval[bool](b, "in_app checked", `document.querySelector('[data-testid="rule-channel-in_app"] input, input[data-testid="rule-channel-in_app"]').checked`) {
 		t.Error("in-app is not the default channel of a new rule")
 	}
 	b.shot("rule-form")
 	b.do("create rule", chromedp.Click(tid("rule-submit")), chromedp.WaitVisible(tid("rule-row")))
-	if got := eval[string](b, "rule text", `document.querySelector('[data-testid="rule-row"]').textContent`); !strings.Contains(got, "Any traffic") || !strings.Contains(got, "Calls > 0 over 1 h") {
+	if got := eval[string](b, "rule text", `document.querySelector('[data-testid="rule-row"]').textContent`); !strings.Contains(got, "Any traffic") || !strings.Contains(got, "Calls > 0 over 1 h") || !strings.Contains(got, "notifies on resolve") {
 		t.Errorf("rule row reads %q", got)
 	}
 	if st := eval[string](b, "rule state", `document.querySelector('[data-testid="rule-row"] [data-testid="rule-state"]').textContent`); st != "ok" {
@@ -422,6 +424,48 @@ func TestDashboardInABrowser(t *testing.T) {
 	// A reload asks the API again: still read.
 	b.do("inbox reload", chromedp.Reload(), chromedp.WaitVisible(tid("inbox-item")))
 	b.waitFor("badge still 0", idle+` && document.querySelector('[data-testid="inbox-item"]').dataset.read === 'true' && document.querySelector('[data-testid="inbox-badge"]').dataset.count === '0'`)
+
+	// Snooze the firing rule for an hour from the rule list: the row says
+	// so and offers to unsnooze; the API agrees.
+	b.do("alerts again", chromedp.Navigate(base+"/app/mcps/"+mcpID+"/alerts"), chromedp.WaitVisible(tid("rule-snooze-hour")))
+	b.do("snooze an hour", chromedp.Click(tid("rule-snooze-hour")), chromedp.WaitVisible(tid("rule-unsnooze")))
+	if got := eval[string](b, "snoozed cell", `document.querySelector('[data-testid="rule-row"] .rule-state-cell').textContent`); !strings.Contains(got, "snoozed") || !strings.Contains(got, "firing") {
+		t.Errorf("state cell after snoozing reads %q", got)
+	}
+	b.shot("rule-snoozed")
+	ruleID := eval[string](b, "rule id", `document.querySelector('[data-testid="rule-row"]').dataset.ruleId`)
+	a := api{t, base}
+	rule := a.must(200, "GET", "/v1/rules/"+ruleID, token, nil)
+	if until, err := time.Parse(time.RFC3339, fmt.Sprint(rule["snoozed_until"])); err != nil || until.Before(time.Now().Add(50*time.Minute)) || until.After(time.Now().Add(70*time.Minute)) {
+		t.Errorf("snoozed_until %v after snoozing an hour", rule["snoozed_until"])
+	}
+	// The rule's page: its history has the firing.
+	b.do("rule page", chromedp.Click(tid("rule-link")), chromedp.WaitVisible(tid("rule-event")))
+	if ev := eval[map[string]string](b, "event", `({...document.querySelector('[data-testid="rule-event"]').dataset})`); ev["kind"] != "fired" {
+		t.Errorf("history event %v, want fired", ev)
+	}
+	if n := eval[int](b, "events", `document.querySelectorAll('[data-testid="rule-event"]').length`); n != 1 {
+		t.Errorf("%d history events, want 1", n)
+	}
+	if !eval[bool](b, "snoozed note", `!!document.querySelector('[data-testid="rule-form-snoozed"]')`) ||
+		!eval[bool](b, "notify kept", `document.querySelector('input[data-testid="rule-notify-on-resolve"]').checked`) {
+		t.Error("the rule page does not show the snooze or the notify_on_resolve setting")
+	}
+	b.shot("rule-history")
+	b.do("unsnooze", chromedp.Navigate(base+"/app/mcps/"+mcpID+"/alerts"), chromedp.WaitVisible(tid("rule-unsnooze")),
+		chromedp.Click(tid("rule-unsnooze")), chromedp.WaitVisible(tid("rule-snooze-day")))
+	rule = a.must(200, "GET", "/v1/rules/"+ruleID, token, nil)
+	if rule["snoozed_until"] != nil {
+		t.Errorf("snoozed_until %v after unsnoozing", rule["snoozed_until"])
+	}
+	// The delivery log: the one in-app delivery; filtered to email, none.
+	b.do("deliveries", chromedp.Click(tid("nav-deliveries")), chromedp.WaitVisible(tid("delivery-row")))
+	if d := eval[map[string]string](b, "delivery", `({...document.querySelector('[data-testid="delivery-row"]').dataset})`); d["channel"] != "in_app" || d["status"] != "delivered" {
+		t.Errorf("delivery row %v", d)
+	}
+	b.shot("deliveries")
+	b.do("deliveries by email", setField("deliveries-channel", "email"))
+	b.waitFor("email filter", `location.search.includes('channel=email') && document.querySelector('[data-testid="deliveries-table-empty"]') && !document.querySelector('[data-testid="delivery-row"]')`)
 
 	// The other pages render without an error box.
 	for _, p := range []struct{ name, path, ready string }{

@@ -25,6 +25,7 @@ import * as ruleFormPage from './pages/rule-form.js';
 import * as setupPage from './pages/setup.js';
 import * as channelsPage from './pages/channels.js';
 import * as inboxPage from './pages/inbox.js';
+import * as deliveriesPage from './pages/deliveries.js';
 import * as membersPage from './pages/members.js';
 import * as usagePage from './pages/usage.js';
 import * as settingsPage from './pages/settings.js';
@@ -55,6 +56,7 @@ const routes = [
   { path: '/mcps/:id/setup', page: setupPage },
   { path: '/channels', page: channelsPage },
   { path: '/inbox', page: inboxPage },
+  { path: '/deliveries', page: deliveriesPage },
   { path: '/members', page: membersPage },
   { path: '/usage', page: usagePage },
   { path: '/settings', page: settingsPage },
@@ -65,6 +67,7 @@ const routes = [
 const NAV = [
   { path: '/mcps', label: 'MCPs', testid: 'nav-mcps' },
   { path: '/channels', label: 'Channels', testid: 'nav-channels' },
+  { path: '/deliveries', label: 'Deliveries', testid: 'nav-deliveries' },
   { path: '/members', label: 'Members', testid: 'nav-members' },
   { path: '/usage', label: 'Usage', testid: 'nav-usage' },
   { path: '/settings', label: 'Settings', testid: 'nav-settings' },

@@ -1,13 +1,15 @@
 // Create or edit an alert rule: POST /v1/mcps/{id}/rules, GET/PATCH
 // /v1/rules/{ruleId}. Per-field problems from the API (errors[].location,
-// e.g. body.window_minutes) appear under the matching input.
+// e.g. body.window_minutes) appear under the matching input. An existing
+// rule's page also shows its history (GET /v1/rules/{ruleId}/events) as a
+// timeline.
 
 import * as api from '../api.js';
 import * as store from '../store.js';
 import * as router from '../router.js';
 import { mcpFrame } from '../mcp-frame.js';
-import { METRICS, CHANNEL_LABELS, stateBadge, describe } from './rules.js';
-import { h, field, checkbox, formProblem, onSubmit, load, fieldError, toast, section } from '../ui.js';
+import { METRICS, CHANNEL_LABELS, stateBadge, describe, valueFormat, snoozed } from './rules.js';
+import { h, field, checkbox, formProblem, onSubmit, load, fieldError, toast, section, time, badge, busy, problemBox } from '../ui.js';
 
 const COMPARATORS = ['>', '>=', '<', '<='];
 const CHANNELS = ['in_app', 'email', 'slack', 'discord'];
@@ -16,7 +18,12 @@ const HINTS = {
   errors: 'Number of failed calls in the window.',
   calls: 'Number of calls in the window (use < to catch an MCP going quiet).',
   p95_ms: '95th percentile latency in milliseconds.',
+  p50_ms: 'Median latency in milliseconds.',
+  p99_ms: '99th percentile latency in milliseconds.',
+  sessions: 'Distinct sessions in the window.',
+  users: 'Distinct users in the window (the session when a call has no user id).',
 };
+const RATIO_HINT = 'With a week-ago baseline the threshold is a ratio: 0.5 means half of the same window last week, 2 means double.';
 
 export async function render(ctx) {
   const ruleId = ctx.params.ruleId || null;
@@ -35,10 +42,43 @@ export async function render(ctx) {
       section(ruleId ? `Edit “${rule.name}”` : 'New alert rule', buildForm(frame.mcpId, rule, tools, channels, back)),
       section('How rules work',
         rule ? h('p', null, 'Current state: ', stateBadge(rule.state), h('br'), h('span', { class: 'muted' }, describe(rule))) : null,
+        rule && snoozed(rule) ? h('p', { testid: 'rule-form-snoozed' }, badge('snoozed', 'neutral'), ' until ', time(rule.snoozed_until), ': transitions are recorded but nobody is notified.') : null,
         h('p', null, 'The evaluator checks every enabled rule each minute over its window. A rule fires once when it goes from ok to firing, and resolves when the condition stops holding.'),
         h('p', null, 'In-app and email reach each team member whose own preferences allow them. Slack and Discord post once to the team channel an admin connected; naming one that is not connected is allowed and simply delivers nothing there.'),
-        store.isAdmin(acct) || !acct ? null : h('p', { class: 'notice' }, 'Only owners and admins can save rules.')));
+        h('p', null, 'Minimum calls keeps quiet windows from alarming on error and latency metrics. A week-ago baseline compares the window with the same window seven days earlier; with nothing a week ago the rule keeps its state.'),
+        store.isAdmin(acct) || !acct ? null : h('p', { class: 'notice' }, 'Only owners and admins can save rules.')),
+      rule ? section('History', history(rule, ctx.signal)) : null);
   });
+}
+
+// history: the rule's transitions, newest first, as a timeline; "Older"
+// loads the next page.
+function history(rule, signal) {
+  const list = h('ol', { class: 'timeline', testid: 'rule-history' });
+  const more = h('button', { type: 'button', class: 'btn btn-small', testid: 'rule-history-more', hidden: true }, 'Older');
+  const msg = h('div');
+  const format = valueFormat(rule);
+  let cursor = '';
+  const page = async () => {
+    msg.replaceChildren();
+    try {
+      const d = await busy(more, () => api.get(api.path`/v1/rules/${rule.id}/events`, { limit: 20, cursor: cursor || null }, { signal }));
+      const items = Array.isArray(d.items) ? d.items : [];
+      for (const e of items) {
+        list.append(h('li', { class: ['timeline-item', e.kind === 'fired' ? 'fired' : 'resolved'], testid: 'rule-event', dataset: { kind: e.kind } },
+          badge(e.kind, e.kind === 'fired' ? 'bad' : 'good'), ' ', time(e.at),
+          h('span', { class: 'muted' }, ' · value ', e.value === null || e.value === undefined ? 'n/a' : format(e.value), ' · threshold ', format(e.threshold))));
+      }
+      if (!list.children.length) list.replaceWith(h('p', { class: 'empty', testid: 'rule-history-empty' }, 'No transitions yet: the rule has never fired.'));
+      cursor = d.next_cursor || '';
+      more.hidden = !cursor;
+    } catch (err) {
+      msg.replaceChildren(problemBox(err));
+    }
+  };
+  more.addEventListener('click', page);
+  page();
+  return h('div', null, list, more, msg);
 }
 
 function buildForm(mcpId, rule, tools, channels, back) {
@@ -66,13 +106,24 @@ function buildForm(mcpId, rule, tools, channels, back) {
         label: [CHANNEL_LABELS[c], channels && (c === 'slack' || c === 'discord') && !connected[c] ? h('span', { class: 'muted small' }, ' (not connected)') : null],
         name: 'channels', value: c, checked: rule ? (rule.channels || []).includes(c) : c === 'in_app', testid: `rule-channel-${c}`,
       }))),
+    h('div', { class: 'form-row' },
+      field({ label: 'Minimum calls', name: 'min_calls', type: 'number', min: 0, step: 1, value: String(rule?.min_calls ?? 0), testid: 'rule-min-calls', hint: 'Error and latency metrics stay ok on a window with fewer calls.' }),
+      field({ label: 'Compare with', name: 'baseline', type: 'select', value: rule?.baseline || '', testid: 'rule-baseline', optionalLabel: false,
+        options: [{ value: '', label: 'The threshold itself' }, { value: 'week_ago', label: 'The same window a week ago (ratio)' }] })),
+    checkbox({ label: 'Notify when resolved', name: 'notify_on_resolve', checked: !!rule?.notify_on_resolve, testid: 'rule-notify-on-resolve', hint: 'Send the same people a notice when the rule goes back to ok.' }),
     checkbox({ label: 'Enabled', name: 'enabled', checked: rule ? !!rule.enabled : true, testid: 'rule-enabled' }),
     formProblem(),
     h('div', { class: 'actions' },
       h('a', { class: 'btn', href: back, testid: 'rule-cancel' }, 'Cancel'),
       h('button', { type: 'submit', class: 'btn btn-primary', testid: 'rule-submit' }, rule ? 'Save rule' : 'Create rule')));
 
-  form.querySelector('[name=metric]').addEventListener('change', (e) => { hint.textContent = HINTS[e.target.value] || ''; });
+  const setHint = () => {
+    const m = form.querySelector('[name=metric]').value;
+    hint.textContent = form.querySelector('[name=baseline]').value ? RATIO_HINT : (HINTS[m] || '');
+  };
+  form.querySelector('[name=metric]').addEventListener('change', setHint);
+  form.querySelector('[name=baseline]').addEventListener('change', setHint);
+  setHint();
 
   onSubmit(form, async () => {
     const body = readForm(form);
@@ -98,6 +149,8 @@ function readForm(form) {
   const w = Number(windowMinutes);
   if (!Number.isInteger(w) || w < 1 || w > 1440) return fail('window_minutes', 'Enter whole minutes from 1 to 1440.');
   if (!channels.length) return fail('channels', 'Pick at least one channel.');
+  const minCalls = Number(get('min_calls').value.trim() || '0');
+  if (!Number.isInteger(minCalls) || minCalls < 0) return fail('min_calls', 'Enter a whole number of calls, 0 or more.');
   const tool = get('tool').value;
   return {
     name,
@@ -108,5 +161,8 @@ function readForm(form) {
     window_minutes: w,
     channels,
     enabled: get('enabled').checked,
+    min_calls: minCalls,
+    baseline: get('baseline').value || null,
+    notify_on_resolve: get('notify_on_resolve').checked,
   };
 }
