@@ -37,7 +37,8 @@ var benchRuleShapes = []struct {
 // passFixture builds 100 accounts of 5 people, each with 10 MCPs of 10
 // rules naming in_app and email: 10,000 enabled rules on 1,000 MCPs. Each
 // MCP has 20 items two minutes ago (i % 10 of them errors, half of them
-// search calls) and 200 items spread over the last day.
+// search calls) and 200 items spread over the last day, and the same a week
+// earlier.
 func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 	_, db := testdb.Postgres(b)
 	cdb := testdb.ClickHouse(b)
@@ -72,6 +73,9 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 				it.Status = analytics.StatusError
 			}
 			rows = append(rows, ingest.Row{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
+			// The same a week earlier, which week_ago baselines read.
+			it.Timestamp = at.Add(-alerting.BaselineOffset)
+			rows = append(rows, ingest.Row{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
 		}
 	}
 	if err := cdb.InsertRows(ctx, rows); err != nil {
@@ -84,7 +88,8 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 // rules across 1,000 MCPs (goal: within 10 s on the 2-core machine).
 // "firing" starts every pass from state ok, so 200 rules fire and fan out
 // (2,000 deliveries); "steady" repeats passes with nothing changing;
-// "all_firing" has every rule fire.
+// "steady_half_week_ago" is steady with half the rules on a week_ago
+// baseline; "all_firing" has every rule fire.
 func BenchmarkEvaluatePass10kRules(b *testing.B) {
 	db, cdb, now := passFixture(b)
 	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb, db.TransitionConcurrency())
@@ -113,6 +118,22 @@ func BenchmarkEvaluatePass10kRules(b *testing.B) {
 				b.Fatal(sum, err)
 			}
 		}
+	})
+	// Beside "steady": the same pass with half the rules (five shapes of
+	// ten) comparing with the same window a week earlier, which adds one
+	// read of those windows a week back per chunk.
+	b.Run("steady_half_week_ago", func(b *testing.B) {
+		testdb.Exec(b, db, `UPDATE rules SET baseline = 'week_ago' WHERE name IN ('Rule 0', 'Rule 2', 'Rule 4', 'Rule 6', 'Rule 8')`)
+		if _, err := ev.EvaluateAll(ctx, now); err != nil { // settle the states under the new definition
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			sum, err := ev.EvaluateAll(ctx, now)
+			if err != nil || sum.Fired != 0 || sum.Rules != 10000 {
+				b.Fatal(sum, err)
+			}
+		}
+		testdb.Exec(b, db, `UPDATE rules SET baseline = NULL`)
 	})
 	// The worst case, beyond the goal: every rule of every account fires
 	// in the same pass (10,000 transactions, 100,000 deliveries).
