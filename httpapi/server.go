@@ -38,6 +38,10 @@ type Options struct {
 	Ingester Ingester
 	// Analytics, when set with MCPs, serves the metric reads.
 	Analytics analytics.Reader
+	// Exporter, when set with MCPs, serves GET /v1/mcps/{id}/export,
+	// limited per account by ExportLimits.
+	Exporter     analytics.Exporter
+	ExportLimits ExportLimits
 	// Limits are the ingest limits /v1/account/usage reports.
 	Limits analytics.UsageLimits
 	// App, when set, is the dashboard served under /app/; GET / sends
@@ -83,6 +87,7 @@ type Server struct {
 	metrics *Metrics
 	// decoding is the budget of bytes being decoded at once.
 	decoding *semaphore.Weighted
+	exports  *exportLimiter
 }
 
 // New builds the server and registers every route.
@@ -97,7 +102,8 @@ func New(opts Options) *Server {
 	if opts.DecodeBudgetBytes <= 0 {
 		opts.DecodeBudgetBytes = DefaultDecodeBudgetBytes
 	}
-	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, decoding: semaphore.NewWeighted(opts.DecodeBudgetBytes)}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, decoding: semaphore.NewWeighted(opts.DecodeBudgetBytes),
+		exports: newExportLimiter(opts.ExportLimits)}
 
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
