@@ -26,6 +26,8 @@ type Principal struct {
 	// account, set in AccountID too).
 	KeyID string
 	MCPID string
+	// Redactor is the MCP's redaction, compiled; nil when it is off.
+	Redactor *Redactor
 }
 
 // Authenticator resolves bearer credentials.

@@ -1,0 +1,79 @@
+package accounts
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpscope/telemetry"
+)
+
+func TestRedactorBuiltinsAndCustom(t *testing.T) {
+	r := NewRedactor(Redaction{Enabled: true, Patterns: []string{`\bcustomer-[0-9]{6}\b`}})
+	for _, c := range []struct{ in, want string }{
+		{"mail ada.lovelace+x@example.co.uk now", "mail [redacted] now"},
+		{"Authorization: Bearer abc.DEF-123_~+/=", "Authorization: [redacted]"},
+		{"bearer eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl", "[redacted]"},
+		{"jwt eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.SflKxwRJSMeKKF2QT4", "jwt [redacted]"},
+		{"key sk_live_4eC39HqLyjWDarjtT1zdp7dc!", "key [redacted]!"},
+		{"openai sk-proj-abcdefghijklmnopqrstuvwx", "openai [redacted]"},
+		{"gh ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh [redacted]"},
+		{"aws AKIAIOSFODNN7EXAMPLE.", "aws [redacted]."},
+		{"google AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "google [redacted]"},
+		{"slack xoxb-1234567890-abcdef", "slack [redacted]"},
+		{"ours ik_AbCdEfGhIjKlMnOpQrSt", "ours [redacted]"},
+		{"card 4242 4242 4242 4242 declined", "card [redacted] declined"},
+		{"card 4111-1111-1111-1111", "card [redacted]"},
+		{"card 378282246310005", "card [redacted]"},
+		{"order 1234567890123456 (not Luhn)", "order 1234567890123456 (not Luhn)"},
+		{"lookup failed for customer-123456 (ada@example.com)", "lookup failed for [redacted] ([redacted])"},
+		{"nothing secret here: took 182 ms, status=500", "nothing secret here: took 182 ms, status=500"},
+		{"", ""},
+	} {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+		}
+	}
+	var off *Redactor = NewRedactor(Redaction{Enabled: false, Patterns: []string{"x"}})
+	if off != nil || off.String("ada@example.com") != "ada@example.com" {
+		t.Error("a disabled redaction must leave strings alone")
+	}
+}
+
+func TestValidateRedaction(t *testing.T) {
+	many := make([]string, MaxRedactionPatterns+1)
+	for i := range many {
+		many[i] = "x"
+	}
+	for _, c := range []struct {
+		patterns []string
+		loc      string // "" = valid
+	}{
+		{nil, ""},
+		{[]string{`\bcustomer-[0-9]{6}\b`, `(?i)secret=\S+`}, ""},
+		{[]string{"ok", "(unclosed"}, "body.redaction.patterns[1]"},
+		{[]string{`(?<=x)y`}, "body.redaction.patterns[0]"}, // lookbehind: not RE2
+		{[]string{`a*`}, "body.redaction.patterns[0]"},      // matches ""
+		{[]string{`(x{1000}){1000}`}, "body.redaction.patterns[0]"},
+		{[]string{`((a{100}){100}){10}`}, "body.redaction.patterns[0]"},
+		{[]string{""}, "body.redaction.patterns[0]"},
+		{[]string{strings.Repeat("a", MaxRedactionPatternLen+1)}, "body.redaction.patterns[0]"},
+		{many, "body.redaction.patterns"},
+	} {
+		err := ValidateRedaction(c.patterns)
+		if c.loc == "" {
+			if err != nil {
+				t.Errorf("%q: %v", c.patterns, err)
+			}
+			continue
+		}
+		var te *telemetry.Error
+		if err == nil || telemetry.ErrorCode(err) != telemetry.EINVALID {
+			t.Errorf("%.40q: got %v, want invalid at %s", c.patterns, err, c.loc)
+			continue
+		}
+		if ok := errors.As(err, &te); !ok || te.Field != c.loc {
+			t.Errorf("%.40q: location %+v, want %s", c.patterns, te, c.loc)
+		}
+	}
+}
