@@ -65,6 +65,10 @@ func (s *Server) routes() []routeGroup {
 		{on: o.Exporter != nil && o.MCPs != nil, class: classExport, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/export", AnyMember, handle(s.exportItems, exportOp).before(exportResponses)},
 		}},
+		{on: o.Deletions != nil, routes: []route{
+			{http.MethodDelete, "/v1/mcps/{id}/users/{user_id}", Manager, handle(s.deleteUserData, deleteUserDataOp)},
+			{http.MethodGet, "/v1/account/deletions/{id}", AnyMember, handle(s.getDeletion, getDeletionOp)},
+		}},
 		{on: o.Ingester != nil, class: classIngest, routes: []route{
 			{http.MethodPost, "/v1/ingest", IngestOnly, handle(s.ingest, ingestOp).rawBody(ingestBody)},
 			{http.MethodPost, "/v1/otlp/v1/traces", IngestOnly, handle(s.otlpTraces, otlpTracesOp).before(otlpResponses).rawBody(otlpTracesBody)},

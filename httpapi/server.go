@@ -34,6 +34,9 @@ type Options struct {
 	Members  accounts.MemberService  // /v1/account/members
 	MCPs     accounts.MCPService     // /v1/mcps; also the ownership check of metric reads
 	Keys     accounts.KeyService     // /v1/mcps/{id}/keys, /v1/keys/{keyId}
+	// Deletions serves DELETE /v1/mcps/{id}/users/{user_id} and
+	// GET /v1/account/deletions/{id}.
+	Deletions accounts.DeletionService
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
 	// Analytics, when set with MCPs, serves the metric reads.

@@ -115,7 +115,8 @@ func (s *MCPService) DeleteMCP(ctx context.Context, accountID, id string) error 
 		if tag.RowsAffected() == 0 {
 			return errMCPNotFound
 		}
-		return nil
+		// Its telemetry goes in the background (accounts.RunDeletions).
+		return requestMCPDeletion(ctx, tx, accountID, id)
 	})
 	if err != nil {
 		return wrap(err)

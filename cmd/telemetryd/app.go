@@ -55,6 +55,8 @@ type Main struct {
 	Accounts *postgres.AccountService
 	Members  *postgres.MemberService
 	MCPs     *postgres.MCPService
+	// Deletions is the queue of telemetry deletions; the worker runs in Run.
+	Deletions *postgres.DeletionService
 
 	// Alerting services (PostgreSQL; rule values from ClickHouse). The
 	// evaluator runs every alerting.evaluate_interval in Run.
@@ -169,6 +171,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Accounts = postgres.NewAccountService(m.PG)
 	m.Members = postgres.NewMemberService(m.PG)
 	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
+	m.Deletions = postgres.NewDeletionService(m.PG)
 	key, err := secretKey(m.Config.Alerting)
 	if err != nil {
 		return err
@@ -209,13 +212,14 @@ func (m *Main) Open(ctx context.Context) error {
 		ExportLimits: httpapi.ExportLimits{PerMinute: m.Config.Export.PerMinute, Concurrent: m.Config.Export.Concurrent},
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: ic.RateLimitPerMinute,
 			MaxBatchItems: analytics.MaxBatchItems, MaxBodyBytes: analytics.MaxBodyBytes},
-		App:      web.Handler(),
-		Auth:     m.Auth,
-		Sessions: m.Auth,
-		Accounts: m.Accounts,
-		Members:  m.Members,
-		MCPs:     m.MCPs,
-		Keys:     m.Keys,
+		App:       web.Handler(),
+		Auth:      m.Auth,
+		Sessions:  m.Auth,
+		Accounts:  m.Accounts,
+		Members:   m.Members,
+		MCPs:      m.MCPs,
+		Keys:      m.Keys,
+		Deletions: m.Deletions,
 
 		Channels:      m.Channels,
 		Rules:         m.Rules,
@@ -293,6 +297,9 @@ func (m *Main) Run(ctx context.Context) error {
 			n := m.nightlyRunner(nil, jobmetrics.NightlySuccess(m.Registry))
 			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule) })
 		}
+		g.Go(func() error {
+			return accounts.RunDeletions(gctx, m.Deletions, m.CH, m.Config.Storage.DeletionPoll, m.Log)
+		})
 		g.Go(func() error {
 			return alerting.RunEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
 		})

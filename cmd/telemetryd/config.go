@@ -33,6 +33,18 @@ type Config struct {
 	Nightly    NightlyConfig    `mapstructure:"nightly"`
 	Metrics    MetricsConfig    `mapstructure:"metrics"`
 	Export     ExportConfig     `mapstructure:"export"`
+	Storage    StorageConfig    `mapstructure:"storage"`
+}
+
+// StorageConfig is the data lifecycle: how long telemetry is kept and how
+// often deletion requests are looked for.
+type StorageConfig struct {
+	// RetentionDays keeps telemetry this many UTC days (today included);
+	// 0 keeps it forever. Accounts may keep less (retention_days on
+	// /v1/account).
+	RetentionDays int `mapstructure:"retention_days"`
+	// DeletionPoll is how often the deletion worker looks for requests.
+	DeletionPoll time.Duration `mapstructure:"deletion_poll"`
 }
 
 // ExportConfig limits GET /v1/mcps/{id}/export per account (per instance).
@@ -179,6 +191,7 @@ func DefaultConfig() Config {
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
+		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second},
 		Export:  ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent},
 	}
 }
@@ -252,6 +265,12 @@ func (c Config) Validate() error {
 	}
 	if longest := max(c.Server.DeadlineIngest, c.Server.DeadlineReads, c.Server.DeadlineOther); c.Server.WriteTimeout <= longest {
 		bad("server.write_timeout", "must be longer than every deadline (%s), or answers would be cut off", longest)
+	}
+	if c.Storage.RetentionDays < 0 {
+		bad("storage.retention_days", "must be 0 (keep forever) or a number of days")
+	}
+	if c.Storage.DeletionPoll < 100*time.Millisecond {
+		bad("storage.deletion_poll", "must be at least 100ms")
 	}
 	if c.Export.PerMinute < 1 || c.Export.Concurrent < 1 {
 		bad("export", "per_minute and concurrent must be at least 1")

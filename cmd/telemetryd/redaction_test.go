@@ -16,7 +16,10 @@ import (
 // exportedItems reads today's export of an MCP as NDJSON, by id.
 func exportedItems(t *testing.T, base, mcp, token string) map[string]map[string]any {
 	t.Helper()
-	_, body := getRaw(t, base, "/v1/mcps/"+mcp+"/export", token)
+	res, body := getRaw(t, base, "/v1/mcps/"+mcp+"/export", token)
+	if res.StatusCode != 200 {
+		t.Fatalf("export: %d %s", res.StatusCode, body)
+	}
 	out := map[string]map[string]any{}
 	sc := bufio.NewScanner(strings.NewReader(body))
 	for sc.Scan() {
@@ -38,6 +41,7 @@ func exportedItems(t *testing.T, base, mcp, token string) map[string]map[string]
 // the MCP without redaction keeps the strings exactly as sent.
 func TestRedactionEndToEnd(t *testing.T) {
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	cfg.Export.PerMinute = 1000 // the test polls through the export
 	_, base := startMain(t, cfg)
 	a := api{t, base}
 	token, mcp, key := a.newTenant("red")
