@@ -22,6 +22,9 @@ type Principal struct {
 	UserID    string
 	AccountID string
 	Role      Role
+	// RetentionDays is the account's own retention (nil: the
+	// installation's applies).
+	RetentionDays *int
 	// Ingest-key credentials: the key names its MCP (and through it the
 	// account, set in AccountID too).
 	KeyID string

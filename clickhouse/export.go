@@ -80,7 +80,7 @@ func (db *DB) exportChunk(ctx context.Context, mcpID string, r analytics.Range, 
 	_, _ = rand.Read(qid[:])
 	ctx = clickhouse.Context(ctx, clickhouse.WithQueryID("export-"+hex.EncodeToString(qid[:])))
 	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = ? AND ts >= %s AND ts < %s
-		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, timeLit(r.From), timeLit(r.End()))
+		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, timeLit(r.Lower()), timeLit(r.End()))
 	rows, err := db.conn.Query(ctx, q, mcpID)
 	if err != nil {
 		return wrapErr("export", err)

@@ -45,6 +45,9 @@ type Options struct {
 	// limited per account by ExportLimits.
 	Exporter     analytics.Exporter
 	ExportLimits ExportLimits
+	// RetentionDays is the installation's storage.retention_days (0:
+	// forever): reads answer zeros before it, accounts may keep less.
+	RetentionDays int
 	// Limits are the ingest limits /v1/account/usage reports.
 	Limits analytics.UsageLimits
 	// App, when set, is the dashboard served under /app/; GET / sends

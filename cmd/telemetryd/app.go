@@ -212,14 +212,15 @@ func (m *Main) Open(ctx context.Context) error {
 		ExportLimits: httpapi.ExportLimits{PerMinute: m.Config.Export.PerMinute, Concurrent: m.Config.Export.Concurrent},
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: ic.RateLimitPerMinute,
 			MaxBatchItems: analytics.MaxBatchItems, MaxBodyBytes: analytics.MaxBodyBytes},
-		App:       web.Handler(),
-		Auth:      m.Auth,
-		Sessions:  m.Auth,
-		Accounts:  m.Accounts,
-		Members:   m.Members,
-		MCPs:      m.MCPs,
-		Keys:      m.Keys,
-		Deletions: m.Deletions,
+		App:           web.Handler(),
+		Auth:          m.Auth,
+		Sessions:      m.Auth,
+		Accounts:      m.Accounts,
+		Members:       m.Members,
+		MCPs:          m.MCPs,
+		Keys:          m.Keys,
+		Deletions:     m.Deletions,
+		RetentionDays: m.Config.Storage.RetentionDays,
 
 		Channels:      m.Channels,
 		Rules:         m.Rules,
@@ -295,7 +296,7 @@ func (m *Main) Run(ctx context.Context) error {
 	storeJobs := func() {
 		if m.Config.Nightly.Enabled {
 			n := m.nightlyRunner(nil, jobmetrics.NightlySuccess(m.Registry))
-			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule) })
+			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule, m.retentionAfterNightly) })
 		}
 		g.Go(func() error {
 			return accounts.RunDeletions(gctx, m.Deletions, m.CH, m.Config.Storage.DeletionPoll, m.Log)
