@@ -128,7 +128,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-
 // ApplyRetention implements analytics.RetentionStore. A drop also deletes
 // the rows before the cut-off in the month partitions it straddles (days
 // of the daily rollups), when there are any; a delete runs mutations on
