@@ -156,7 +156,7 @@ func TestNewUserWalkthrough(t *testing.T) {
 	}
 
 	acc := expect(t, s, "GET", "/v1/account", token, "", 200, "")
-	if keysOf(acc) != "created_at,id,name,plan,role" || acc["id"] != account["id"] || acc["role"] != "owner" || acc["plan"] != "free" || !isUTCTime(acc["created_at"]) {
+	if keysOf(acc) != "created_at,effective_retention_days,id,kept_from,name,plan,retention_days,role" || acc["id"] != account["id"] || acc["role"] != "owner" || acc["plan"] != "free" || !isUTCTime(acc["created_at"]) {
 		t.Fatalf("account %v", acc)
 	}
 
