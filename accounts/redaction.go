@@ -33,10 +33,18 @@ const (
 )
 
 // BuiltinRedactions name the built-in patterns, in the order they apply.
-var BuiltinRedactions = []struct{ Name, Pattern string }{
-	{"email address", `[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`},
-	{"bearer token", `(?i)\bbearer\s+[A-Za-z0-9\-._~+/]+=*`},
-	{"JSON web token", `\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}`},
+// Each has a cheap test (Maybe) that must hold for the pattern to match
+// anywhere in a string, so that most strings cost a few scans instead of
+// regular expression runs.
+var BuiltinRedactions = []struct {
+	Name, Pattern string
+	Maybe         func(string) bool
+}{
+	{"email address", `[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`,
+		func(s string) bool { return strings.IndexByte(s, '@') > 0 }},
+	{"bearer token", `(?i)\bbearer\s+[A-Za-z0-9\-._~+/]+=*`, func(s string) bool { return containsFold(s, "bearer") }},
+	{"JSON web token", `\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}`,
+		func(s string) bool { return strings.Contains(s, "eyJ") }},
 	{"API key", `\b(?:` +
 		`(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}` + // Stripe
 		`|sk-[A-Za-z0-9_\-]{20,}` + // OpenAI, Anthropic
@@ -45,19 +53,49 @@ var BuiltinRedactions = []struct{ Name, Pattern string }{
 		`|AIza[0-9A-Za-z_\-]{35}` + // Google
 		`|xox[abposr]-[A-Za-z0-9\-]{10,}` + // Slack
 		`|(?:ik|sess)_[A-Za-z0-9_\-]{16,}` + // this service's own credentials
-		`)`},
+		`)`, maybeAPIKey},
+	{"card number", `\b(?:\d[ \-]?){12,18}\d\b`, func(s string) bool { return countDigits(s) >= 13 }},
 }
 
-// cardPattern finds candidate card numbers (13 to 19 digits, optionally
-// grouped by spaces or dashes); only those passing the Luhn check go.
-var cardPattern = regexp.MustCompile(`\b(?:\d[ \-]?){12,18}\d\b`)
+// apiKeyMarks are substrings one of which every API-key shape contains.
+var apiKeyMarks = []string{"_live_", "_test_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "AIza", "xox", "ik_", "sess_"}
 
-var builtinPattern = func() *regexp.Regexp {
-	parts := make([]string, len(BuiltinRedactions))
-	for i, b := range BuiltinRedactions {
-		parts[i] = "(?:" + b.Pattern + ")"
+func maybeAPIKey(s string) bool {
+	for _, m := range apiKeyMarks {
+		if strings.Contains(s, m) {
+			return true
+		}
 	}
-	return regexp.MustCompile(strings.Join(parts, "|"))
+	return false
+}
+
+// containsFold reports whether s contains the lower-case ASCII word w in
+// any case.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if s[i]|0x20 == w[0] && strings.EqualFold(s[i:i+len(w)], w) {
+			return true
+		}
+	}
+	return false
+}
+
+func countDigits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
+var builtinPatterns = func() []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(BuiltinRedactions))
+	for i, b := range BuiltinRedactions {
+		res[i] = regexp.MustCompile(b.Pattern)
+	}
+	return res
 }()
 
 // Redactor applies a Redaction. A nil *Redactor leaves strings alone.
@@ -93,13 +131,22 @@ func (r *Redactor) String(s string) string {
 	if r.custom != nil {
 		s = r.custom.ReplaceAllLiteralString(s, Redacted)
 	}
-	s = builtinPattern.ReplaceAllLiteralString(s, Redacted)
-	return cardPattern.ReplaceAllStringFunc(s, func(m string) string {
-		if luhn(m) {
-			return Redacted
+	last := len(builtinPatterns) - 1
+	for i, re := range builtinPatterns[:last] {
+		if BuiltinRedactions[i].Maybe(s) {
+			s = re.ReplaceAllLiteralString(s, Redacted)
 		}
-		return m
-	})
+	}
+	// Card numbers go only when they pass the Luhn check.
+	if BuiltinRedactions[last].Maybe(s) {
+		s = builtinPatterns[last].ReplaceAllStringFunc(s, func(m string) string {
+			if luhn(m) {
+				return Redacted
+			}
+			return m
+		})
+	}
+	return s
 }
 
 // luhn reports whether the digits of s pass the Luhn check.
