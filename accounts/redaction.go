@@ -100,7 +100,14 @@ var builtinPatterns = func() []*regexp.Regexp {
 
 // Redactor applies a Redaction. A nil *Redactor leaves strings alone.
 type Redactor struct {
-	custom *regexp.Regexp // nil without custom patterns
+	custom []customPattern
+}
+
+// customPattern is one of the MCP's patterns with a literal every match
+// contains (when the pattern has one of at least 3 bytes), tested first.
+type customPattern struct {
+	re      *regexp.Regexp
+	literal string
 }
 
 // NewRedactor compiles r; nil when redaction is off. Stored patterns were
@@ -110,15 +117,11 @@ func NewRedactor(r Redaction) *Redactor {
 	if !r.Enabled {
 		return nil
 	}
-	var parts []string
-	for _, p := range r.Patterns {
-		if _, err := compilePattern(p); err == nil {
-			parts = append(parts, "(?:"+p+")")
-		}
-	}
 	rd := &Redactor{}
-	if len(parts) > 0 {
-		rd.custom = regexp.MustCompile(strings.Join(parts, "|"))
+	for _, p := range r.Patterns {
+		if re, err := compilePattern(p); err == nil {
+			rd.custom = append(rd.custom, customPattern{re: re, literal: requiredLiteral(p)})
+		}
 	}
 	return rd
 }
@@ -128,12 +131,18 @@ func (r *Redactor) String(s string) string {
 	if r == nil || s == "" {
 		return s
 	}
-	if r.custom != nil {
-		s = r.custom.ReplaceAllLiteralString(s, Redacted)
+	for _, c := range r.custom {
+		if c.literal == "" || strings.Contains(s, c.literal) {
+			s = c.re.ReplaceAllLiteralString(s, Redacted)
+		}
 	}
 	last := len(builtinPatterns) - 1
 	for i, re := range builtinPatterns[:last] {
-		if BuiltinRedactions[i].Maybe(s) {
+		switch {
+		case !BuiltinRedactions[i].Maybe(s):
+		case i == 0:
+			s = replaceEmails(s) // the pattern's matches, found by hand: 10x faster
+		default:
 			s = re.ReplaceAllLiteralString(s, Redacted)
 		}
 	}
@@ -207,4 +216,107 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("too complex (%d instructions compiled, at most %d)", len(prog.Inst), maxPatternInsts)
 	}
 	return regexp.Compile(p)
+}
+
+func isLocalChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+
+func isLabelChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// replaceEmails replaces what the email pattern of BuiltinRedactions
+// matches (leftmost, longest, as regexp does): a run of local-part
+// characters, '@', labels separated by single dots, and a last label of
+// at least two letters after a dot.
+func replaceEmails(s string) string {
+	var b strings.Builder
+	done := 0 // s[:done] is written or matched already
+	for i := 0; i < len(s); i++ {
+		if s[i] != '@' {
+			continue
+		}
+		start := i
+		for start > done && isLocalChar(s[start-1]) {
+			start--
+		}
+		if start == i {
+			continue
+		}
+		end := emailDomainEnd(s, i+1)
+		if end < 0 {
+			continue
+		}
+		b.WriteString(s[done:start])
+		b.WriteString(Redacted)
+		done, i = end, end-1
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// emailDomainEnd returns the end of the longest domain the pattern accepts
+// at s[from:], or -1.
+func emailDomainEnd(s string, from int) int {
+	k := from
+	for k < len(s) && (isLabelChar(s[k]) || s[k] == '.') {
+		k++
+	}
+	best := -1
+	labelStart, valid := from, true // valid: s[from:p] is non-empty labels joined by single dots
+	for p := from; p < k; p++ {
+		if s[p] != '.' {
+			continue
+		}
+		if p == labelStart {
+			valid = false
+		}
+		if !valid {
+			break
+		}
+		l := p + 1
+		for l < len(s) && isLetter(s[l]) {
+			l++
+		}
+		if l-(p+1) >= 2 {
+			best = l
+		}
+		labelStart = p + 1
+	}
+	return best
+}
+
+// requiredLiteral returns the longest case-sensitive literal of at least 3
+// bytes that every match of pattern contains (a literal part of its
+// top-level concatenation), or "".
+func requiredLiteral(pattern string) string {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	re = re.Simplify()
+	best := ""
+	consider := func(r *syntax.Regexp) {
+		if r.Op == syntax.OpLiteral && r.Flags&syntax.FoldCase == 0 && len(string(r.Rune)) > len(best) {
+			best = string(r.Rune)
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		consider(re)
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			consider(sub)
+		}
+	}
+	if len(best) < 3 {
+		return ""
+	}
+	return best
 }

@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -89,6 +90,49 @@ func BenchmarkRedact(b *testing.B) {
 		_ = r.String(msg)
 		for _, a := range attrs {
 			_ = r.String(a)
+		}
+	}
+}
+
+// TestReplaceEmailsMatchesThePattern checks the hand-written matcher
+// against the email pattern itself.
+func TestReplaceEmailsMatchesThePattern(t *testing.T) {
+	re := regexp.MustCompile(BuiltinRedactions[0].Pattern)
+	for _, s := range []string{
+		"ada@example.com", "mail ada.lovelace+x@example.co.uk now", "a@b.c", "a@b.cd", "x@example.com123", "x@example.com.",
+		"x@a..b.com", "x@.com", "@example.com", "a@b.com@c.org", "a@b@c.org", "first a@b.io, then c_d%e@f-g.h.ij!",
+		"x@1.2.3.com", "x@host", "x@host.c0m", "noise@@x.com", "é@x.com", "a@b.c.de.f", "a.@-.co", "trailing@",
+		"upstream timed out after 30000 ms while calling https://api.example.com/v1/search for ada@example.com",
+	} {
+		if got, want := replaceEmails(s), re.ReplaceAllLiteralString(s, Redacted); got != want {
+			t.Errorf("%q: got %q, the pattern gives %q", s, got, want)
+		}
+	}
+}
+
+func FuzzReplaceEmails(f *testing.F) {
+	re := regexp.MustCompile(BuiltinRedactions[0].Pattern)
+	for _, s := range []string{"ada@example.com", "a@b..c.de", "x@y.z@w.com"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := replaceEmails(s), re.ReplaceAllLiteralString(s, Redacted); got != want {
+			t.Errorf("%q: got %q, the pattern gives %q", s, got, want)
+		}
+	})
+}
+
+func TestRequiredLiteral(t *testing.T) {
+	for p, want := range map[string]string{
+		`\bcustomer-[0-9]{6}\b`: "customer-",
+		`(?i)secret=\S+`:        "",
+		`ab|cd`:                 "",
+		`token:[a-z]+;x`:        "token:",
+		`x{3}`:                  "",
+		`abc`:                   "abc",
+	} {
+		if got := requiredLiteral(p); got != want {
+			t.Errorf("%q: %q, want %q", p, got, want)
 		}
 	}
 }
