@@ -80,4 +80,15 @@ func TestDashboardExportButtons(t *testing.T) {
 			t.Errorf("%s download:\n%s\nwant:\n%s", c.format, got, want)
 		}
 	}
+
+	// The owner keeps 30 days from the settings page.
+	b.do("open settings", chromedp.Navigate(base+"/app/settings"), chromedp.WaitVisible(tid("retention-form")))
+	b.waitFor("retention shown", `document.querySelector('[data-testid="retention-kept"]').textContent.includes("1096 days")`)
+	b.do("set 30 days", setField("retention-days", "30"), chromedp.Click(tid("retention-save")))
+	kept := time.Now().UTC().AddDate(0, 0, -29).Format("2006-01-02")
+	b.waitFor("retention saved", fmt.Sprintf(`document.querySelector('[data-testid="retention-kept"]').textContent.includes("kept 30 days (since %s)")`, kept))
+	b.shot("settings-retention")
+	if acc := a.must(200, "GET", "/v1/account", token, nil); num(acc["retention_days"]) != 30 || acc["kept_from"] != kept {
+		t.Errorf("account after the settings page: %v", acc)
+	}
 }
