@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
@@ -28,18 +29,65 @@ const exportChunkRows = 1_000_000
 // rows each), so memory stays flat. Export queries carry the query id
 // prefix "export-" and no max_execution_time: they last as long as the
 // client reads, and a cancelled ctx cancels the query on the server.
+//
+// The next chunk's query is sent while the current one streams (on a
+// second pooled connection), so the server sorts it meanwhile instead of
+// the client waiting for the sort between chunks; it blocks on sending
+// once the socket's buffers are full, so memory stays bounded.
 func (db *DB) Export(ctx context.Context, mcpID string, r analytics.Range, each func(*analytics.ExportedItem) error) error {
 	chunks, err := db.exportChunks(ctx, mcpID, r)
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	it := &analytics.ExportedItem{}
-	for _, c := range chunks {
-		if err := db.exportChunk(ctx, mcpID, c, it, each); err != nil {
-			return err
+	var next chan exportQuery
+	if len(chunks) > 0 {
+		next = db.startExportQuery(ctx, mcpID, chunks[0])
+	}
+	for i := range chunks {
+		q := <-next
+		next = nil
+		if i+1 < len(chunks) {
+			next = db.startExportQuery(ctx, mcpID, chunks[i+1])
+		}
+		if q.err == nil {
+			q.err = scanExport(q.rows, it, each)
+			q.rows.Close()
+		}
+		if q.err != nil {
+			cancel()
+			if next != nil {
+				if p := <-next; p.rows != nil {
+					p.rows.Close()
+				}
+			}
+			return q.err
 		}
 	}
 	return nil
+}
+
+// exportQuery is a sent export query: its rows, or why it failed.
+type exportQuery struct {
+	rows driver.Rows
+	err  error
+}
+
+// startExportQuery sends the query of one chunk in the background.
+func (db *DB) startExportQuery(ctx context.Context, mcpID string, r analytics.Range) chan exportQuery {
+	ch := make(chan exportQuery, 1)
+	go func() {
+		var qid [8]byte
+		_, _ = rand.Read(qid[:])
+		qctx := clickhouse.Context(ctx, clickhouse.WithQueryID("export-"+hex.EncodeToString(qid[:])))
+		q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = ? AND ts >= %s AND ts < %s
+		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, timeLit(r.Lower()), timeLit(r.End()))
+		rows, err := db.conn.Query(qctx, q, mcpID)
+		ch <- exportQuery{rows: rows, err: wrapErr("export", err)}
+	}()
+	return ch
 }
 
 // exportChunks plans the queries of an export: runs of consecutive days
@@ -75,17 +123,8 @@ func (db *DB) exportChunks(ctx context.Context, mcpID string, r analytics.Range)
 const exportColumns = `ts, ts_ms, received_at, id, session_id, method, name, duration_ms, has_duration, is_error,
 	error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values`
 
-func (db *DB) exportChunk(ctx context.Context, mcpID string, r analytics.Range, it *analytics.ExportedItem, each func(*analytics.ExportedItem) error) error {
-	var qid [8]byte
-	_, _ = rand.Read(qid[:])
-	ctx = clickhouse.Context(ctx, clickhouse.WithQueryID("export-"+hex.EncodeToString(qid[:])))
-	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = ? AND ts >= %s AND ts < %s
-		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, timeLit(r.Lower()), timeLit(r.End()))
-	rows, err := db.conn.Query(ctx, q, mcpID)
-	if err != nil {
-		return wrapErr("export", err)
-	}
-	defer rows.Close()
+// scanExport reads the rows of one chunk into it, calling each per row.
+func scanExport(rows driver.Rows, it *analytics.ExportedItem, each func(*analytics.ExportedItem) error) error {
 	var (
 		ts, received          time.Time
 		ms                    uint16
