@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/mcpscope/telemetry"
 )
 
 // Deletion kinds and statuses.
@@ -60,8 +62,9 @@ type TelemetryDeleter interface {
 }
 
 // RunDeletions carries out deletion requests until ctx ends: whatever is
-// pending at once, then every interval. A request whose deletion fails is
-// marked failed (and retried by nobody: an operator reads the log).
+// pending at once, then every interval. A request whose store is
+// unavailable stays running and is claimed again once stale; one that
+// fails otherwise is marked failed (an operator reads the log).
 func RunDeletions(ctx context.Context, svc DeletionService, del TelemetryDeleter, interval time.Duration, log *slog.Logger) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -101,6 +104,12 @@ func RunDeletion(ctx context.Context, svc DeletionService, del TelemetryDeleter,
 	}
 	if ctx.Err() != nil {
 		return // shutting down: the request stays running and is claimed again later
+	}
+	if telemetry.ErrorCode(err) == telemetry.EUNAVAILABLE {
+		// The store is down or busy: the request stays running, and is
+		// claimed again once it counts as stale (mutations are idempotent).
+		log.Warn("deletions: the metrics store is unavailable; retrying later", "deletion", d.ID, "error", err)
+		return
 	}
 	if err != nil {
 		log.Error("deletions: failed", "deletion", d.ID, "kind", d.Kind, "mcp", d.MCPID, "error", err)
