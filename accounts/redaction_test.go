@@ -136,3 +136,24 @@ func TestRequiredLiteral(t *testing.T) {
 		}
 	}
 }
+
+func TestEffectiveAndValidRetention(t *testing.T) {
+	n := func(v int) *int { return &v }
+	for _, c := range []struct {
+		own          *int
+		installation int
+		want         int
+	}{{nil, 1096, 1096}, {n(30), 1096, 30}, {n(0), 60, 60}, {n(90), 60, 60}, {nil, 0, 0}, {n(30), 0, 30}} {
+		if got := EffectiveRetention(c.own, c.installation); got != c.want {
+			t.Errorf("EffectiveRetention(%v, %d) = %d, want %d", c.own, c.installation, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		days, installation int
+		ok                 bool
+	}{{0, 60, true}, {1, 60, true}, {60, 60, true}, {61, 60, false}, {-1, 60, false}, {36500, 0, true}, {36501, 0, false}} {
+		if err := ValidateRetention(c.days, c.installation); (err == nil) != c.ok {
+			t.Errorf("ValidateRetention(%d, %d) = %v", c.days, c.installation, err)
+		}
+	}
+}
