@@ -106,9 +106,15 @@ func TestRetention(t *testing.T) {
 	}
 	all := want(1000)
 
-	var out bytes.Buffer
-	if ran, err := m.RunRetention(context.Background(), true, &out); err != nil || !ran {
-		t.Fatalf("dry run: %v %v", ran, err)
+	// The dry run through the command line, configured by the environment.
+	t.Setenv("TELEMETRY_CLICKHOUSE_ADDR", strings.Join(cfg.ClickHouse.Addr, ","))
+	t.Setenv("TELEMETRY_CLICKHOUSE_DATABASE", cfg.ClickHouse.Database)
+	t.Setenv("TELEMETRY_CLICKHOUSE_CLUSTER", cfg.ClickHouse.Cluster)
+	t.Setenv("TELEMETRY_POSTGRES_URL", cfg.Postgres.URL)
+	t.Setenv("TELEMETRY_STORAGE_RETENTION_DAYS", "60")
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), []string{"retention", "--dry-run"}, &out, &errs); err != nil {
+		t.Fatalf("telemetryd retention --dry-run: %v\n%s", err, errs.String())
 	}
 	if s := out.String(); !strings.Contains(s, "would drop") || !strings.Contains(s, "would delete account "+accA) ||
 		strings.Contains(s, "account "+accB) || !strings.Contains(s, "nothing was changed") {
