@@ -2,7 +2,10 @@ package accounts
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/mcpscope/telemetry"
 )
 
 // Plans. Every account starts on the free plan; plans are changed by
@@ -18,11 +21,58 @@ type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Role is the caller's role in the account.
 	Role Role `json:"role"`
+	// RetentionDays is the account's own retention; nil: the
+	// installation's.
+	RetentionDays *int `json:"retention_days"`
 }
 
-// AccountUpdate renames the account; nil fields stay as they are.
+// AccountUpdate changes the account; nil fields stay as they are.
 type AccountUpdate struct {
 	Name *string `json:"name"`
+	// RetentionDays sets the account's retention; 0 returns to the
+	// installation's. Check it with ValidateRetention first.
+	RetentionDays *int `json:"retention_days"`
+}
+
+// MaxRetentionDays bounds an account's retention when the installation
+// keeps telemetry forever (100 years).
+const MaxRetentionDays = 36500
+
+// EffectiveRetention is the retention that applies to an account whose own
+// setting is own (nil: none) on an installation keeping installation days
+// (0: forever): the account's, never more than the installation's. 0
+// means forever.
+func EffectiveRetention(own *int, installation int) int {
+	if own == nil || *own <= 0 {
+		return installation
+	}
+	if installation > 0 && *own > installation {
+		return installation
+	}
+	return *own
+}
+
+// ValidateRetention checks a requested account retention against the
+// installation's: 0 (back to the installation's) or 1 to installation days
+// (MaxRetentionDays when the installation keeps forever).
+// Errors: EINVALID at body.retention_days.
+func ValidateRetention(days, installation int) error {
+	max := installation
+	if max <= 0 {
+		max = MaxRetentionDays
+	}
+	if days < 0 || days > max {
+		return telemetry.FieldError(telemetry.EINVALID, "body.retention_days",
+			"retention_days is 0 (the installation's) or 1 to %d (this installation keeps %s).", max, describeDays(installation))
+	}
+	return nil
+}
+
+func describeDays(d int) string {
+	if d <= 0 {
+		return "telemetry forever"
+	}
+	return fmt.Sprintf("%d days", d)
 }
 
 // Validate checks the fields present.

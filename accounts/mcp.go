@@ -13,6 +13,7 @@ type MCP struct {
 	Name        string    `json:"name"`
 	Description string    `json:"description"`
 	CreatedAt   time.Time `json:"created_at"`
+	Redaction   Redaction `json:"redaction"`
 }
 
 // NewMCP registers an MCP.
@@ -33,6 +34,10 @@ func (m NewMCP) Validate() error {
 type MCPUpdate struct {
 	Name        *string `json:"name"`
 	Description *string `json:"description"`
+	// RedactionEnabled and RedactionPatterns change the redaction setting
+	// (the patterns are replaced whole).
+	RedactionEnabled  *bool     `json:"-"`
+	RedactionPatterns *[]string `json:"-"`
 }
 
 // Validate checks the fields present.
@@ -43,7 +48,12 @@ func (u MCPUpdate) Validate() error {
 		}
 	}
 	if u.Description != nil {
-		return checkText("body.description", *u.Description, 0, MaxDescriptionLen)
+		if err := checkText("body.description", *u.Description, 0, MaxDescriptionLen); err != nil {
+			return err
+		}
+	}
+	if u.RedactionPatterns != nil {
+		return ValidateRedaction(*u.RedactionPatterns)
 	}
 	return nil
 }

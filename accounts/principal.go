@@ -22,10 +22,15 @@ type Principal struct {
 	UserID    string
 	AccountID string
 	Role      Role
+	// RetentionDays is the account's own retention (nil: the
+	// installation's applies).
+	RetentionDays *int
 	// Ingest-key credentials: the key names its MCP (and through it the
 	// account, set in AccountID too).
 	KeyID string
 	MCPID string
+	// Redactor is the MCP's redaction, compiled; nil when it is off.
+	Redactor *Redactor
 }
 
 // Authenticator resolves bearer credentials.

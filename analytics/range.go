@@ -28,6 +28,29 @@ type Range struct {
 	// To is midnight UTC of the last day; the range includes all of it, up
 	// to 23:59:59.999... UTC.
 	To time.Time
+	// KeptFrom, when set, is midnight UTC of the oldest day the account's
+	// retention keeps: stores read nothing before it, so those days answer
+	// zeros even before the nightly enforcement deleted them (and a month
+	// rollup straddling it is not used). The echoed from and the day
+	// series still cover From..To.
+	KeptFrom time.Time
+}
+
+// Lower returns the first day a store reads: From, or KeptFrom when later.
+func (r Range) Lower() time.Time {
+	if r.KeptFrom.After(r.From) {
+		return r.KeptFrom
+	}
+	return r.From
+}
+
+// KeptFrom returns midnight UTC of the oldest day kept by a retention of
+// days UTC days (today included), the zero time for 0 (kept forever).
+func KeptFrom(days int, today time.Time) time.Time {
+	if days <= 0 {
+		return time.Time{}
+	}
+	return UTCDay(today).AddDate(0, 0, -(days - 1))
 }
 
 // NewRange returns the range of the UTC days holding from and to. It does
@@ -105,5 +128,5 @@ func (r Range) Days() []string {
 
 // Before returns the n days just before the range (for "idle" comparisons).
 func (r Range) Before(n int) Range {
-	return Range{From: r.From.AddDate(0, 0, -n), To: r.From.AddDate(0, 0, -1)}
+	return Range{From: r.From.AddDate(0, 0, -n), To: r.From.AddDate(0, 0, -1), KeptFrom: r.KeptFrom}
 }

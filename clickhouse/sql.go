@@ -44,7 +44,7 @@ func dateLit(t time.Time) string {
 
 // dayFilter selects the rollup rows of the range's days.
 func dayFilter(r analytics.Range) string {
-	return fmt.Sprintf("day >= %s AND day <= %s", dateLit(r.From), dateLit(r.To))
+	return fmt.Sprintf("day >= %s AND day <= %s", dateLit(r.Lower()), dateLit(r.To))
 }
 
 // rangeRows renders, as a subquery for FROM, the rows of a rollup over the
@@ -73,8 +73,9 @@ func (db *DB) rangeRows(name, cols, cond string, args []any, r analytics.Range) 
 // inside r and the first day after the last one; first is not before end
 // when r holds no whole month.
 func wholeMonths(r analytics.Range) (first, end time.Time) {
-	first = time.Date(r.From.Year(), r.From.Month(), 1, 0, 0, 0, 0, time.UTC)
-	if !first.Equal(r.From) {
+	from := r.Lower()
+	first = time.Date(from.Year(), from.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if !first.Equal(from) {
 		first = first.AddDate(0, 1, 0)
 	}
 	after := r.End()

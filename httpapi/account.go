@@ -8,7 +8,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 // AccountBody is the caller's account.
@@ -18,11 +20,17 @@ type AccountBody struct {
 	Plan      string    `json:"plan" doc:"The billing plan; every account starts on free." example:"free"`
 	CreatedAt time.Time `json:"created_at"`
 	Role      string    `json:"role" enum:"owner,admin,member" doc:"The caller's role in this account."`
+	// Retention: what is kept.
+	RetentionDays          *int    `json:"retention_days" doc:"The account's own retention in UTC days (today included); null: the installation's applies. Owners change it with PATCH." example:"30"`
+	EffectiveRetentionDays *int    `json:"effective_retention_days" doc:"The retention that applies: the account's, at most the installation's storage.retention_days; null: kept forever." example:"30"`
+	KeptFrom               *string `json:"kept_from" doc:"The oldest UTC day kept (YYYY-MM-DD); reads of earlier days answer zeros, and the nightly job deletes them. Null: kept forever." example:"2026-10-27"`
 }
 
 // AccountPatch changes the account; fields left out stay as they are.
 type AccountPatch struct {
 	Name *string `json:"name,omitempty" minLength:"1" maxLength:"200" example:"Analytical Engines Ltd"`
+	// RetentionDays is changed by owners only.
+	RetentionDays *int `json:"retention_days,omitempty" minimum:"0" doc:"Owners only. UTC days of telemetry to keep, today included, at most the installation's storage.retention_days (422 invalid beyond); 0 returns to the installation's." example:"30"`
 }
 
 // ProfileBody is the caller's own profile.
@@ -97,8 +105,14 @@ type accountOutput struct{ Body AccountBody }
 type profileOutput struct{ Body ProfileBody }
 type companyOutput struct{ Body CompanyRecord }
 
-func newAccountOutput(a *accounts.Account) *accountOutput {
-	return &accountOutput{Body: AccountBody{ID: a.ID, Name: a.Name, Plan: a.Plan, CreatedAt: a.CreatedAt.UTC(), Role: string(a.Role)}}
+func (s *Server) newAccountOutput(a *accounts.Account) *accountOutput {
+	out := &accountOutput{Body: AccountBody{ID: a.ID, Name: a.Name, Plan: a.Plan, CreatedAt: a.CreatedAt.UTC(), Role: string(a.Role),
+		RetentionDays: a.RetentionDays}}
+	if days := accounts.EffectiveRetention(a.RetentionDays, s.opts.RetentionDays); days > 0 {
+		from := analytics.KeptFrom(days, time.Now()).Format(analytics.DateLayout)
+		out.Body.EffectiveRetentionDays, out.Body.KeptFrom = &days, &from
+	}
+	return out
 }
 
 func newProfileOutput(p *accounts.Profile) *profileOutput {
@@ -109,10 +123,18 @@ func newCompanyOutput(c *accounts.Company) *companyOutput {
 	return &companyOutput{Body: CompanyRecord{LegalName: c.LegalName, Website: c.Website, BillingEmail: c.BillingEmail, Address: c.Address, VATID: c.VATID}}
 }
 
+const retentionDoc = "**Retention.** The installation keeps telemetry `storage.retention_days` UTC days, today included " +
+	"(default 1096, the longest range a read takes; 0 keeps it forever). An owner may keep less for the account: " +
+	"`PATCH /v1/account` with `{\"retention_days\": 30}` (1 to the installation's; 0 returns to it; more is 422 `invalid`, " +
+	"an admin is 403 `forbidden`). `effective_retention_days` and `kept_from` say what is kept. Reads (metrics, usage, " +
+	"export) of days before `kept_from` answer zeros at once; once a day the nightly job (or `telemetryd retention`) deletes " +
+	"them: whole day partitions of the raw table (and whole months of the rollups) where every account allows it, " +
+	"per-account deletions of raw items and rollup rows where an account keeps less than others."
+
 var getAccountOp = huma.Operation{
 	OperationID: "get-account",
 	Summary:     "Get the account",
-	Description: "The account the session token is bound to, with the caller's `role`.",
+	Description: "The account the session token is bound to, with the caller's `role` and what is kept (`retention_days`, `effective_retention_days`, `kept_from`).\n\n" + retentionDoc,
 	Tags:        []string{"Account"},
 }
 
@@ -121,23 +143,32 @@ func (s *Server) getAccount(ctx context.Context, _ *struct{}) (*accountOutput, e
 	if err != nil {
 		return nil, err
 	}
-	return newAccountOutput(a), nil
+	return s.newAccountOutput(a), nil
 }
 
 var updateAccountOp = huma.Operation{
 	OperationID: "update-account",
 	Summary:     "Rename the account",
-	Description: "Owners and admins. Fields left out stay as they are; `plan` is read-only.",
+	Description: "Owners and admins. Fields left out stay as they are; `plan` is read-only.\n\n" + retentionDoc,
 	Tags:        []string{"Account"},
 	Errors:      []int{http.StatusUnprocessableEntity},
 }
 
 func (s *Server) updateAccount(ctx context.Context, in *struct{ Body AccountPatch }) (*accountOutput, error) {
-	a, err := s.opts.Accounts.UpdateAccount(ctx, principal(ctx), accounts.AccountUpdate{Name: in.Body.Name})
+	p := principal(ctx)
+	if in.Body.RetentionDays != nil {
+		if p.Role != accounts.RoleOwner {
+			return nil, telemetry.Errorf(telemetry.EFORBIDDEN, "Only owners change retention_days; your role is %s.", p.Role)
+		}
+		if err := accounts.ValidateRetention(*in.Body.RetentionDays, s.opts.RetentionDays); err != nil {
+			return nil, err
+		}
+	}
+	a, err := s.opts.Accounts.UpdateAccount(ctx, p, accounts.AccountUpdate{Name: in.Body.Name, RetentionDays: in.Body.RetentionDays})
 	if err != nil {
 		return nil, err
 	}
-	return newAccountOutput(a), nil
+	return s.newAccountOutput(a), nil
 }
 
 var getProfileOp = huma.Operation{

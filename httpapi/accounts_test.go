@@ -50,7 +50,7 @@ func accountOptions(t *testing.T, cfg accounts.AuthPolicy) (Options, *postgres.D
 	ch := testClickHouse(t)
 	return Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
 		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys,
-		Ingester: testPipeline(t, ch), Analytics: ch,
+		Ingester: testPipeline(t, ch), Analytics: ch, Exporter: ch, Deletions: postgres.NewDeletionService(db),
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: 600, MaxBatchItems: 1000, MaxBodyBytes: 1 << 20}}, db, ch
 }
 
@@ -156,12 +156,12 @@ func TestNewUserWalkthrough(t *testing.T) {
 	}
 
 	acc := expect(t, s, "GET", "/v1/account", token, "", 200, "")
-	if keysOf(acc) != "created_at,id,name,plan,role" || acc["id"] != account["id"] || acc["role"] != "owner" || acc["plan"] != "free" || !isUTCTime(acc["created_at"]) {
+	if keysOf(acc) != "created_at,effective_retention_days,id,kept_from,name,plan,retention_days,role" || acc["id"] != account["id"] || acc["role"] != "owner" || acc["plan"] != "free" || !isUTCTime(acc["created_at"]) {
 		t.Fatalf("account %v", acc)
 	}
 
 	mcp := expect(t, s, "POST", "/v1/mcps", token, `{"name":"docs-search"}`, 201, "")
-	if keysOf(mcp) != "created_at,description,id,name" || mcp["name"] != "docs-search" || mcp["description"] != "" {
+	if keysOf(mcp) != "created_at,description,id,name,redaction" || mcp["name"] != "docs-search" || mcp["description"] != "" {
 		t.Fatalf("mcp %v", mcp)
 	}
 	mcpID := mcp["id"].(string)

@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/ingest/wire"
 )
@@ -120,11 +121,28 @@ func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, e
 	if err != nil {
 		return nil, s.refusedWhole(p.KeyID, err)
 	}
+	redactItems(p.Redactor, batch.Items)
 	accepted, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, batch.Items, batch.Dropped)
 	if err != nil {
 		return nil, err
 	}
 	return &ingestOutput{Body: IngestResult{Accepted: accepted, Dropped: dropped}}, nil
+}
+
+// redactItems applies the MCP's redaction (nil: off) to the strings that
+// carry free text, error_message and attribute values, before the items
+// reach the write-ahead log: what is redacted is never stored.
+func redactItems(r *accounts.Redactor, items []analytics.Item) {
+	if r == nil {
+		return
+	}
+	for i := range items {
+		it := &items[i]
+		it.ErrorMessage = r.String(it.ErrorMessage)
+		for k, v := range it.Attributes {
+			it.Attributes[k] = r.String(v)
+		}
+	}
 }
 
 // refusedWhole counts err against the key's allowance of payloads refused

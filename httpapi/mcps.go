@@ -12,10 +12,23 @@ import (
 
 // MCPBody is a registered MCP server.
 type MCPBody struct {
-	ID          string    `json:"id" example:"mcp_3kTMd9Xq0bE7vR2a"`
-	Name        string    `json:"name" example:"docs-search"`
-	Description string    `json:"description" doc:"Empty when none was given." example:"Searches the product documentation."`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string        `json:"id" example:"mcp_3kTMd9Xq0bE7vR2a"`
+	Name        string        `json:"name" example:"docs-search"`
+	Description string        `json:"description" doc:"Empty when none was given." example:"Searches the product documentation."`
+	CreatedAt   time.Time     `json:"created_at"`
+	Redaction   RedactionBody `json:"redaction"`
+}
+
+// RedactionBody is an MCP's server-side redaction setting.
+type RedactionBody struct {
+	Enabled  bool     `json:"enabled" doc:"When true, the built-in patterns and the custom ones replace matches in error_message and attribute values with [redacted] before an item is stored. Default false: strings are stored exactly as sent."`
+	Patterns []string `json:"patterns" doc:"Custom Go (RE2) regular expressions, applied before the built-in ones."`
+}
+
+// RedactionPatch changes the redaction setting; fields left out stay.
+type RedactionPatch struct {
+	Enabled  *bool     `json:"enabled,omitempty"`
+	Patterns *[]string `json:"patterns,omitempty" maxItems:"20" doc:"Replaces the custom patterns whole: at most 20, each 1 to 512 bytes of Go (RE2) syntax, not matching the empty string and not compiling to a huge program; a bad one is 422 invalid at body.redaction.patterns[i]."`
 }
 
 // NewMCPRequest registers an MCP.
@@ -26,8 +39,9 @@ type NewMCPRequest struct {
 
 // MCPPatch changes an MCP; fields left out stay as they are.
 type MCPPatch struct {
-	Name        *string `json:"name,omitempty" minLength:"1" maxLength:"200" example:"docs-search-v2"`
-	Description *string `json:"description,omitempty" maxLength:"2000" doc:"An empty string clears it." example:"Searches docs and changelogs."`
+	Name        *string         `json:"name,omitempty" minLength:"1" maxLength:"200" example:"docs-search-v2"`
+	Description *string         `json:"description,omitempty" maxLength:"2000" doc:"An empty string clears it." example:"Searches docs and changelogs."`
+	Redaction   *RedactionPatch `json:"redaction,omitempty"`
 }
 
 // MCPPath names an MCP in a path; embed it in the input of any route under
@@ -44,7 +58,12 @@ type MCPList struct {
 type mcpOutput struct{ Body MCPBody }
 
 func newMCPOutput(m *accounts.MCP) *mcpOutput {
-	return &mcpOutput{Body: MCPBody{ID: m.ID, Name: m.Name, Description: m.Description, CreatedAt: m.CreatedAt.UTC()}}
+	patterns := m.Redaction.Patterns
+	if patterns == nil {
+		patterns = []string{}
+	}
+	return &mcpOutput{Body: MCPBody{ID: m.ID, Name: m.Name, Description: m.Description, CreatedAt: m.CreatedAt.UTC(),
+		Redaction: RedactionBody{Enabled: m.Redaction.Enabled, Patterns: patterns}}}
 }
 
 var listMCPsOp = huma.Operation{
@@ -103,7 +122,7 @@ func (s *Server) getMCP(ctx context.Context, in *MCPPath) (*mcpOutput, error) {
 var updateMCPOp = huma.Operation{
 	OperationID: "update-mcp",
 	Summary:     "Change an MCP",
-	Description: "Owners and admins. Fields left out stay as they are.",
+	Description: "Owners and admins. Fields left out stay as they are.\n\n" + redactionDoc,
 	Tags:        []string{"MCPs"},
 	Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 }
@@ -112,17 +131,35 @@ func (s *Server) updateMCP(ctx context.Context, in *struct {
 	MCPPath
 	Body MCPPatch
 }) (*mcpOutput, error) {
-	m, err := s.opts.MCPs.UpdateMCP(ctx, principal(ctx).AccountID, in.ID, accounts.MCPUpdate{Name: in.Body.Name, Description: in.Body.Description})
+	upd := accounts.MCPUpdate{Name: in.Body.Name, Description: in.Body.Description}
+	if r := in.Body.Redaction; r != nil {
+		upd.RedactionEnabled, upd.RedactionPatterns = r.Enabled, r.Patterns
+	}
+	m, err := s.opts.MCPs.UpdateMCP(ctx, principal(ctx).AccountID, in.ID, upd)
 	if err != nil {
 		return nil, err
 	}
 	return newMCPOutput(m), nil
 }
 
+const redactionDoc = "**Server-side redaction.** `redaction: {enabled, patterns}` (default off, so strings are stored exactly as sent). " +
+	"When `enabled` is true, every item ingested for this MCP (`POST /v1/ingest` and OTLP) has each match in `error_message` and in " +
+	"attribute values replaced with `[redacted]` before it is written anywhere (the write-ahead log included): first the custom " +
+	"`patterns`, then the built-in ones: email addresses, bearer tokens (`Bearer …`), JSON web tokens, common API-key shapes " +
+	"(Stripe `sk_live_…`, OpenAI/Anthropic `sk-…`, GitHub `ghp_…`/`github_pat_…`, AWS `AKIA…`, Google `AIza…`, Slack `xox…-`, and " +
+	"this service's `ik_…`/`sess_…`) and card numbers (13 to 19 digits, spaces or dashes allowed, passing the Luhn check). Other " +
+	"fields (ids, names, client fields, user_id) are identifiers and stay as sent. A change applies to ingest within " +
+	"`auth.key_cache_ttl` (2 s by default); items stored before are not rewritten.\n\n" +
+	"Custom patterns use Go's RE2 syntax, which runs in linear time (no catastrophic backtracking). They are checked on save: " +
+	"at most 20, each 1 to 512 bytes, valid syntax, at most 5000 compiled instructions (`(x{1000}){1000}` is refused), and not " +
+	"matching the empty string; a bad one is 422 `invalid` at `body.redaction.patterns[i]`. `patterns` replaces the list whole.\n\n" +
+	"Example: `{\"redaction\": {\"enabled\": true, \"patterns\": [\"\\\\bcustomer-[0-9]{6}\\\\b\"]}}` turns " +
+	"`lookup failed for customer-123456 (ada@example.com)` into `lookup failed for [redacted] ([redacted])`."
+
 var deleteMCPOp = huma.Operation{
 	OperationID:   "delete-mcp",
 	Summary:       "Delete an MCP",
-	Description:   "Owners and admins. Its ingest keys stop working within 5 seconds on every instance, and its alert rules are removed. Telemetry already stored is not readable any more through the API.",
+	Description:   "Owners and admins. Its ingest keys stop working within 5 seconds on every instance, and its alert rules are removed. Its stored telemetry is deleted in the background (every raw item and rollup row; the usage counts of `/v1/account/usage` stay): a deletion request of kind `mcp`, carried out like the deletion of a person's data (see DELETE /v1/mcps/{id}/users/{user_id}).",
 	Tags:          []string{"MCPs"},
 	DefaultStatus: http.StatusNoContent,
 	Errors:        []int{http.StatusNotFound},

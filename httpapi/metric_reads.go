@@ -6,6 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/analytics"
 )
 
@@ -129,6 +130,7 @@ func (s *Server) getUsage(ctx context.Context, in *RangeQuery) (*bodyOf[analytic
 		return nil, err
 	}
 	p := principal(ctx)
+	r.KeptFrom = s.keptFrom(p)
 	list, err := s.opts.MCPs.ListMCPs(ctx, p.AccountID)
 	if err != nil {
 		return nil, err
@@ -152,6 +154,15 @@ func (s *Server) mcpRange(ctx context.Context, mcpID string, q RangeQuery) (anal
 	if err != nil {
 		return r, err
 	}
-	_, err = s.opts.MCPs.FindMCP(ctx, principal(ctx).AccountID, mcpID)
+	p := principal(ctx)
+	r.KeptFrom = s.keptFrom(p)
+	_, err = s.opts.MCPs.FindMCP(ctx, p.AccountID, mcpID)
 	return r, err
+}
+
+// keptFrom is the oldest day the caller's account keeps (zero: forever):
+// reads clamp to it, so days beyond retention answer zeros even before the
+// nightly job deleted them.
+func (s *Server) keptFrom(p *accounts.Principal) time.Time {
+	return analytics.KeptFrom(accounts.EffectiveRetention(p.RetentionDays, s.opts.RetentionDays), time.Now())
 }

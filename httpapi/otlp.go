@@ -76,6 +76,7 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 		return otlpError(telemetry.Errorf(telemetry.ETOOMANYITEMS,
 			"At most %d MCP spans per request; this one has %d. Lower the exporter's batch size.", analytics.MaxBatchItems, len(items)), ct), nil
 	}
+	redactItems(p.Redactor, items)
 	_, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, items, rejected)
 	var te *telemetry.Error
 	if err != nil && !errors.As(err, &te) {

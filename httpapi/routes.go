@@ -62,6 +62,13 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/mcps/{id}/sessions", AnyMember, handle(s.listSessions, listSessionsOp)},
 			{http.MethodGet, "/v1/account/usage", AnyMember, handle(s.getUsage, getUsageOp)},
 		}},
+		{on: o.Exporter != nil && o.MCPs != nil, class: classExport, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/export", AnyMember, handle(s.exportItems, exportOp).before(exportResponses)},
+		}},
+		{on: o.Deletions != nil, routes: []route{
+			{http.MethodDelete, "/v1/mcps/{id}/users/{user_id}", Manager, handle(s.deleteUserData, deleteUserDataOp)},
+			{http.MethodGet, "/v1/account/deletions/{id}", AnyMember, handle(s.getDeletion, getDeletionOp)},
+		}},
 		{on: o.Ingester != nil, class: classIngest, routes: []route{
 			{http.MethodPost, "/v1/ingest", IngestOnly, handle(s.ingest, ingestOp).rawBody(ingestBody)},
 			{http.MethodPost, "/v1/otlp/v1/traces", IngestOnly, handle(s.otlpTraces, otlpTracesOp).before(otlpResponses).rawBody(otlpTracesBody)},
@@ -153,6 +160,7 @@ const (
 	classOther routeClass = iota
 	classIngest
 	classRead
+	classExport
 )
 
 // Deadlines bound how long a handler may run, per class of route: past
@@ -162,10 +170,14 @@ type Deadlines struct {
 	Ingest time.Duration // POST /v1/ingest, OTLP; default 30 s
 	Reads  time.Duration // metric reads; default 60 s
 	Other  time.Duration // accounts, alerting, everything else; default 15 s
+	// Export bounds an export (GET /v1/mcps/{id}/export); default 1 h.
+	// The server's write timeout does not: an export moves the
+	// connection's write deadline with every chunk it sends.
+	Export time.Duration
 }
 
 // DefaultDeadlines are the defaults of Deadlines.
-var DefaultDeadlines = Deadlines{Ingest: 30 * time.Second, Reads: time.Minute, Other: 15 * time.Second}
+var DefaultDeadlines = Deadlines{Ingest: 30 * time.Second, Reads: time.Minute, Other: 15 * time.Second, Export: time.Hour}
 
 func (d Deadlines) of(c routeClass) time.Duration {
 	var v, def time.Duration
@@ -174,6 +186,8 @@ func (d Deadlines) of(c routeClass) time.Duration {
 		v, def = d.Ingest, DefaultDeadlines.Ingest
 	case classRead:
 		v, def = d.Reads, DefaultDeadlines.Reads
+	case classExport:
+		v, def = d.Export, DefaultDeadlines.Export
 	default:
 		v, def = d.Other, DefaultDeadlines.Other
 	}
@@ -205,7 +219,7 @@ func (s *Server) registerRoutes() {
 			op := r.handler.op
 			op.Method, op.Path = r.method, r.path
 			op.Middlewares = huma.Middlewares{withDeadline(s.opts.Deadlines.of(g.class))}
-			if g.class == classRead {
+			if g.class == classRead || g.class == classExport {
 				op.Middlewares = append(op.Middlewares, s.whenStoreReady)
 				op.Errors = appendStatus(op.Errors, http.StatusServiceUnavailable)
 			}

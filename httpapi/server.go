@@ -34,10 +34,20 @@ type Options struct {
 	Members  accounts.MemberService  // /v1/account/members
 	MCPs     accounts.MCPService     // /v1/mcps; also the ownership check of metric reads
 	Keys     accounts.KeyService     // /v1/mcps/{id}/keys, /v1/keys/{keyId}
+	// Deletions serves DELETE /v1/mcps/{id}/users/{user_id} and
+	// GET /v1/account/deletions/{id}.
+	Deletions accounts.DeletionService
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
 	// Analytics, when set with MCPs, serves the metric reads.
 	Analytics analytics.Reader
+	// Exporter, when set with MCPs, serves GET /v1/mcps/{id}/export,
+	// limited per account by ExportLimits.
+	Exporter     analytics.Exporter
+	ExportLimits ExportLimits
+	// RetentionDays is the installation's storage.retention_days (0:
+	// forever): reads answer zeros before it, accounts may keep less.
+	RetentionDays int
 	// Limits are the ingest limits /v1/account/usage reports.
 	Limits analytics.UsageLimits
 	// App, when set, is the dashboard served under /app/; GET / sends
@@ -83,6 +93,7 @@ type Server struct {
 	metrics *Metrics
 	// decoding is the budget of bytes being decoded at once.
 	decoding *semaphore.Weighted
+	exports  *exportLimiter
 }
 
 // New builds the server and registers every route.
@@ -97,7 +108,8 @@ func New(opts Options) *Server {
 	if opts.DecodeBudgetBytes <= 0 {
 		opts.DecodeBudgetBytes = DefaultDecodeBudgetBytes
 	}
-	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, decoding: semaphore.NewWeighted(opts.DecodeBudgetBytes)}
+	s := &Server{opts: opts, log: opts.Logger, metrics: opts.Metrics, decoding: semaphore.NewWeighted(opts.DecodeBudgetBytes),
+		exports: newExportLimiter(opts.ExportLimits)}
 
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 // AccountService stores accounts, profiles and company records. Each method
@@ -25,7 +26,7 @@ var errAccountNotFound = telemetry.Errorf(telemetry.ENOTFOUND, "Account not foun
 
 // Account implements accounts.AccountService.
 func (s *AccountService) Account(ctx context.Context, p *accounts.Principal) (*accounts.Account, error) {
-	return s.scanAccount(p, s.db.Pool.QueryRow(ctx, `SELECT id, name, plan, created_at FROM accounts WHERE id = $1`, p.AccountID))
+	return s.scanAccount(p, s.db.Pool.QueryRow(ctx, `SELECT id, name, plan, created_at, retention_days FROM accounts WHERE id = $1`, p.AccountID))
 }
 
 // UpdateAccount implements accounts.AccountService.
@@ -33,13 +34,15 @@ func (s *AccountService) UpdateAccount(ctx context.Context, p *accounts.Principa
 	if err := upd.Validate(); err != nil {
 		return nil, err
 	}
-	return s.scanAccount(p, s.db.Pool.QueryRow(ctx, `UPDATE accounts SET name = COALESCE($2, name) WHERE id = $1
-		RETURNING id, name, plan, created_at`, p.AccountID, upd.Name))
+	return s.scanAccount(p, s.db.Pool.QueryRow(ctx, `UPDATE accounts SET name = COALESCE($2, name),
+		retention_days = CASE WHEN $3::integer IS NULL THEN retention_days WHEN $3::integer = 0 THEN NULL ELSE $3::integer END
+		WHERE id = $1
+		RETURNING id, name, plan, created_at, retention_days`, p.AccountID, upd.Name, upd.RetentionDays))
 }
 
 func (s *AccountService) scanAccount(p *accounts.Principal, r pgx.Row) (*accounts.Account, error) {
 	a := &accounts.Account{Role: p.Role}
-	err := r.Scan(&a.ID, &a.Name, &a.Plan, &a.CreatedAt)
+	err := r.Scan(&a.ID, &a.Name, &a.Plan, &a.CreatedAt, &a.RetentionDays)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errAccountNotFound
 	} else if err != nil {
@@ -123,4 +126,23 @@ func scanCompany(r pgx.Row) (*accounts.Company, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// Retentions lists every account's effective retention (its own, at most
+// the installation's, which applies when it has none; 0: forever) with its
+// MCPs, for the retention pass.
+func (s *AccountService) Retentions(ctx context.Context, installation int) ([]analytics.AccountRetention, error) {
+	rows, err := s.db.Pool.Query(ctx, `SELECT a.id, a.retention_days, COALESCE(array_agg(m.id ORDER BY m.id) FILTER (WHERE m.id IS NOT NULL), '{}')
+		FROM accounts a LEFT JOIN mcps m ON m.account_id = a.id GROUP BY a.id ORDER BY a.id`)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (analytics.AccountRetention, error) {
+		var a analytics.AccountRetention
+		var own *int
+		err := r.Scan(&a.AccountID, &own, &a.MCPIDs)
+		a.Days = accounts.EffectiveRetention(own, installation)
+		return a, err
+	})
+	return list, wrap(err)
 }

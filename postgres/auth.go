@@ -192,10 +192,11 @@ func (s *AuthService) AuthenticateSession(ctx context.Context, token string) (*a
 	}
 	p := &accounts.Principal{Kind: accounts.CredentialSession}
 	err := s.db.Pool.QueryRow(ctx, `
-		SELECT s.id, s.user_id, s.account_id, m.role
+		SELECT s.id, s.user_id, s.account_id, m.role, a.retention_days
 		FROM sessions s JOIN memberships m ON m.account_id = s.account_id AND m.user_id = s.user_id
+		JOIN accounts a ON a.id = s.account_id
 		WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2`, ids.HashSecret(token), s.now()).
-		Scan(&p.SessionID, &p.UserID, &p.AccountID, &p.Role)
+		Scan(&p.SessionID, &p.UserID, &p.AccountID, &p.Role, &p.RetentionDays)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errBadSession
 	}

@@ -63,8 +63,14 @@ func (s *KeyService) load(ctx context.Context, h [32]byte) (*accounts.Principal,
 	defer cancel()
 	s.lookups.Add(1)
 	p := &accounts.Principal{Kind: accounts.CredentialIngestKey}
-	err := s.db.Pool.QueryRow(ctx, `SELECT id, mcp_id, account_id FROM ingest_keys WHERE key_hash = $1`, h[:]).
-		Scan(&p.KeyID, &p.MCPID, &p.AccountID)
+	// The MCP's redaction setting rides along, compiled once per lookup:
+	// ingest applies it without a round trip, and a change reaches every
+	// instance within the cache TTL.
+	var red accounts.Redaction
+	err := s.db.Pool.QueryRow(ctx, `SELECT k.id, k.mcp_id, k.account_id, m.redaction_enabled, m.redaction_patterns
+		FROM ingest_keys k JOIN mcps m ON m.id = k.mcp_id WHERE k.key_hash = $1`, h[:]).
+		Scan(&p.KeyID, &p.MCPID, &p.AccountID, &red.Enabled, &red.Patterns)
+	p.Redactor = accounts.NewRedactor(red)
 	if errors.Is(err, pgx.ErrNoRows) {
 		p = nil
 	} else if err != nil {

@@ -23,11 +23,14 @@ var _ accounts.MCPService = (*MCPService)(nil)
 // a deletion removes, so this instance refuses them at once.
 func NewMCPService(db *DB, keys *KeyService) *MCPService { return &MCPService{db: db, keys: keys} }
 
-const mcpColumns = `id, account_id, name, description, created_at`
+const mcpColumns = `id, account_id, name, description, created_at, redaction_enabled, redaction_patterns`
 
 func scanMCP(r pgx.Row) (accounts.MCP, error) {
 	var m accounts.MCP
-	err := r.Scan(&m.ID, &m.AccountID, &m.Name, &m.Description, &m.CreatedAt)
+	err := r.Scan(&m.ID, &m.AccountID, &m.Name, &m.Description, &m.CreatedAt, &m.Redaction.Enabled, &m.Redaction.Patterns)
+	if m.Redaction.Patterns == nil {
+		m.Redaction.Patterns = []string{}
+	}
 	m.CreatedAt = m.CreatedAt.UTC()
 	return m, err
 }
@@ -77,8 +80,10 @@ func (s *MCPService) UpdateMCP(ctx context.Context, accountID, id string, upd ac
 	if err := upd.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := scanMCP(s.db.Pool.QueryRow(ctx, `UPDATE mcps SET name = COALESCE($3, name), description = COALESCE($4, description)
-		WHERE id = $1 AND account_id = $2 RETURNING `+mcpColumns, id, accountID, upd.Name, upd.Description))
+	m, err := scanMCP(s.db.Pool.QueryRow(ctx, `UPDATE mcps SET name = COALESCE($3, name), description = COALESCE($4, description),
+		redaction_enabled = COALESCE($5, redaction_enabled), redaction_patterns = COALESCE($6, redaction_patterns)
+		WHERE id = $1 AND account_id = $2 RETURNING `+mcpColumns, id, accountID, upd.Name, upd.Description,
+		upd.RedactionEnabled, upd.RedactionPatterns))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errMCPNotFound
 	} else if err != nil {
@@ -110,7 +115,8 @@ func (s *MCPService) DeleteMCP(ctx context.Context, accountID, id string) error 
 		if tag.RowsAffected() == 0 {
 			return errMCPNotFound
 		}
-		return nil
+		// Its telemetry goes in the background (accounts.RunDeletions).
+		return requestMCPDeletion(ctx, tx, accountID, id)
 	})
 	if err != nil {
 		return wrap(err)

@@ -33,6 +33,7 @@ const (
 	LockMigrate   int64 = 0x74656c656d657401 // "telemet" 01
 	LockEvaluator int64 = 0x74656c656d657402
 	LockNightly   int64 = 0x74656c656d657403
+	LockRetention int64 = 0x74656c656d657404
 )
 
 // Config names the database and sizes the pool.

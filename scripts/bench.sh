@@ -17,6 +17,9 @@
 #      batches of the flusher's size;
 #   3. the reads: seeds BENCH_EVENTS events over 365 days (half of them in one
 #      MCP) and times every read endpoint through HTTP and as raw aggregates;
+#   3a. the export: GET /v1/mcps/{id}/export of the seeded MCP (ndjson and csv)
+#      streamed to a client on this machine: rows/s and the service's peak RSS
+#      (the service restarted first, so the peak is the export's own);
 #   4. the alerting Go benchmarks (evaluation pass, fan-out), or those BENCH_GO
 #      names;
 # and prints a summary against the goals. Everything it started is stopped on
@@ -32,7 +35,7 @@
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
-#   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile direct reads alerting
+#   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile direct reads export alerting
 #   BENCH_GO                   a -bench regexp: run these Go benchmarks of every
 #                              package instead of the alerting ones ("." for all)
 #   BENCHTIME [3x]             their -benchtime
@@ -170,6 +173,14 @@ if want reads; then
 	step "reads: seeding $EVENTS events over $DAYS days, then timing every read endpoint"
 	"$bench" reads -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -account "$BENCH_ACCOUNT" \
 		-clickhouse "$CH" -database telemetry -events "$EVENTS" -days "$DAYS" -out "$results"
+fi
+
+if want export; then
+	step "export: GET /v1/mcps/{id}/export of the seeded MCP over $DAYS days, streamed to a client here"
+	stop_service
+	start_service TELEMETRY_EXPORT_PER_MINUTE=100
+	"$bench" export -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -clickhouse "$CH" -database telemetry \
+		-days "$DAYS" -pid "$svc_pid" -out "$results"
 fi
 
 stop_service # the alerting benchmarks use databases of their own on the same servers

@@ -6,7 +6,8 @@
 #   - the store tests (package clickhouse) in cluster mode, and
 #   - the cluster test: two telemetryd instances on the shards and one on a
 #     single server, the same data ingested through both sides, every metric
-#     read compared, /metrics checked to move,
+#     read compared, /metrics checked to move; and the data-lifecycle tests
+#     (export, deleting a person's data and an MCP's, retention, redaction),
 # and stops the servers even when the tests fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,5 +31,5 @@ export TELEMETRY_TEST_CLUSTER_BIN=$dir/telemetryd
 export TELEMETRY_TEST_CLUSTER_DIR=$dir # lets a test stop and start a shard
 echo "== go test (cluster mode: two shards)"
 "$GO" test -count=1 -timeout 10m ${GOTEST_FLAGS:-} ./clickhouse
-"$GO" test -count=1 -timeout 10m ${GOTEST_FLAGS:-} -run 'TestCluster|TestTwoInstances|TestIngestAndReadBackThroughTheAPI' ./cmd/telemetryd
+"$GO" test -count=1 -timeout 10m ${GOTEST_FLAGS:-} -run 'TestCluster|TestTwoInstances|TestIngestAndReadBackThroughTheAPI|TestExport|TestDeletePersonAndMCP|TestRetention|TestRedactionEndToEnd' ./cmd/telemetryd
 echo "== cluster tests passed"

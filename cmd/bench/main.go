@@ -5,6 +5,7 @@
 //	bench ingest   load generator: gzip batches over N connections through the Go client
 //	bench direct   baseline: the same rows straight into ClickHouse, in flusher-sized batches
 //	bench reads    seed a large history into ClickHouse, time every read endpoint and the raw aggregates
+//	bench export   time GET /v1/mcps/{id}/export (rows/s, peak RSS) of the seeded MCP
 //	bench summary  print the table of every figure recorded with -out, against the goals
 //
 // Every measuring subcommand appends its figures as JSON lines to the file
@@ -41,6 +42,7 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"ingest":  runIngest,
 	"direct":  runDirect,
 	"reads":   runReads,
+	"export":  runExport,
 	"summary": runSummary,
 	"hostile": runHostile,
 	"ready":   runReady,
@@ -48,7 +50,7 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || commands[args[0]] == nil {
-		return fmt.Errorf("usage: bench setup|ingest|direct|reads|hostile|ready|summary [flags] (bench CMD -h for the flags)")
+		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|summary [flags] (bench CMD -h for the flags)")
 	}
 	return commands[args[0]](ctx, args[1:], out)
 }

@@ -43,6 +43,7 @@ func runReads(ctx context.Context, args []string, out io.Writer) error {
 	tool := fs.String("tool", "search_docs", "tool of the tool-detail read (the most called one of the history)")
 	mergeWait := fs.Duration("merge-wait", 10*time.Minute, "longest wait for background merges after seeding")
 	outPath := fs.String("out", "", "append the figures to this results file")
+	seedOnly := fs.Bool("seed-only", false, "seed (and wait for merges), time nothing: for `bench export` alone")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,6 +64,9 @@ func runReads(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if err := waitForMerges(ctx, conn, *db, *mergeWait, p); err != nil {
 		return err
+	}
+	if *seedOnly {
+		return nil
 	}
 
 	api := &apiClient{base: strings.TrimRight(*endpoint, "/"), token: *token,

@@ -130,6 +130,19 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 
+	if n, ok := get("export", "export csv", "rows"); ok {
+		fmt.Fprintf(out, "export of an MCP's %.0f items streamed to a client on the same machine\n", n)
+		for _, f := range []string{"ndjson", "csv"} {
+			rate, ok := get("export", "export "+f, "rows_per_s")
+			if !ok {
+				continue
+			}
+			rss, _ := get("export", "export "+f, "rss_mib")
+			line("export "+f, fmt.Sprintf("%.0f rows/s", rate), ">= 1,000,000 rows/s", check(rate >= 1_000_000))
+			line("  service peak RSS during it", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", check(rss < 512))
+		}
+	}
+
 	if *gobench != "" {
 		results, err := parseGoBench(*gobench)
 		if err != nil {

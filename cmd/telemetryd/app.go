@@ -55,6 +55,8 @@ type Main struct {
 	Accounts *postgres.AccountService
 	Members  *postgres.MemberService
 	MCPs     *postgres.MCPService
+	// Deletions is the queue of telemetry deletions; the worker runs in Run.
+	Deletions *postgres.DeletionService
 
 	// Alerting services (PostgreSQL; rule values from ClickHouse). The
 	// evaluator runs every alerting.evaluate_interval in Run.
@@ -169,6 +171,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Accounts = postgres.NewAccountService(m.PG)
 	m.Members = postgres.NewMemberService(m.PG)
 	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
+	m.Deletions = postgres.NewDeletionService(m.PG)
 	key, err := secretKey(m.Config.Alerting)
 	if err != nil {
 		return err
@@ -200,20 +203,24 @@ func (m *Main) Open(ctx context.Context) error {
 		TrustedProxies:    m.Config.Server.TrustedProxies,
 		DecodeBudgetBytes: ic.DecodeBudgetBytes,
 		Deadlines: httpapi.Deadlines{Ingest: m.Config.Server.DeadlineIngest, Reads: m.Config.Server.DeadlineReads,
-			Other: m.Config.Server.DeadlineOther},
-		ClientLimit: accounts.AuthPolicy(a).ClientLimiter(),
-		StoreReady:  m.storeReady.Load,
-		Ingester:    m.Ingest,
-		Analytics:   m.CH,
+			Other: m.Config.Server.DeadlineOther, Export: m.Config.Server.DeadlineExport},
+		ClientLimit:  accounts.AuthPolicy(a).ClientLimiter(),
+		StoreReady:   m.storeReady.Load,
+		Ingester:     m.Ingest,
+		Analytics:    m.CH,
+		Exporter:     m.CH,
+		ExportLimits: httpapi.ExportLimits{PerMinute: m.Config.Export.PerMinute, Concurrent: m.Config.Export.Concurrent},
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: ic.RateLimitPerMinute,
 			MaxBatchItems: analytics.MaxBatchItems, MaxBodyBytes: analytics.MaxBodyBytes},
-		App:      web.Handler(),
-		Auth:     m.Auth,
-		Sessions: m.Auth,
-		Accounts: m.Accounts,
-		Members:  m.Members,
-		MCPs:     m.MCPs,
-		Keys:     m.Keys,
+		App:           web.Handler(),
+		Auth:          m.Auth,
+		Sessions:      m.Auth,
+		Accounts:      m.Accounts,
+		Members:       m.Members,
+		MCPs:          m.MCPs,
+		Keys:          m.Keys,
+		Deletions:     m.Deletions,
+		RetentionDays: m.Config.Storage.RetentionDays,
 
 		Channels:      m.Channels,
 		Rules:         m.Rules,
@@ -289,8 +296,11 @@ func (m *Main) Run(ctx context.Context) error {
 	storeJobs := func() {
 		if m.Config.Nightly.Enabled {
 			n := m.nightlyRunner(nil, jobmetrics.NightlySuccess(m.Registry))
-			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule) })
+			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule, m.retentionAfterNightly) })
 		}
+		g.Go(func() error {
+			return accounts.RunDeletions(gctx, m.Deletions, m.CH, m.Config.Storage.DeletionPoll, m.Log)
+		})
 		g.Go(func() error {
 			return alerting.RunEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
 		})

@@ -32,6 +32,25 @@ type Config struct {
 	Alerting   AlertingConfig   `mapstructure:"alerting"`
 	Nightly    NightlyConfig    `mapstructure:"nightly"`
 	Metrics    MetricsConfig    `mapstructure:"metrics"`
+	Export     ExportConfig     `mapstructure:"export"`
+	Storage    StorageConfig    `mapstructure:"storage"`
+}
+
+// StorageConfig is the data lifecycle: how long telemetry is kept and how
+// often deletion requests are looked for.
+type StorageConfig struct {
+	// RetentionDays keeps telemetry this many UTC days (today included);
+	// 0 keeps it forever. Accounts may keep less (retention_days on
+	// /v1/account).
+	RetentionDays int `mapstructure:"retention_days"`
+	// DeletionPoll is how often the deletion worker looks for requests.
+	DeletionPoll time.Duration `mapstructure:"deletion_poll"`
+}
+
+// ExportConfig limits GET /v1/mcps/{id}/export per account (per instance).
+type ExportConfig struct {
+	PerMinute  int `mapstructure:"per_minute"`
+	Concurrent int `mapstructure:"concurrent"`
 }
 
 // ServerConfig is the HTTP server.
@@ -49,6 +68,9 @@ type ServerConfig struct {
 	DeadlineIngest    time.Duration `mapstructure:"deadline_ingest"`
 	DeadlineReads     time.Duration `mapstructure:"deadline_reads"`
 	DeadlineOther     time.Duration `mapstructure:"deadline_other"`
+	// DeadlineExport bounds one export; write_timeout does not apply to
+	// it (each chunk sent moves the write deadline).
+	DeadlineExport time.Duration `mapstructure:"deadline_export"`
 	// MemoryLimitMiB is the Go runtime's soft memory limit: the garbage
 	// collector works harder as the heap nears it. 0 leaves the runtime's
 	// default (or GOMEMLIMIT).
@@ -155,7 +177,8 @@ func DefaultConfig() Config {
 		Server: ServerConfig{Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080", LegacyHosts: []string{}, TrustedProxies: []string{},
 			ShutdownTimeout: 20 * time.Second, ReadTimeout: 30 * time.Second, MemoryLimitMiB: 448,
 			ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 2 * time.Minute,
-			DeadlineIngest: httpapi.DefaultDeadlines.Ingest, DeadlineReads: httpapi.DefaultDeadlines.Reads, DeadlineOther: httpapi.DefaultDeadlines.Other},
+			DeadlineIngest: httpapi.DefaultDeadlines.Ingest, DeadlineReads: httpapi.DefaultDeadlines.Reads, DeadlineOther: httpapi.DefaultDeadlines.Other,
+			DeadlineExport: httpapi.DefaultDeadlines.Export},
 		Log:        LogConfig{Level: "info", Format: "json"},
 		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16, ReadTimeout: 30 * time.Second},
 		Postgres:   PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32, StatementTimeout: 30 * time.Second},
@@ -168,6 +191,8 @@ func DefaultConfig() Config {
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
+		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second},
+		Export:  ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent},
 	}
 }
 
@@ -232,13 +257,23 @@ func (c Config) Validate() error {
 	}
 	for key, d := range map[string]time.Duration{"server.read_header_timeout": c.Server.ReadHeaderTimeout,
 		"server.idle_timeout": c.Server.IdleTimeout, "server.deadline_ingest": c.Server.DeadlineIngest,
-		"server.deadline_reads": c.Server.DeadlineReads, "server.deadline_other": c.Server.DeadlineOther} {
+		"server.deadline_reads": c.Server.DeadlineReads, "server.deadline_other": c.Server.DeadlineOther,
+		"server.deadline_export": c.Server.DeadlineExport} {
 		if d < time.Second {
 			bad(key, "must be at least 1s")
 		}
 	}
 	if longest := max(c.Server.DeadlineIngest, c.Server.DeadlineReads, c.Server.DeadlineOther); c.Server.WriteTimeout <= longest {
 		bad("server.write_timeout", "must be longer than every deadline (%s), or answers would be cut off", longest)
+	}
+	if c.Storage.RetentionDays < 0 {
+		bad("storage.retention_days", "must be 0 (keep forever) or a number of days")
+	}
+	if c.Storage.DeletionPoll < 100*time.Millisecond {
+		bad("storage.deletion_poll", "must be at least 100ms")
+	}
+	if c.Export.PerMinute < 1 || c.Export.Concurrent < 1 {
+		bad("export", "per_minute and concurrent must be at least 1")
 	}
 	if c.ClickHouse.ReadTimeout < 0 || (c.ClickHouse.ReadTimeout > 0 && c.ClickHouse.ReadTimeout < time.Second) {
 		bad("clickhouse.read_timeout", "must be 0 (none) or at least 1s")

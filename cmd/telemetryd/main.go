@@ -3,6 +3,7 @@
 //	telemetryd [serve]            run the API, flusher, evaluator and nightly cron
 //	telemetryd migrate            apply database migrations and exit
 //	telemetryd nightly --date D   compute the nightly metrics for day D (or --from/--to)
+//	telemetryd retention [--dry-run] delete telemetry beyond retention now (or print what would go)
 //	telemetryd wal verify [--dir D] check the write-ahead log for damage (read only)
 //
 // Every command takes --config FILE (default configs/telemetryd.yaml when it
@@ -54,6 +55,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		from = fs.String("from", "", "first UTC day of a range to backfill, YYYY-MM-DD")
 		to = fs.String("to", "", "last UTC day of a range to backfill, YYYY-MM-DD")
 	}
+	var dryRun *bool
+	if cmd == "retention" {
+		dryRun = fs.Bool("dry-run", false, "print what would be deleted and change nothing")
+	}
 	var walDir *string
 	if cmd == "wal verify" {
 		walDir = fs.String("dir", "", "the log directory (default: ingest.wal_dir)")
@@ -96,8 +101,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return m.RunNightlyCommand(ctx, *date, *from, *to, stdout)
+	case "retention":
+		if err := m.Connect(ctx); err != nil {
+			return err
+		}
+		ran, err := m.RunRetention(ctx, *dryRun, stdout)
+		if err == nil && !ran {
+			err = fmt.Errorf("another instance is running the retention pass; try again in a moment")
+		}
+		return err
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate, nightly or wal verify)", cmd)
+		return fmt.Errorf("unknown command %q (want serve, migrate, nightly, retention or wal verify)", cmd)
 	}
 }
 

@@ -28,8 +28,8 @@ func (m *Main) nightlyRunner(progress io.Writer, onSuccess func(time.Time)) *ana
 }
 
 // runNightly catches up once at start, then runs the pass on the schedule
-// until ctx ends.
-func runNightly(ctx context.Context, n *analytics.NightlyRunner, schedule string) error {
+// until ctx ends; after each scheduled pass, after (the retention pass).
+func runNightly(ctx context.Context, n *analytics.NightlyRunner, schedule string, after func(context.Context)) error {
 	if err := n.Pass(ctx); err != nil && ctx.Err() == nil {
 		n.Log.Error("nightly catch-up failed; the schedule will retry", "error", err)
 	}
@@ -38,6 +38,9 @@ func runNightly(ctx context.Context, n *analytics.NightlyRunner, schedule string
 	if _, err := c.AddFunc(schedule, func() {
 		if err := n.Pass(ctx); err != nil && ctx.Err() == nil {
 			n.Log.Error("nightly pass failed", "error", err)
+		}
+		if after != nil && ctx.Err() == nil {
+			after(ctx)
 		}
 	}); err != nil {
 		return err

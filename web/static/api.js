@@ -147,3 +147,53 @@ export const post = (url, body, opts = {}) => request('POST', url, { ...opts, bo
 export const put = (url, body, opts = {}) => request('PUT', url, { ...opts, body });
 export const patch = (url, body, opts = {}) => request('PATCH', url, { ...opts, body });
 export const del = (url, opts = {}) => request('DELETE', url, opts);
+
+/**
+ * download fetches a file the API streams (GET with the session token, which
+ * a plain link cannot carry) and hands it to the browser as a download named
+ * by the response's Content-Disposition (else fallbackName). Failures are
+ * ApiErrors, as for request.
+ */
+export async function download(url, query, fallbackName, { signal } = {}) {
+  const headers = { Accept: '*/*' };
+  const token = session.token();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  track(1);
+  try {
+    let res;
+    try {
+      res = await fetch(url + queryString(query), { method: 'GET', headers, signal, credentials: 'omit', cache: 'no-store' });
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      throw new ApiError({ status: 0, title: 'Network error', detail: FALLBACK_DETAIL[0], code: 'network_error' });
+    }
+    if (!res.ok) {
+      let problem = {};
+      try { problem = await res.json(); } catch { problem = {}; }
+      const retry = Number.parseInt(res.headers.get('Retry-After') || '', 10);
+      const err = new ApiError({
+        status: res.status, title: problem.title || res.statusText,
+        detail: typeof problem.detail === 'string' && problem.detail ? problem.detail : (FALLBACK_DETAIL[res.status] || `Request failed with status ${res.status}.`),
+        code: problem.code, errors: problem.errors, retryAfter: Number.isFinite(retry) && retry > 0 ? retry : null,
+      });
+      if (res.status === 401 && token) {
+        session.clear();
+        unauthorizedHandler(err);
+      }
+      throw err;
+    }
+    const blob = await res.blob();
+    const m = /filename="([^"]+)"/.exec(res.headers.get('Content-Disposition') || '');
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = m ? m[1] : fallbackName;
+    a.hidden = true;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+    return { name: a.download, bytes: blob.size };
+  } finally {
+    track(-1);
+  }
+}

@@ -4,11 +4,13 @@ import * as api from '../api.js';
 import * as fmt from '../format.js';
 import * as range from '../range.js';
 import { mcpFrame } from '../mcp-frame.js';
+import { exportBar } from '../export.js';
 import { dailyChart } from '../charts.js';
 import { h, load, stat, section } from '../ui.js';
 
 export async function render(ctx) {
   const frame = mcpFrame(ctx, 'overview', { withRange: true, title: 'Overview' });
+  frame.content.before(exportBar(frame));
   await load(frame.content, async () => {
     const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/overview`, range.apiQuery(frame.range), { signal: ctx.signal });
     return view(d, ctx.signal);

@@ -7,12 +7,14 @@ import * as fmt from '../format.js';
 import * as range from '../range.js';
 import * as router from '../router.js';
 import { mcpFrame } from '../mcp-frame.js';
+import { exportBar } from '../export.js';
 import { h, load, table, time } from '../ui.js';
 
 export const PAGE_SIZE = 50;
 
 export async function render(ctx) {
   const frame = mcpFrame(ctx, 'sessions', { withRange: true, title: 'Sessions' });
+  frame.content.before(exportBar(frame));
   const cursor = ctx.query.get('cursor') || '';
   const pageNo = Math.max(1, Number.parseInt(ctx.query.get('page') || '1', 10) || 1);
   const here = ctx.url.pathname.slice(router.BASE.length);

@@ -19,13 +19,16 @@ export async function render(ctx) {
   const accountBox = h('div');
   const profileBox = h('div');
   const companyBox = h('div');
+  const retentionBox = h('div');
   ctx.root.append(pageHeader('Settings'),
     h('div', { class: 'grid-2' }, section('Account', accountBox), section('My profile', profileBox)),
+    section('Data retention', retentionBox),
     section('Company', companyBox));
 
   const acctPromise = store.account({ force: true });
   await Promise.all([
     load(accountBox, async () => accountForm(await acctPromise)),
+    load(retentionBox, async () => retentionForm(await acctPromise)),
     load(profileBox, async () => profileForm(await api.get('/v1/account/profile', null, { signal: ctx.signal }))),
     load(companyBox, async () => {
       const [company, acct] = await Promise.all([api.get('/v1/account/company', null, { signal: ctx.signal }), acctPromise.catch(() => null)]);
@@ -53,6 +56,33 @@ function accountForm(acct) {
       h('div', { class: 'figure' }, h('dt', null, 'Your role'), h('dd', { testid: 'account-role' }, acct.role || '—'))),
     form,
   ];
+}
+
+// retentionForm shows what the account keeps (GET /v1/account) and lets an
+// owner keep less (PATCH retention_days; 0 returns to the installation's).
+function retentionForm(acct) {
+  const kept = h('p', { testid: 'retention-kept' });
+  const show = (a) => {
+    kept.textContent = a.effective_retention_days
+      ? `Telemetry is kept ${a.effective_retention_days} days (since ${a.kept_from}); older days read as zeros and are deleted nightly.`
+      : 'Telemetry is kept forever.';
+  };
+  show(acct);
+  if (acct.role !== 'owner') {
+    return [kept, h('p', { class: 'muted' }, 'Only owners can change the retention.')];
+  }
+  const form = h('form', { class: 'form', testid: 'retention-form', novalidate: true },
+    field({ label: 'Keep telemetry for (days)', name: 'retention_days', type: 'number', min: 0, step: 1, value: acct.retention_days ?? '',
+      testid: 'retention-days', hint: 'Empty or 0: as long as the installation keeps it. At most the installation\'s retention.' }),
+    formProblem(),
+    h('button', { type: 'submit', class: 'btn btn-primary', testid: 'retention-save' }, 'Save retention'));
+  onSubmit(form, async () => {
+    const raw = form.querySelector('[name=retention_days]').value;
+    const updated = await api.patch('/v1/account', { retention_days: raw === '' ? 0 : Number(raw) });
+    show(updated);
+    toast('Retention saved.', 'success');
+  });
+  return [kept, form];
 }
 
 function profileForm(profile) {

@@ -1,0 +1,122 @@
+package accounts
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/mcpscope/telemetry"
+)
+
+// Deletion kinds and statuses.
+const (
+	DeletionUser = "user" // one person's items of an MCP
+	DeletionMCP  = "mcp"  // every item of a deleted MCP
+
+	DeletionPending = "pending"
+	DeletionRunning = "running"
+	DeletionDone    = "done"
+	DeletionFailed  = "failed"
+)
+
+// Deletion is a request to delete telemetry, carried out in the
+// background: DELETE /v1/mcps/{id}/users/{user_id} makes one of kind
+// user, deleting an MCP one of kind mcp.
+type Deletion struct {
+	ID         string     `json:"id"`
+	AccountID  string     `json:"-"`
+	Kind       string     `json:"kind"`
+	MCPID      string     `json:"mcp_id"`
+	UserID     *string    `json:"user_id"`
+	Status     string     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// DeletionService records deletion requests and hands them to the worker.
+type DeletionService interface {
+	// RequestUserDeletion records the deletion of one person's items of
+	// the account's MCP. Errors: ENOTFOUND for another account's or a
+	// missing MCP; EINVALID for an empty or over-long user id.
+	RequestUserDeletion(ctx context.Context, accountID, mcpID, userID string) (*Deletion, error)
+	// FindDeletion returns one of the account's requests. Errors: ENOTFOUND.
+	FindDeletion(ctx context.Context, accountID, id string) (*Deletion, error)
+	// ClaimDeletion marks the oldest pending request (or a running one
+	// whose worker seems gone) running and returns it; nil when there is
+	// none. Instances never claim the same request at once.
+	ClaimDeletion(ctx context.Context) (*Deletion, error)
+	// FinishDeletion records the outcome: done, or failed with cause
+	// (kept for operators, never shown to clients).
+	FinishDeletion(ctx context.Context, id string, cause error) error
+}
+
+// TelemetryDeleter deletes stored telemetry (the metrics store).
+type TelemetryDeleter interface {
+	// DeleteUserTelemetry deletes the MCP's raw items whose user_id is
+	// userID, and what rollups keep per user; it returns once they are
+	// gone.
+	DeleteUserTelemetry(ctx context.Context, mcpID, userID string) error
+	// DeleteMCPTelemetry deletes every raw item and rollup row of the MCP
+	// (usage counts excepted); it returns once they are gone.
+	DeleteMCPTelemetry(ctx context.Context, mcpID string) error
+}
+
+// RunDeletions carries out deletion requests until ctx ends: whatever is
+// pending at once, then every interval. A request whose store is
+// unavailable stays running and is claimed again once stale; one that
+// fails otherwise is marked failed (an operator reads the log).
+func RunDeletions(ctx context.Context, svc DeletionService, del TelemetryDeleter, interval time.Duration, log *slog.Logger) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		for ctx.Err() == nil {
+			d, err := svc.ClaimDeletion(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn("deletions: could not claim a request", "error", err)
+				}
+				break
+			}
+			if d == nil {
+				break
+			}
+			RunDeletion(ctx, svc, del, d, log)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// RunDeletion carries out one claimed request and records its outcome.
+func RunDeletion(ctx context.Context, svc DeletionService, del TelemetryDeleter, d *Deletion, log *slog.Logger) {
+	start := time.Now()
+	var err error
+	switch d.Kind {
+	case DeletionUser:
+		if d.UserID != nil {
+			err = del.DeleteUserTelemetry(ctx, d.MCPID, *d.UserID)
+		}
+	case DeletionMCP:
+		err = del.DeleteMCPTelemetry(ctx, d.MCPID)
+	}
+	if ctx.Err() != nil {
+		return // shutting down: the request stays running and is claimed again later
+	}
+	if telemetry.ErrorCode(err) == telemetry.EUNAVAILABLE {
+		// The store is down or busy: the request stays running, and is
+		// claimed again once it counts as stale (mutations are idempotent).
+		log.Warn("deletions: the metrics store is unavailable; retrying later", "deletion", d.ID, "error", err)
+		return
+	}
+	if err != nil {
+		log.Error("deletions: failed", "deletion", d.ID, "kind", d.Kind, "mcp", d.MCPID, "error", err)
+	} else {
+		log.Info("deletions: done", "deletion", d.ID, "kind", d.Kind, "mcp", d.MCPID, "duration", time.Since(start))
+	}
+	if ferr := svc.FinishDeletion(context.WithoutCancel(ctx), d.ID, err); ferr != nil {
+		log.Warn("deletions: could not record the outcome", "deletion", d.ID, "error", ferr)
+	}
+}

@@ -1,0 +1,74 @@
+package analytics
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// AccountRetention is one account's effective retention (0: forever) and
+// the MCPs whose telemetry it covers.
+type AccountRetention struct {
+	AccountID string
+	Days      int
+	MCPIDs    []string
+}
+
+// RetentionStep is one action of a retention pass.
+type RetentionStep struct {
+	// Kind is "drop" (whole partitions before Before, every account
+	// allows it) or "delete" (one account's rows before Before, in
+	// partitions other accounts still keep).
+	Kind      string
+	Before    time.Time // the first day kept
+	AccountID string    // "delete" only
+	MCPIDs    []string  // "delete" only
+	// Partitions lists what a drop removes (table: partition); Rows is
+	// how many raw items the step removes, counted when planned.
+	Partitions []string
+	Rows       uint64
+}
+
+// String describes the step for progress output.
+func (s RetentionStep) String() string {
+	if s.Kind == "drop" {
+		return fmt.Sprintf("drop %d partitions before %s (%d raw items)", len(s.Partitions), s.Before.Format(DateLayout), s.Rows)
+	}
+	return fmt.Sprintf("delete account %s (%d MCPs) before %s (%d raw items)", s.AccountID, len(s.MCPIDs), s.Before.Format(DateLayout), s.Rows)
+}
+
+// RetentionStore carries out retention in the metrics store.
+type RetentionStore interface {
+	// PlanRetention returns what a pass on day today would remove, given
+	// every account's retention and the installation's (0: forever).
+	PlanRetention(ctx context.Context, installation int, accounts []AccountRetention, today time.Time) ([]RetentionStep, error)
+	// ApplyRetention carries out one planned step.
+	ApplyRetention(ctx context.Context, step RetentionStep) error
+}
+
+// RetentionCutoffs computes the two cut-offs of a pass: dropBefore, the
+// first day some account keeps (whole partitions before it go; zero when
+// some account keeps forever), and, per account keeping less, the first
+// day it keeps. Accounts without MCPs are left out.
+func RetentionCutoffs(installation int, accounts []AccountRetention, today time.Time) (dropBefore time.Time, per map[string]time.Time) {
+	longest := installation
+	if len(accounts) > 0 {
+		longest = -1
+		for _, a := range accounts {
+			if a.Days <= 0 {
+				longest = 0
+				break
+			}
+			longest = max(longest, a.Days)
+		}
+	}
+	dropBefore = KeptFrom(longest, today)
+	per = map[string]time.Time{}
+	for _, a := range accounts {
+		kept := KeptFrom(a.Days, today)
+		if len(a.MCPIDs) > 0 && !kept.IsZero() && kept.After(dropBefore) {
+			per[a.AccountID] = kept
+		}
+	}
+	return dropBefore, per
+}

@@ -1,0 +1,114 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/mcpscope/telemetry/accounts"
+)
+
+var _ accounts.TelemetryDeleter = (*DB)(nil)
+
+// mcpTables are the tables with per-MCP rows that deleting an MCP
+// empties: the raw table, every rollup and the nightly figures. usage_daily
+// is kept: usage counts what the account sent (an MCP deleted since shows
+// with a null name).
+var mcpTables = []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily",
+	"tool_client_daily", "user_daily", "tool_monthly", "error_monthly", "client_monthly", "nightly"}
+
+// mutationPoll is how often a deletion checks whether its mutations are
+// done.
+var mutationPoll = 500 * time.Millisecond
+
+// DeleteUserTelemetry implements accounts.TelemetryDeleter with mutations
+// (ALTER TABLE ... DELETE, asynchronous on the server) on every host's
+// local tables: the raw items whose user_id is userID, the person's
+// user_daily rows (the exact per-user sets of the nightly figures), and
+// the session_daily rows of the sessions they used (those keep the first
+// user id of a session). It waits until no raw item of the person
+// received before the call is left; items received later are not deleted.
+// What the other rollups hold stays: counts, sums, latency digests and
+// distinct-count sketches (uniqHLL12) aggregated with everyone else's,
+// which cannot be taken apart item by item; they hold no user id.
+func (db *DB) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) error {
+	cutoff := time.Now()
+	var sessions []string
+	err := db.query(ctx, "deletion sessions", "SELECT DISTINCT session_id FROM "+db.db+".events WHERE mcp_id = ? AND user_id = ?",
+		[]any{mcpID, userID}, func() []any { s := appendRow(&sessions); return []any{s} })
+	if err != nil {
+		return err
+	}
+	mcp := QuoteString(mcpID)
+	stmts := []string{
+		fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND user_id = %s", db.local("events"), mcp, QuoteString(userID)),
+		fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND user_key = %s", db.local("user_daily"), mcp, QuoteString(UserKey(userID, ""))),
+	}
+	for len(sessions) > 0 {
+		n := min(len(sessions), 1000)
+		quoted := make([]string, n)
+		for i, s := range sessions[:n] {
+			quoted[i] = QuoteString(s)
+		}
+		stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND session_id IN (%s)",
+			db.local("session_daily"), mcp, strings.Join(quoted, ", ")))
+		sessions = sessions[n:]
+	}
+	if err := db.mutate(ctx, stmts); err != nil {
+		return err
+	}
+	return db.waitGone(ctx, cutoff, "mcp_id = ? AND user_id = ?", mcpID, userID)
+}
+
+// DeleteMCPTelemetry implements accounts.TelemetryDeleter: mutations on
+// every per-MCP table (mcpTables) of every host, then a wait until the raw
+// table holds none of its rows.
+func (db *DB) DeleteMCPTelemetry(ctx context.Context, mcpID string) error {
+	cutoff := time.Now()
+	stmts := make([]string, len(mcpTables))
+	for i, t := range mcpTables {
+		stmts[i] = fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s", db.local(t), QuoteString(mcpID))
+	}
+	if err := db.mutate(ctx, stmts); err != nil {
+		return err
+	}
+	return db.waitGone(ctx, cutoff, "mcp_id = ?", mcpID)
+}
+
+// mutate runs the statements on every host (the local tables of a
+// cluster; mutations do not pass through Distributed tables).
+func (db *DB) mutate(ctx context.Context, stmts []string) error {
+	return wrapErr("delete", db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		for _, s := range stmts {
+			if err := conn.Exec(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// waitGone polls until no raw item matching cond and received before
+// cutoff is left (through the Distributed table on a cluster). Items
+// received later are not the mutation's: waiting for them could last
+// forever while ingest goes on.
+func (db *DB) waitGone(ctx context.Context, cutoff time.Time, cond string, args ...any) error {
+	q := fmt.Sprintf("SELECT count() FROM %s.events WHERE %s AND received_at < %s", db.db, cond, timeLit(cutoff))
+	for {
+		var n uint64
+		if err := db.conn.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+			return wrapErr("delete wait", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return wrapErr("delete wait", ctx.Err())
+		case <-time.After(mutationPoll):
+		}
+	}
+}

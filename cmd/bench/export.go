@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// runExport times GET /v1/mcps/{id}/export streamed to a client on the
+// same machine: rows (lines) per second, bytes per second, and the
+// service's peak RSS during the stream; the row count is checked against
+// the events table.
+func runExport(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bench export", flag.ContinueOnError)
+	endpoint := fs.String("endpoint", "http://127.0.0.1:8080", "service base address")
+	token := fs.String("token", "", "session token of the account owning -mcp")
+	mcp := fs.String("mcp", "", "id of the MCP to export")
+	addr := fs.String("clickhouse", "", "ClickHouse native address, to check the row count (empty: no check)")
+	db := fs.String("database", "telemetry", "the service's ClickHouse database")
+	days := fs.Int("days", 365, "days exported, ending today")
+	pid := fs.Int("pid", 0, "the service's process id, for its peak RSS")
+	outPath := fs.String("out", "", "append the figures to this results file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *token == "" || *mcp == "" {
+		return errors.New("-token and -mcp are required")
+	}
+	today := analytics.UTCDay(time.Now())
+	from := today.AddDate(0, 0, -(*days - 1))
+	var figs []figure
+	for _, format := range []string{"ndjson", "csv"} {
+		q := url.Values{"from": {from.Format(analytics.DateLayout)}, "to": {today.Format(analytics.DateLayout)}, "format": {format}}
+		req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(*endpoint, "/")+"/v1/mcps/"+*mcp+"/export?"+q.Encode(), nil)
+		req.Header.Set("Authorization", "Bearer "+*token)
+		sctx, stop := context.WithCancel(ctx)
+		rss := startRSSSampler(sctx, *pid)
+		t0 := time.Now()
+		res, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+		if err != nil {
+			stop()
+			return err
+		}
+		if res.StatusCode != 200 {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			stop()
+			return fmt.Errorf("export: %d %s", res.StatusCode, b)
+		}
+		var lines, bytesRead int64
+		buf := make([]byte, 256<<10)
+		br := bufio.NewReaderSize(res.Body, 256<<10)
+		for {
+			n, err := br.Read(buf)
+			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+			bytesRead += int64(n)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				res.Body.Close()
+				stop()
+				return fmt.Errorf("export %s: after %d bytes: %w", format, bytesRead, err)
+			}
+		}
+		res.Body.Close()
+		elapsed := time.Since(t0)
+		stop()
+		peak := rss.wait() / 1024
+		rows := lines
+		if format == "csv" {
+			rows-- // the header line (a CSV value may hold newlines; the bench's do not)
+		}
+		rate := float64(rows) / elapsed.Seconds()
+		fmt.Fprintf(out, "export %-6s %d days: %d rows, %.0f MiB in %.1f s: %.0f rows/s, %.0f MiB/s; service peak RSS %.0f MiB\n",
+			format, *days, rows, float64(bytesRead)/(1<<20), elapsed.Seconds(), rate, float64(bytesRead)/(1<<20)/elapsed.Seconds(), peak)
+		name := "export " + format
+		figs = append(figs, figure{"export", name, "rows", float64(rows)}, figure{"export", name, "rows_per_s", rate},
+			figure{"export", name, "mib_per_s", float64(bytesRead) / (1 << 20) / elapsed.Seconds()}, figure{"export", name, "rss_mib", peak})
+		if *addr != "" {
+			conn, err := openCH(ctx, *addr)
+			if err != nil {
+				return err
+			}
+			var n uint64
+			q := "SELECT count() FROM " + *db + ".events WHERE mcp_id = ? AND ts >= " + timeLit(from) + " AND ts < " + timeLit(today.AddDate(0, 0, 1))
+			err = conn.QueryRow(ctx, q, *mcp).Scan(&n)
+			conn.Close()
+			if err != nil {
+				return err
+			}
+			if uint64(rows) != n {
+				return fmt.Errorf("export %s streamed %d rows, the events table holds %d", format, rows, n)
+			}
+		}
+	}
+	return recorder{*outPath}.record(figs...)
+}

@@ -1,0 +1,111 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/internal/ids"
+)
+
+// DeletionService stores the requests to delete telemetry (data_deletions,
+// migration 006); the worker claims them with FOR UPDATE SKIP LOCKED, so
+// instances share the queue without doing a request twice at once.
+type DeletionService struct {
+	db *DB
+	// StaleAfter is how long a running request may go unfinished before
+	// another worker claims it again (its instance probably died; the
+	// deletions are idempotent). Default 30 minutes.
+	StaleAfter time.Duration
+}
+
+var _ accounts.DeletionService = (*DeletionService)(nil)
+
+// NewDeletionService returns the service.
+func NewDeletionService(db *DB) *DeletionService {
+	return &DeletionService{db: db, StaleAfter: 30 * time.Minute}
+}
+
+var errDeletionNotFound = telemetry.Errorf(telemetry.ENOTFOUND, "Deletion request not found.")
+
+const deletionColumns = `id, account_id, kind, mcp_id, user_id, status, created_at, finished_at`
+
+func scanDeletion(r pgx.Row) (*accounts.Deletion, error) {
+	var d accounts.Deletion
+	if err := r.Scan(&d.ID, &d.AccountID, &d.Kind, &d.MCPID, &d.UserID, &d.Status, &d.CreatedAt, &d.FinishedAt); err != nil {
+		return nil, err
+	}
+	d.CreatedAt = d.CreatedAt.UTC()
+	if d.FinishedAt != nil {
+		t := d.FinishedAt.UTC()
+		d.FinishedAt = &t
+	}
+	return &d, nil
+}
+
+// RequestUserDeletion implements accounts.DeletionService.
+func (s *DeletionService) RequestUserDeletion(ctx context.Context, accountID, mcpID, userID string) (*accounts.Deletion, error) {
+	if !ids.Valid(mcpID, prefixMCP) {
+		return nil, errMCPNotFound
+	}
+	if userID == "" || len([]rune(userID)) > analytics.MaxShortStringLen {
+		return nil, telemetry.FieldError(telemetry.EINVALID, "path.user_id", "A user id has 1 to %d characters.", analytics.MaxShortStringLen)
+	}
+	d, err := scanDeletion(s.db.Pool.QueryRow(ctx, `INSERT INTO data_deletions (id, account_id, kind, mcp_id, user_id)
+		SELECT $1, account_id, 'user', id, $3 FROM mcps WHERE id = $2 AND account_id = $4
+		RETURNING `+deletionColumns, ids.New(prefixDeletion), mcpID, userID, accountID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errMCPNotFound
+	}
+	return d, wrap(err)
+}
+
+// requestMCPDeletion records, inside the transaction deleting the MCP,
+// the deletion of its telemetry.
+func requestMCPDeletion(ctx context.Context, tx pgx.Tx, accountID, mcpID string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO data_deletions (id, account_id, kind, mcp_id) VALUES ($1, $2, 'mcp', $3)`,
+		ids.New(prefixDeletion), accountID, mcpID)
+	return err
+}
+
+// FindDeletion implements accounts.DeletionService.
+func (s *DeletionService) FindDeletion(ctx context.Context, accountID, id string) (*accounts.Deletion, error) {
+	if !ids.Valid(id, prefixDeletion) {
+		return nil, errDeletionNotFound
+	}
+	d, err := scanDeletion(s.db.Pool.QueryRow(ctx, `SELECT `+deletionColumns+` FROM data_deletions WHERE id = $1 AND account_id = $2`, id, accountID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errDeletionNotFound
+	}
+	return d, wrap(err)
+}
+
+// ClaimDeletion implements accounts.DeletionService.
+func (s *DeletionService) ClaimDeletion(ctx context.Context) (*accounts.Deletion, error) {
+	d, err := scanDeletion(s.db.Pool.QueryRow(ctx, `UPDATE data_deletions SET status = 'running', started_at = now()
+		WHERE id = (SELECT id FROM data_deletions
+			WHERE status = 'pending' OR (status = 'running' AND started_at < now() - make_interval(secs => $1))
+			ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING `+deletionColumns, s.StaleAfter.Seconds()))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return d, wrap(err)
+}
+
+// FinishDeletion implements accounts.DeletionService.
+func (s *DeletionService) FinishDeletion(ctx context.Context, id string, cause error) error {
+	status, msg := accounts.DeletionDone, (*string)(nil)
+	if cause != nil {
+		status = accounts.DeletionFailed
+		m := cause.Error()
+		msg = &m
+	}
+	_, err := s.db.Pool.Exec(ctx, `UPDATE data_deletions SET status = $2, error = $3, finished_at = now() WHERE id = $1`, id, status, msg)
+	return wrap(err)
+}
