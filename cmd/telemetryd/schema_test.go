@@ -13,7 +13,7 @@ func TestSchemaCommand(t *testing.T) {
 	t.Setenv("TELEMETRY_CLICKHOUSE_ADDR", "127.0.0.1:1")
 	t.Setenv("TELEMETRY_CLICKHOUSE_DATABASE", "tele")
 	for _, c := range []struct {
-		args      []string
+		args       []string
 		has, lacks []string
 	}{
 		{[]string{"schema"}, []string{"CREATE TABLE IF NOT EXISTS tele.events\n", "ENGINE = MergeTree()"},
