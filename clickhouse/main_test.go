@@ -19,7 +19,7 @@ func openTestDB(t testing.TB) *clickhouse.DB {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t"),
-		Cluster: testenv.ClickHouseCluster()})
+		Cluster: testenv.ClickHouseCluster(), Replicated: testenv.ClickHouseReplicated()})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

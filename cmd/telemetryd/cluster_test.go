@@ -50,12 +50,12 @@ func (in *instance) logs() string {
 func instanceConfig(dir, chAddr, database, cluster, pgURL, node, secretFile string) string {
 	return fmt.Sprintf(`server: {addr: "127.0.0.1:0", base_url: "http://127.0.0.1"}
 log: {level: info, format: json}
-clickhouse: {addr: [%q], database: %q, cluster: %q}
+clickhouse: {addr: [%q], database: %q, cluster: %q, replicated: %t}
 postgres: {url: %q}
 ingest: {wal_dir: %q, node_id: %q, flush_interval: 200ms}
 alerting: {secret_key_file: %q}
 nightly: {enabled: false}
-`, chAddr, database, cluster, pgURL, filepath.Join(dir, "wal"), node, secretFile)
+`, chAddr, database, cluster, cluster != "" && testenv.ClickHouseReplicated(), pgURL, filepath.Join(dir, "wal"), node, secretFile)
 }
 
 // startInstance runs `telemetryd serve` with the configuration, learns its
