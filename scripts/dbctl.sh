@@ -4,8 +4,8 @@
 #
 #   scripts/dbctl.sh install
 #   scripts/dbctl.sh install-browser   (chromium, for the dashboard's browser tests)
-#   scripts/dbctl.sh start DIR CH_TCP_PORT PG_PORT
-#   scripts/dbctl.sh start-ch DIR CH_TCP_PORT
+#   scripts/dbctl.sh start DIR CH_TCP_PORT PG_PORT [CH_HTTP_PORT]
+#   scripts/dbctl.sh start-ch DIR CH_TCP_PORT [CH_HTTP_PORT]
 #   scripts/dbctl.sh start-pg DIR PG_PORT
 #   scripts/dbctl.sh start-cluster DIR NAME CH_TCP_PORT...
 #   scripts/dbctl.sh start-replicated DIR NAME ZK_PORT SHARDS CH_TCP_PORT...
@@ -66,14 +66,17 @@ install_browser() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
 }
 
-ch_config() { # DIR PORT
-	local dir=$1 port=$2
+ch_config() { # DIR PORT [HTTP_PORT]
+	local dir=$1 port=$2 http=""
+	# The HTTP interface only for the ClickHouse 26 proof's TSV answers
+	# (clickhouse-go itself cannot use it on 18.16).
+	[ -n "${3:-}" ] && http="<http_port>$3</http_port>"
 	mkdir -p "$dir/ch/data" "$dir/ch/tmp" "$dir/ch/user_files" "$dir/ch/format_schemas" "$dir/ch/log"
 	cat >"$dir/ch/config.xml" <<XML
 <?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>$dir/ch/log/server.log</log><errorlog>$dir/ch/log/error.log</errorlog><size>100M</size><count>2</count></logger>
-  <tcp_port>$port</tcp_port>
+  <tcp_port>$port</tcp_port>$http
   <listen_host>127.0.0.1</listen_host>
   <max_connections>1024</max_connections>
   <keep_alive_timeout>3</keep_alive_timeout>
@@ -119,10 +122,10 @@ wait_port() { # PORT NAME PIDFILE
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-start_ch() { # DIR PORT
+start_ch() { # DIR PORT [HTTP_PORT]
 	local dir=$1 port=$2 pidf=$1/ch.pid
 	if alive "$pidf"; then log "ClickHouse already running (pid $(cat "$pidf"))"; return; fi
-	ch_config "$dir" "$port"
+	ch_config "$dir" "$port" "${3:-}"
 	log "starting ClickHouse on 127.0.0.1:$port (data in $dir/ch)"
 	nohup clickhouse-server --config-file="$dir/ch/config.xml" >"$dir/ch/log/stdout.log" 2>&1 &
 	echo $! >"$pidf"
@@ -261,14 +264,14 @@ case "$cmd" in
 install) install ;;
 install-browser) install_browser ;;
 start)
-	[ $# -eq 4 ] || { echo "usage: $0 start DIR CH_TCP_PORT PG_PORT" >&2; exit 2; }
+	[ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 start DIR CH_TCP_PORT PG_PORT [CH_HTTP_PORT]" >&2; exit 2; }
 	install
 	dir=$(mkdir -p "$2" && cd "$2" && pwd)
 	chmod 755 "$dir"
-	start_ch "$dir" "$3"
+	start_ch "$dir" "$3" "${5:-}"
 	start_pg "$dir" "$4"
 	;;
-start-ch) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_ch "$dir" "$3" ;;
+start-ch) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_ch "$dir" "$3" "${4:-}" ;;
 start-pg) dir=$(mkdir -p "$2" && cd "$2" && pwd); chmod 755 "$dir"; start_pg "$dir" "$3" ;;
 start-cluster)
 	[ $# -ge 4 ] || { echo "usage: $0 start-cluster DIR NAME CH_TCP_PORT..." >&2; exit 2; }
