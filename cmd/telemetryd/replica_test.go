@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/internal/chtest"
+	"github.com/mcpscope/telemetry/internal/testenv"
+)
+
+// TestReplicaLoss is `make test-cluster`'s replicated topology: two shards
+// of two replicas (ZooKeeper on loopback), two telemetryd instances on
+// them and one on a single server. Under ingest, the replica that takes a
+// shard's inserts and reads (the first: load_balancing in_order) is
+// killed with SIGKILL: ingest keeps answering 202 and reads keep
+// answering 200 through the other replica; the replica comes back and
+// catches up (same rows as its peer); every read through both cluster
+// instances equals the single server's, so nothing acknowledged was lost
+// or stored twice.
+func TestReplicaLoss(t *testing.T) {
+	bin, dir, cluster := os.Getenv(EnvClusterBin), os.Getenv(EnvClusterDir), testenv.ClickHouseCluster()
+	if bin == "" || dir == "" || !testenv.ClickHouseReplicated() {
+		t.Skipf("needs the replicated topology of `make test-cluster` (%s, %s, %s=1)", EnvClusterBin, EnvClusterDir, testenv.EnvClickHouseReplicated)
+	}
+	chAddr, pgURL := testenv.ClickHouseAddr(t), pg.URL(t)
+	ctx := context.Background()
+	conn, err := ch.Open(&ch.Options{Addr: []string{chAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	var shard1 []string
+	rows, err := conn.Query(ctx, "SELECT shard_num, host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s uint32
+		var h string
+		var p uint16
+		if err := rows.Scan(&s, &h, &p); err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, fmt.Sprintf("%s:%d", h, p))
+		if s == 1 {
+			shard1 = append(shard1, fmt.Sprintf("%s:%d", h, p))
+		}
+	}
+	rows.Close()
+	conn.Close()
+	if len(hosts) != 4 || len(shard1) != 2 {
+		t.Fatalf("hosts %v: want two shards of two replicas", hosts)
+	}
+	victim, victimDir := shard1[0], filepath.Join(dir, "node1")
+	// The single server: a plain database on the last host (never killed).
+	singleAddr := hosts[3]
+	dbSingle, dbCluster := testenv.Name("single"), testenv.Name("repl")
+	t.Cleanup(func() {
+		for _, c := range []clickhouse.Config{{Addr: []string{singleAddr}, Database: dbSingle},
+			{Addr: []string{hosts[3]}, Database: dbCluster, Cluster: cluster, Replicated: true}} {
+			if db, err := clickhouse.Open(ctx, c); err == nil {
+				_ = chtest.DropDatabase(ctx, db)
+				db.Close()
+			}
+		}
+	})
+	config := func(addrs []string, database, cluster, node string, replicated bool, secret string) string {
+		return fmt.Sprintf(`server: {addr: "127.0.0.1:0", base_url: "http://127.0.0.1"}
+log: {level: info, format: json}
+clickhouse: {addr: ["%s"], database: %q, cluster: %q, replicated: %t}
+postgres: {url: %q}
+ingest: {wal_dir: %q, node_id: %q, flush_interval: 200ms}
+alerting: {secret_key_file: %q}
+nightly: {enabled: false}
+`, strings.Join(addrs, `", "`), database, cluster, replicated, pgURL, filepath.Join(t.TempDir(), "wal"), node, secret)
+	}
+	secret := filepath.Join(t.TempDir(), "secret.key")
+	single := startInstance(t, bin, "single", config([]string{singleAddr}, dbSingle, "", "single", false, secret))
+	// Every host is listed: the pool fails over when the first is killed.
+	c1 := startInstance(t, bin, "repl-1", config(hosts, dbCluster, cluster, "repl-1", true, secret))
+	c2 := startInstance(t, bin, "repl-2", config(hosts, dbCluster, cluster, "repl-2", true, secret))
+
+	a := api{t, c1.base}
+	token, first, firstKey := a.newTenant("replicas")
+	mcps, keys := []string{first}, map[string]string{first: firstKey}
+	for i := 0; i < 3; i++ {
+		id := a.must(201, "POST", "/v1/mcps", token, map[string]any{"name": fmt.Sprint("server ", i)})["id"].(string)
+		keys[id] = a.must(201, "POST", "/v1/mcps/"+id+"/keys", token, map[string]any{"name": "k"})["key"].(string)
+		mcps = append(mcps, id)
+	}
+	onShard1 := false
+	for _, m := range mcps {
+		onShard1 = onShard1 || shardOf(t, chAddr, m) == 0
+	}
+	if !onShard1 {
+		t.Fatal("no MCP on the first shard: the killed replica would hold nothing")
+	}
+
+	// Ingest: payloads of 20 items with ids, each through the single
+	// server and one cluster instance in turn, until stopped.
+	var (
+		mu       sync.Mutex
+		posted   int
+		failures []string
+	)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			mcp := mcps[n%len(mcps)]
+			items := testItems(fmt.Sprintf("%s-p%d", mcp, n), 20)
+			via := []*instance{c1, c2}[n%2]
+			s1, _ := postIngest(t, single.base, keys[mcp], items, false)
+			s2, _ := postIngest(t, via.base, keys[mcp], items, n%3 == 0)
+			mu.Lock()
+			posted++
+			if s1 != 202 || s2 != 202 {
+				failures = append(failures, fmt.Sprintf("payload %d: single %d, %s %d", n, s1, via.name, s2))
+			}
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	postedNow := func() int { mu.Lock(); defer mu.Unlock(); return posted }
+	eventually(t, 30*time.Second, func() error {
+		if p := postedNow(); p < 20 {
+			return fmt.Errorf("%d payloads so far", p)
+		}
+		return nil
+	})
+
+	// SIGKILL the replica taking shard 1's inserts.
+	dbctl := func(args ...string) {
+		if out, err := testenv.Run(ctx, "../../scripts/dbctl.sh", args...); err != nil {
+			t.Fatalf("dbctl.sh %v: %v\n%s", args, err, out)
+		}
+	}
+	_, port, _ := strings.Cut(victim, ":")
+	dbctl("kill-ch", victimDir)
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			dbctl("start-ch", victimDir, port)
+		}
+	})
+	killedAt := postedNow()
+	today := time.Now().UTC().Format(time.DateOnly)
+	reads := 0
+	for _, in := range []*instance{c1, c2} {
+		for _, mcp := range mcps {
+			st, res := (api{t, in.base}).do("GET", "/v1/mcps/"+mcp+"/overview?from="+today+"&to="+today, token, nil)
+			if st != 200 {
+				t.Errorf("read through %s with a replica down: %d %v", in.name, st, res)
+			}
+			reads++
+		}
+	}
+	eventually(t, 60*time.Second, func() error {
+		if p := postedNow(); p < killedAt+40 {
+			return fmt.Errorf("%d payloads since the kill", p-killedAt)
+		}
+		return nil
+	})
+	t.Logf("%d payloads posted before the kill, %d while the replica was down; %d reads answered 200 meanwhile", killedAt, postedNow()-killedAt, reads)
+
+	dbctl("start-ch", victimDir, port)
+	restarted = true
+	time.Sleep(2 * time.Second)
+	close(stop)
+	<-done
+	mu.Lock()
+	if len(failures) > 0 {
+		t.Errorf("%d payloads not answered 202: %v", len(failures), failures[:min(5, len(failures))])
+	}
+	mu.Unlock()
+
+	// Every instance has flushed its log; then the killed replica has
+	// caught up with its peer.
+	for _, in := range []*instance{single, c1, c2} {
+		settled(t, in.base+"/metrics")
+	}
+	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{hosts[3]}, Database: dbCluster, Cluster: cluster, Replicated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	eventually(t, 60*time.Second, func() error { return db.SyncReplicas(ctx) })
+	var counts []uint64
+	for _, h := range shard1 {
+		hc, err := ch.Open(&ch.Options{Addr: []string{h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		err = hc.QueryRow(ctx, "SELECT count() FROM "+dbCluster+".events_local").Scan(&n)
+		hc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, n)
+	}
+	if counts[0] == 0 || counts[0] != counts[1] {
+		t.Errorf("shard 1's replicas hold %v rows: the killed one has not caught up", counts)
+	}
+
+	// Where the items are, by table and host, for a failure's diagnosis.
+	diagnose := func() {
+		for _, h := range hosts {
+			hc, err := ch.Open(&ch.Options{Addr: []string{h}})
+			if err != nil {
+				continue
+			}
+			for _, q := range []string{"SELECT mcp_id, count(), uniqExact(id) FROM " + dbCluster + ".events_local GROUP BY mcp_id ORDER BY mcp_id",
+				"SELECT mcp_id, countMerge(calls) FROM " + dbCluster + ".mcp_daily_local GROUP BY mcp_id ORDER BY mcp_id"} {
+				rows, err := hc.Query(ctx, q)
+				if err != nil {
+					t.Logf("%s: %v", h, err)
+					continue
+				}
+				var out []string
+				for rows.Next() {
+					vals := make([]any, len(rows.Columns()))
+					for i, c := range rows.ColumnTypes() {
+						vals[i] = reflect.New(c.ScanType()).Interface()
+					}
+					_ = rows.Scan(vals...)
+					var f []string
+					for _, v := range vals {
+						f = append(f, fmt.Sprint(reflect.ValueOf(v).Elem().Interface()))
+					}
+					out = append(out, strings.Join(f, " "))
+				}
+				rows.Close()
+				t.Logf("%s %s: %v", h, q[:40], out)
+			}
+			hc.Close()
+		}
+	}
+
+	// Every read through both cluster instances equals the single server's.
+	defer func() {
+		if t.Failed() {
+			diagnose()
+		}
+	}()
+	for _, mcp := range mcps {
+		eventually(t, 30*time.Second, func() error {
+			want := get(t, single, token, "/v1/mcps/"+mcp+"/overview?from="+today+"&to="+today)
+			got := get(t, c1, token, "/v1/mcps/"+mcp+"/overview?from="+today+"&to="+today)
+			if diffs := exactDiffs(jsonDiff("", want, got)); len(diffs) > 0 {
+				return fmt.Errorf("%s: %s", mcp, strings.Join(diffs, "; "))
+			}
+			return nil
+		})
+	}
+	paths := readPaths(t, single, token, mcps)
+	for _, p := range paths {
+		want := get(t, single, token, p)
+		for _, in := range []*instance{c1, c2} {
+			if diffs := exactDiffs(jsonDiff("", want, get(t, in, token, p))); len(diffs) > 0 {
+				t.Errorf("GET %s through %s differs from the single server: %s", p, in.name, strings.Join(diffs, "; "))
+			}
+		}
+	}
+	t.Logf("%d reads compared through each cluster instance; shard 1's replicas hold %v rows", len(paths), counts)
+}
+
+// exactDiffs drops the differences of percentiles within 5%: t-digest
+// estimates depend on how the items were grouped into inserts, which the
+// instances' flush timing decides here (the single server and the cluster
+// got the same items in different batches). Counts, sums and everything
+// else must be equal.
+func exactDiffs(diffs []string) []string {
+	var out []string
+	for _, d := range diffs {
+		path, vals, _ := strings.Cut(d, ": ")
+		got, want, _ := strings.Cut(vals, ", want ")
+		g, err1 := strconv.ParseFloat(got, 64)
+		w, err2 := strconv.ParseFloat(want, 64)
+		if (strings.Contains(path, "p50_ms") || strings.Contains(path, "p95_ms") || strings.Contains(path, "p99_ms")) &&
+			err1 == nil && err2 == nil && math.Abs(g-w) <= 0.05*math.Max(math.Abs(g), math.Abs(w)) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
