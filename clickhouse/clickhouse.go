@@ -77,12 +77,21 @@
 // inserts, so an acknowledged insert is stored on its shard and the
 // write-ahead log may let it go.
 //
-// The DDL is run on every host by the store itself (hosts listed by
-// system.clusters of the first server), not with ON CLUSTER: on 18.16,
-// ON CLUSTER needs the distributed DDL queue, hence ZooKeeper ("DDL
-// background thread is not initialized" otherwise). Each host records its
-// own schema_migrations. Tables are not replicated: a shard is one server
-// (README, "Running at scale": growing into replicated tables).
+// Without replication the DDL is run on every host by the store itself
+// (hosts listed by system.clusters of the first server), not with ON
+// CLUSTER: on 18.16, ON CLUSTER needs the distributed DDL queue, hence
+// ZooKeeper ("DDL background thread is not initialized" otherwise). Each
+// host records its own schema_migrations.
+//
+// # Replicated tables
+//
+// With Config.Replicated the shards have replicas: every table holding
+// rows is Replicated*MergeTree under Config.ZooKeeperPath (holding the
+// {shard} macro) with the {replica} macro, the CREATE statements run once
+// ON CLUSTER, and the backfill INSERTs once per shard (schema.go). Schema
+// renders the DDL of any topology without a server (telemetryd schema).
+// Retried inserts of the same block are also deduplicated by the
+// replicated tables themselves (README, "Replicated tables").
 package clickhouse
 
 import (
