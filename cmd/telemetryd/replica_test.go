@@ -95,17 +95,21 @@ nightly: {enabled: false}
 	a := api{t, c1.base}
 	token, first, firstKey := a.newTenant("replicas")
 	mcps, keys := []string{first}, map[string]string{first: firstKey}
-	for i := 0; i < 3; i++ {
+	// Four MCPs, at least one on each shard (the killed replica's must
+	// hold some).
+	shards := map[uint64]int{shardOf(t, chAddr, first): 1}
+	for i := 0; len(mcps) < 4 || len(shards) < 2; i++ {
+		if i == 20 {
+			t.Fatal("20 MCPs all on one shard")
+		}
 		id := a.must(201, "POST", "/v1/mcps", token, map[string]any{"name": fmt.Sprint("server ", i)})["id"].(string)
+		s := shardOf(t, chAddr, id)
+		if len(mcps) >= 3 && len(shards) < 2 && shards[s] > 0 {
+			continue
+		}
+		shards[s]++
 		keys[id] = a.must(201, "POST", "/v1/mcps/"+id+"/keys", token, map[string]any{"name": "k"})["key"].(string)
 		mcps = append(mcps, id)
-	}
-	onShard1 := false
-	for _, m := range mcps {
-		onShard1 = onShard1 || shardOf(t, chAddr, m) == 0
-	}
-	if !onShard1 {
-		t.Fatal("no MCP on the first shard: the killed replica would hold nothing")
 	}
 
 	// Ingest: payloads of 20 items with ids, each through the single
