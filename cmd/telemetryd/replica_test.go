@@ -168,12 +168,20 @@ nightly: {enabled: false}
 	killedAt := postedNow()
 	today := time.Now().UTC().Format(time.DateOnly)
 	reads := 0
+	// The first read after the kill may meet a pooled connection to the
+	// killed server (503 with Retry-After); the next ones go to the live
+	// replica.
+	unavailable := 0
 	for _, in := range []*instance{c1, c2} {
 		for _, mcp := range mcps {
-			st, res := (api{t, in.base}).do("GET", "/v1/mcps/"+mcp+"/overview?from="+today+"&to="+today, token, nil)
-			if st != 200 {
-				t.Errorf("read through %s with a replica down: %d %v", in.name, st, res)
-			}
+			eventually(t, 10*time.Second, func() error {
+				st, res := (api{t, in.base}).do("GET", "/v1/mcps/"+mcp+"/overview?from="+today+"&to="+today, token, nil)
+				if st != 200 {
+					unavailable++
+					return fmt.Errorf("read through %s with a replica down: %d %v", in.name, st, res)
+				}
+				return nil
+			})
 			reads++
 		}
 	}
@@ -183,7 +191,7 @@ nightly: {enabled: false}
 		}
 		return nil
 	})
-	t.Logf("%d payloads posted before the kill, %d while the replica was down; %d reads answered 200 meanwhile", killedAt, postedNow()-killedAt, reads)
+	t.Logf("%d payloads posted before the kill, %d while the replica was down; %d reads answered 200 meanwhile (after %d retried 503s)", killedAt, postedNow()-killedAt, reads, unavailable)
 
 	dbctl("start-ch", victimDir, port)
 	restarted = true
@@ -293,22 +301,42 @@ nightly: {enabled: false}
 	// an MCP is reported, not compared (README, "What a lost replica
 	// costs"); its raw rows were checked above.
 	gapped := map[string]bool{}
+	hc, err := ch.Open(&ch.Options{Addr: []string{hosts[3]}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, mcp := range mcps {
-		err := func() error {
-			want := get(t, single, token, "/v1/mcps/"+mcp+"/overview?from="+today+"&to="+today)
-			got := get(t, c1, token, "/v1/mcps/"+mcp+"/overview?from="+today+"&to="+today)
-			if diffs := exactDiffs(jsonDiff("", want, got)); len(diffs) > 0 {
-				return fmt.Errorf("%s: %s", mcp, strings.Join(diffs, "; "))
+		// Every item of this test is a tools/call with a client-less
+		// session: each rollup counts each item once.
+		var raw uint64
+		short := []string{}
+		q := "SELECT count() FROM " + dbCluster + ".events WHERE mcp_id = ?"
+		if err := hc.QueryRow(ctx, q, mcp).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []string{"countMerge(calls) FROM mcp_daily", "countMerge(calls) FROM tool_daily", "countMerge(calls) FROM session_daily",
+			"countMerge(calls) FROM client_daily", "toUInt64(sum(calls)) FROM tool_client_daily", "toUInt64(sum(calls)) FROM user_daily",
+			"toUInt64(sum(events)) FROM usage_daily", "countMerge(calls) FROM tool_monthly", "countMerge(calls) FROM client_monthly"} {
+			sel, table, _ := strings.Cut(r, " FROM ")
+			var n uint64
+			if err := hc.QueryRow(ctx, "SELECT "+sel+" FROM "+dbCluster+"."+table+" WHERE mcp_id = ?", mcp).Scan(&n); err != nil {
+				t.Fatal(err)
 			}
-			return nil
-		}()
-		if err != nil && shardOf(t, chAddr, mcp) == 0 {
+			switch {
+			case n > raw:
+				t.Errorf("%s: %s counts %d items, events %d: counted twice", mcp, table, n, raw)
+			case n < raw && shardOf(t, chAddr, mcp) == 0:
+				short = append(short, fmt.Sprintf("%s %d", table, n))
+			case n < raw:
+				t.Errorf("%s (on the shard that lost no replica): %s counts %d items, events %d", mcp, table, n, raw)
+			}
+		}
+		if len(short) > 0 {
 			gapped[mcp] = true
-			t.Logf("KNOWN GAP (rollups short after an insert cut by the kill): %v", err)
-		} else if err != nil {
-			t.Errorf("an MCP of the shard that lost no replica: %v", err)
+			t.Logf("KNOWN GAP: %s has %d items in events but rollups short after an insert cut by the kill: %v", mcp, raw, short)
 		}
 	}
+	hc.Close()
 	paths := readPaths(t, single, token, mcps)
 	compared := 0
 	for _, p := range paths {
