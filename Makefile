@@ -7,6 +7,7 @@ CH_PORT      ?= 19000
 PG_PORT      ?= 15432
 TEST_CH_PORT ?= 29000
 TEST_PG_PORT ?= 25432
+TEST_CH_HTTP_PORT ?= 29123
 GO           ?= go
 
 .PHONY: help run stop build test test-cluster bench vet fmt
@@ -14,7 +15,7 @@ GO           ?= go
 help:
 	@echo "make run    install what is missing, start ClickHouse and PostgreSQL under $(DATA_DIR)/, migrate, serve on http://127.0.0.1:8080"
 	@echo "make stop   stop the database servers make run started"
-	@echo "make test   run go vet and every test against fresh servers of its own"
+	@echo "make test   run go vet and every test against fresh servers of its own (with the ClickHouse 26 proof, libchdb under $(DATA_DIR)/chdb)"
 	@echo "make test-cluster  two ClickHouse shards, two telemetryd instances in cluster mode: reads must match a single server"
 	@echo "make bench  run the benchmarks (ingest, reads, alerting) and print the figures"
 
@@ -31,7 +32,7 @@ stop:
 	@scripts/dbctl.sh stop $(DATA_DIR)
 
 test:
-	@TEST_CH_PORT=$(TEST_CH_PORT) TEST_PG_PORT=$(TEST_PG_PORT) GO=$(GO) scripts/test.sh
+	@TEST_CH_PORT=$(TEST_CH_PORT) TEST_PG_PORT=$(TEST_PG_PORT) TEST_CH_HTTP_PORT=$(TEST_CH_HTTP_PORT) GO=$(GO) scripts/test.sh
 
 test-cluster:
 	@GO=$(GO) scripts/test-cluster.sh

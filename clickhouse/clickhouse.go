@@ -77,12 +77,21 @@
 // inserts, so an acknowledged insert is stored on its shard and the
 // write-ahead log may let it go.
 //
-// The DDL is run on every host by the store itself (hosts listed by
-// system.clusters of the first server), not with ON CLUSTER: on 18.16,
-// ON CLUSTER needs the distributed DDL queue, hence ZooKeeper ("DDL
-// background thread is not initialized" otherwise). Each host records its
-// own schema_migrations. Tables are not replicated: a shard is one server
-// (README, "Running at scale": growing into replicated tables).
+// Without replication the DDL is run on every host by the store itself
+// (hosts listed by system.clusters of the first server), not with ON
+// CLUSTER: on 18.16, ON CLUSTER needs the distributed DDL queue, hence
+// ZooKeeper ("DDL background thread is not initialized" otherwise). Each
+// host records its own schema_migrations.
+//
+// # Replicated tables
+//
+// With Config.Replicated the shards have replicas: every table holding
+// rows is Replicated*MergeTree under Config.ZooKeeperPath (holding the
+// {shard} macro) with the {replica} macro, the CREATE statements run once
+// ON CLUSTER, and the backfill INSERTs once per shard (schema.go). Schema
+// renders the DDL of any topology without a server (telemetryd schema).
+// Retried inserts of the same block are also deduplicated by the
+// replicated tables themselves (README, "Replicated tables").
 package clickhouse
 
 import (
@@ -94,6 +103,7 @@ import (
 	"net"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -121,6 +131,17 @@ type Config struct {
 	// configuration: local tables on every host of it, Distributed tables
 	// over them (see the package doc). Empty means a single server.
 	Cluster string
+	// Replicated says that the shards of Cluster have replicas kept by
+	// ZooKeeper (or ClickHouse Keeper): tables are Replicated*MergeTree
+	// under ZooKeeperPath, and the DDL runs ON CLUSTER through the
+	// distributed DDL queue instead of host by host. The servers need
+	// the {shard} and {replica} macros and internal_replication in the
+	// cluster definition (README, "Running at scale").
+	Replicated bool
+	// ZooKeeperPath prefixes the ZooKeeper path of every replicated table
+	// (then /<database>/<table>); it must hold the {shard} macro. Default
+	// DefaultZooKeeperPath.
+	ZooKeeperPath string
 	// ReadTimeout bounds every read on the server (max_execution_time,
 	// whole seconds); a read that runs longer fails with EUNAVAILABLE. 0:
 	// no bound.
@@ -132,6 +153,9 @@ const (
 	DefaultDatabase     = "telemetry"
 	DefaultDialTimeout  = 5 * time.Second
 	DefaultMaxOpenConns = 10
+	// DefaultZooKeeperPath is the conventional prefix of replicated
+	// tables' paths in ZooKeeper.
+	DefaultZooKeeperPath = "/clickhouse/tables/{shard}"
 )
 
 var (
@@ -139,6 +163,9 @@ var (
 	// clusterName is what an XML element name of remote_servers usually
 	// is; it is quoted as a string wherever it appears in SQL.
 	clusterName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+	// zooKeeperPath is quoted as a string in SQL; the limits keep it
+	// readable in ZooKeeper and in the rendered DDL.
+	zooKeeperPath = regexp.MustCompile(`^/[A-Za-z0-9_.{}/-]{0,200}$`)
 )
 
 // Validate checks the configuration and fills defaults.
@@ -154,6 +181,17 @@ func (c *Config) Validate() error {
 	}
 	if c.Cluster != "" && !clusterName.MatchString(c.Cluster) {
 		return telemetry.Errorf(telemetry.EINVALID, "clickhouse: cluster name %q must be letters, digits, '_', '.' or '-'", c.Cluster)
+	}
+	if c.Replicated {
+		if c.Cluster == "" {
+			return telemetry.Errorf(telemetry.EINVALID, "clickhouse: replicated tables need a cluster (clickhouse.cluster)")
+		}
+		if c.ZooKeeperPath == "" {
+			c.ZooKeeperPath = DefaultZooKeeperPath
+		}
+		if !zooKeeperPath.MatchString(c.ZooKeeperPath) || !strings.Contains(c.ZooKeeperPath, "{shard}") {
+			return telemetry.Errorf(telemetry.EINVALID, "clickhouse: zookeeper path %q must start with '/', hold the {shard} macro and only letters, digits, '_', '-', '.', '/', '{' and '}'", c.ZooKeeperPath)
+		}
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = DefaultDialTimeout

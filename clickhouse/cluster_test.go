@@ -45,19 +45,36 @@ func TestClusterShardsByMCP(t *testing.T) {
 	if err != nil || o.Calls != 5 {
 		t.Fatalf("overview right after the insert: %+v, %v", o, err)
 	}
+	if err := db.SyncReplicas(ctx); err != nil {
+		t.Fatal(err)
+	}
 	events, rollups, err := db.LocalMCPs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Replicas of a shard hold the same rows once synced; each shard's
+	// rows count once.
+	shards, err := db.ShardReplicas(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var all []string
-	for i := range events {
-		if len(events[i]) == 0 {
-			t.Errorf("host %s holds no MCP: the sharding key does not spread", hosts[i])
+	i := 0
+	for _, replicas := range shards {
+		for r := range replicas {
+			if len(events[i]) == 0 {
+				t.Errorf("host %s holds no MCP: the sharding key does not spread", hosts[i])
+			}
+			if !slices.Equal(events[i], rollups[i]) {
+				t.Errorf("host %s: events of %v, rollups of %v: views must read the shard's own rows", hosts[i], events[i], rollups[i])
+			}
+			if r == 0 {
+				all = append(all, events[i]...)
+			} else if !slices.Equal(events[i], events[i-r]) {
+				t.Errorf("replica %s holds %v, its shard's first replica %v", hosts[i], events[i], events[i-r])
+			}
+			i++
 		}
-		if !slices.Equal(events[i], rollups[i]) {
-			t.Errorf("host %s: events of %v, rollups of %v: views must read the shard's own rows", hosts[i], events[i], rollups[i])
-		}
-		all = append(all, events[i]...)
 	}
 	slices.Sort(all)
 	if !slices.Equal(all, mcps) {

@@ -2,6 +2,7 @@ package clickhouse_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -9,6 +10,13 @@ import (
 	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
+
+// TestMain removes ClickHouse 26's data after the tests (ProveOn26).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	clickhouse.CleanUpProof()
+	os.Exit(code)
+}
 
 // openTestDB opens a fresh, migrated database that is dropped when the test
 // ends; in cluster mode when TELEMETRY_TEST_CLICKHOUSE_CLUSTER names a
@@ -19,10 +27,11 @@ func openTestDB(t testing.TB) *clickhouse.DB {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t"),
-		Cluster: testenv.ClickHouseCluster()})
+		Cluster: testenv.ClickHouseCluster(), Replicated: testenv.ClickHouseReplicated()})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
+	clickhouse.ProveOn26(t, db)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()

@@ -6,12 +6,12 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"text/template"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
@@ -25,9 +25,14 @@ import (
 //     server, on a cluster a statement creating the Distributed table
 //     db.events over the local ones (the sharding key, optional, is needed
 //     only by tables written through the Distributed table);
-//   - {{engine "AggregatingMergeTree"}}: the table engine.
+//   - {{engine "AggregatingMergeTree"}}: the table engine; with
+//     Config.Replicated, its Replicated variant under the ZooKeeper path
+//     prefix, the table's database and name, and the {replica} macro.
 //
 // On a single server they render the statements this package always ran.
+// With Config.Replicated every CREATE also carries ON CLUSTER (rendered
+// after the template, in finishStatement): one statement through the
+// distributed DDL queue creates the object on every host.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -44,9 +49,12 @@ type migration struct {
 // skipped; a file interrupted half-way is simply run again, its statements
 // being idempotent. Concurrent runs are harmless.
 func (db *DB) Migrate(ctx context.Context) error {
-	migs, err := loadMigrations(templateData{DB: db.db, Cluster: db.cluster})
+	migs, err := loadMigrations(db.templateData())
 	if err != nil {
 		return err
+	}
+	if db.cfg.Replicated {
+		return db.migrateReplicated(ctx, migs)
 	}
 	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
 		if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db.db); err != nil {
@@ -57,36 +65,17 @@ func (db *DB) Migrate(ctx context.Context) error {
 }
 
 func migrateHost(ctx context.Context, conn driver.Conn, database string, migs []migration) error {
-	// LowCardinality is experimental on 18.x and must be allowed when a
-	// table using it is created. Later servers made the setting obsolete;
-	// it is sent only to the servers that need it.
-	if v, err := conn.ServerVersion(); err != nil {
-		return wrapErr("migrate", err)
-	} else if v.Version.Major < 19 {
-		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
-			"allow_experimental_low_cardinality_type": 1,
-		}))
-	}
-	if err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s.schema_migrations
-		(version UInt32, name String, applied_at DateTime('UTC'))
-		ENGINE = MergeTree() ORDER BY version`, database)); err != nil {
-		return wrapErr("migrate", err)
-	}
-	applied := map[uint32]bool{}
-	rows, err := conn.Query(ctx, "SELECT DISTINCT version FROM "+database+".schema_migrations")
+	ctx, err := ddlContext(ctx, conn)
 	if err != nil {
 		return wrapErr("migrate", err)
 	}
-	for rows.Next() {
-		var v uint32
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
+	for _, stmt := range bookkeeping(templateData{DB: database})[1:] {
+		if err := conn.Exec(ctx, stmt); err != nil {
 			return wrapErr("migrate", err)
 		}
-		applied[v] = true
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	applied, err := appliedVersions(ctx, conn, database)
+	if err != nil {
 		return wrapErr("migrate", err)
 	}
 	for _, m := range migs {
@@ -98,17 +87,26 @@ func migrateHost(ctx context.Context, conn driver.Conn, database string, migs []
 				return wrapErr("migrate "+m.name, err)
 			}
 		}
-		if err := conn.Exec(ctx, "INSERT INTO "+database+".schema_migrations (version, name, applied_at) SELECT ?, ?, now()",
-			m.version, m.name); err != nil {
+		if err := recordVersion(ctx, conn, database, m); err != nil {
 			return wrapErr("migrate "+m.name, err)
 		}
 	}
 	return nil
 }
 
+// templateData is what the migrations are rendered with: the topology of
+// Config (see Schema).
 type templateData struct {
 	DB      string
 	Cluster string
+	// Replicated renders Replicated*MergeTree engines under ZooKeeperPath
+	// and ON CLUSTER DDL (Cluster is then set).
+	Replicated    bool
+	ZooKeeperPath string
+}
+
+func (db *DB) templateData() templateData {
+	return templateData{DB: db.db, Cluster: db.cluster, Replicated: db.cfg.Replicated, ZooKeeperPath: db.cfg.ZooKeeperPath}
 }
 
 // local renders the qualified name of the table that holds rows.
@@ -133,10 +131,49 @@ func (d templateData) distributed(name string, shardingKey ...string) string {
 		d.DB, name, d.local(name), strings.Join(args, ", "))
 }
 
-// engine renders a table engine: name(args...). Tables are not replicated
-// (a shard is one server); replicated engines would be rendered here.
-func engine(name string, args ...string) string {
-	return name + "(" + strings.Join(args, ", ") + ")"
+// tableMarker stands for the name of the table being created in a rendered
+// engine; finishStatement replaces it, once the statement is split out,
+// with the name the statement creates (so that {{engine}} needs no table
+// argument and every migration file keeps its one-argument form).
+const tableMarker = "\x00table\x00"
+
+// engine renders a table engine: name(args...), or on a replicated cluster
+// Replicated<name>('<zookeeper path>/<db>/<table>', '{replica}', args...):
+// the path holds the {shard} macro (Config.Validate insists), so the
+// replicas of one shard share it and the shards do not; {replica} names
+// each replica of the shard (macros of the servers' configuration).
+func (d templateData) engine(name string, args ...string) string {
+	if !d.Replicated {
+		return name + "(" + strings.Join(args, ", ") + ")"
+	}
+	path := QuoteString(strings.TrimSuffix(d.ZooKeeperPath, "/") + "/" + d.DB + "/" + tableMarker)
+	return "Replicated" + name + "(" + strings.Join(append([]string{path, "'{replica}'"}, args...), ", ") + ")"
+}
+
+// engine renders an engine for a single server (tests).
+func engine(name string, args ...string) string { return templateData{}.engine(name, args...) }
+
+var createdObject = regexp.MustCompile(`^CREATE (?:TABLE|MATERIALIZED VIEW|VIEW|DATABASE) IF NOT EXISTS ([A-Za-z0-9_.]+)`)
+
+// finishStatement completes a rendered statement: the name of the table it
+// creates in place of tableMarker, and, on a replicated cluster, ON
+// CLUSTER after the name of what a CREATE creates, so that the server
+// receiving it queues it for every host of the cluster (distributed DDL,
+// hence ZooKeeper). Statements other than CREATE (the INSERT ... SELECT
+// backfills) are run once per shard by migrateReplicated instead.
+func (d templateData) finishStatement(stmt string) (string, error) {
+	m := createdObject.FindStringSubmatchIndex(stmt)
+	if strings.Contains(stmt, tableMarker) {
+		if m == nil || !strings.HasPrefix(stmt, "CREATE TABLE") {
+			return "", fmt.Errorf("an engine outside CREATE TABLE: %.60q", stmt)
+		}
+		full := stmt[m[2]:m[3]]
+		stmt = strings.ReplaceAll(stmt, tableMarker, full[strings.LastIndexByte(full, '.')+1:])
+	}
+	if d.Replicated && m != nil {
+		stmt = stmt[:m[1]] + " ON CLUSTER " + QuoteString(d.Cluster) + stmt[m[1]:]
+	}
+	return stmt, nil
 }
 
 func loadMigrations(data templateData) ([]migration, error) {
@@ -145,7 +182,7 @@ func loadMigrations(data templateData) ([]migration, error) {
 		return nil, err
 	}
 	sort.Strings(names)
-	funcs := template.FuncMap{"engine": engine, "local": data.local, "distributed": data.distributed}
+	funcs := template.FuncMap{"engine": data.engine, "local": data.local, "distributed": data.distributed}
 	var migs []migration
 	for _, path := range names {
 		base := strings.TrimPrefix(path, "migrations/")
@@ -166,7 +203,13 @@ func loadMigrations(data templateData) ([]migration, error) {
 		if err := tmpl.Execute(&out, data); err != nil {
 			return nil, fmt.Errorf("clickhouse: migration %s: %w", base, err)
 		}
-		migs = append(migs, migration{version: uint32(v), name: base, statements: splitStatements(out.String())})
+		stmts := splitStatements(out.String())
+		for i, stmt := range stmts {
+			if stmts[i], err = data.finishStatement(stmt); err != nil {
+				return nil, fmt.Errorf("clickhouse: migration %s: %w", base, err)
+			}
+		}
+		migs = append(migs, migration{version: uint32(v), name: base, statements: stmts})
 	}
 	return migs, nil
 }

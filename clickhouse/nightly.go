@@ -56,9 +56,9 @@ func (db *DB) ComputeNightly(ctx context.Context, day time.Time) (int, error) {
 func (db *DB) NightlyLastDay(ctx context.Context) (time.Time, bool, error) {
 	var (
 		last time.Time
-		runs uint64
+		runs uint64 // days run: unlike count(), the same before and after merges
 	)
-	if err := db.conn.QueryRow(ctx, "SELECT max(day), count() FROM "+db.db+".nightly_runs").Scan(&last, &runs); err != nil {
+	if err := db.conn.QueryRow(ctx, "SELECT max(day), uniqExact(day) FROM "+db.db+".nightly_runs").Scan(&last, &runs); err != nil {
 		return time.Time{}, false, wrapErr("nightly last day", err)
 	}
 	if runs == 0 {

@@ -4,15 +4,24 @@
 #
 #   scripts/dbctl.sh install
 #   scripts/dbctl.sh install-browser   (chromium, for the dashboard's browser tests)
-#   scripts/dbctl.sh start DIR CH_TCP_PORT PG_PORT
-#   scripts/dbctl.sh start-ch DIR CH_TCP_PORT
+#   scripts/dbctl.sh start DIR CH_TCP_PORT PG_PORT [CH_HTTP_PORT]
+#   scripts/dbctl.sh start-ch DIR CH_TCP_PORT [CH_HTTP_PORT]
 #   scripts/dbctl.sh start-pg DIR PG_PORT
 #   scripts/dbctl.sh start-cluster DIR NAME CH_TCP_PORT...
+#   scripts/dbctl.sh start-replicated DIR NAME ZK_PORT SHARDS CH_TCP_PORT...
+#   scripts/dbctl.sh start-zk DIR ZK_PORT
 #   scripts/dbctl.sh stop DIR
 #
 # start-cluster runs one ClickHouse per port, in DIR/shard1, DIR/shard2, ...,
 # each with a remote_servers configuration naming the cluster NAME of one
-# shard per server (no replicas, so no ZooKeeper). stop DIR stops them too.
+# shard per server (no replicas, so no ZooKeeper). start-replicated runs
+# ZooKeeper (Debian's zookeeper 3.8, on loopback, data in DIR/zk) and one
+# ClickHouse per port in DIR/node1, DIR/node2, ..., the ports split into
+# SHARDS shards of equal replica counts in order (4 ports, 2 shards: nodes
+# 1-2 are shard 1's replicas, 3-4 shard 2's), with the {shard} and
+# {replica} macros, internal_replication and the distributed DDL queue;
+# each server's interserver (replication) port is its TCP port + 10. stop
+# DIR stops them too.
 #
 # Servers are found again only through DIR/*.pid: stop never touches a process
 # it did not start. PostgreSQL refuses to run as root, so as root it runs as
@@ -38,6 +47,7 @@ install() {
 	local pkgs=()
 	command -v clickhouse-server >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
 	[ -n "$(pg_bindir)" ] || pkgs+=(postgresql-15)
+	if [ "${WITH_ZOOKEEPER:-}" = 1 ] && [ ! -f /usr/share/java/zookeeper.jar ]; then pkgs+=(zookeeper); fi
 	if [ ${#pkgs[@]} -eq 0 ]; then return; fi
 	log "installing ${pkgs[*]} (Debian packages)"
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -56,14 +66,17 @@ install_browser() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
 }
 
-ch_config() { # DIR PORT
-	local dir=$1 port=$2
+ch_config() { # DIR PORT [HTTP_PORT]
+	local dir=$1 port=$2 http=""
+	# The HTTP interface only for the ClickHouse 26 proof's TSV answers
+	# (clickhouse-go itself cannot use it on 18.16).
+	[ -n "${3:-}" ] && http="<http_port>$3</http_port>"
 	mkdir -p "$dir/ch/data" "$dir/ch/tmp" "$dir/ch/user_files" "$dir/ch/format_schemas" "$dir/ch/log"
 	cat >"$dir/ch/config.xml" <<XML
 <?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>$dir/ch/log/server.log</log><errorlog>$dir/ch/log/error.log</errorlog><size>100M</size><count>2</count></logger>
-  <tcp_port>$port</tcp_port>
+  <tcp_port>$port</tcp_port>$http
   <listen_host>127.0.0.1</listen_host>
   <max_connections>1024</max_connections>
   <keep_alive_timeout>3</keep_alive_timeout>
@@ -109,10 +122,10 @@ wait_port() { # PORT NAME PIDFILE
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-start_ch() { # DIR PORT
+start_ch() { # DIR PORT [HTTP_PORT]
 	local dir=$1 port=$2 pidf=$1/ch.pid
 	if alive "$pidf"; then log "ClickHouse already running (pid $(cat "$pidf"))"; return; fi
-	ch_config "$dir" "$port"
+	ch_config "$dir" "$port" "${3:-}"
 	log "starting ClickHouse on 127.0.0.1:$port (data in $dir/ch)"
 	nohup clickhouse-server --config-file="$dir/ch/config.xml" >"$dir/ch/log/stdout.log" 2>&1 &
 	echo $! >"$pidf"
@@ -156,6 +169,73 @@ start_cluster() { # DIR NAME PORT...
 	done
 }
 
+start_zk() { # DIR PORT: a standalone ZooKeeper on loopback, data in DIR/zk
+	local dir=$1 port=$2 pidf=$1/zk.pid
+	if alive "$pidf"; then log "ZooKeeper already running (pid $(cat "$pidf"))"; return; fi
+	WITH_ZOOKEEPER=1 install
+	mkdir -p "$dir/zk/data"
+	# No admin server (it would take port 8080) and no JMX port.
+	cat >"$dir/zk/zoo.cfg" <<CFG
+tickTime=500
+initLimit=10
+syncLimit=5
+dataDir=$dir/zk/data
+clientPort=$port
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+4lw.commands.whitelist=ruok,srvr
+maxClientCnxns=200
+CFG
+	log "starting ZooKeeper on 127.0.0.1:$port (data in $dir/zk)"
+	nohup java -Xmx256m -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar \
+		org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zk/zoo.cfg" >"$dir/zk/zookeeper.log" 2>&1 &
+	echo $! >"$pidf"
+	wait_port "$port" ZooKeeper "$pidf" || { tail -20 "$dir/zk/zookeeper.log" >&2 || true; exit 1; }
+}
+
+start_replicated() { # DIR NAME ZK_PORT SHARDS PORT...
+	local dir=$1 name=$2 zk=$3 shards=$4 port i=0 per xml="" s r
+	shift 4
+	per=$(($# / shards))
+	[ $((per * shards)) -eq $# ] && [ "$per" -ge 1 ] || { log "$# ports do not split into $shards shards"; exit 2; }
+	start_zk "$dir" "$zk"
+	local ports=("$@")
+	for s in $(seq 1 "$shards"); do
+		xml+="<shard><internal_replication>true</internal_replication>"
+		for r in $(seq 1 "$per"); do
+			xml+="<replica><host>127.0.0.1</host><port>${ports[$(((s - 1) * per + r - 1))]}</port></replica>"
+		done
+		xml+="</shard>"
+	done
+	for port in "$@"; do
+		i=$((i + 1))
+		s=$(((i - 1) / per + 1))
+		r=$(((i - 1) % per + 1))
+		mkdir -p "$dir/node$i/ch/config.d" "$dir/node$i/ch/users.d"
+		echo "<?xml version=\"1.0\"?><yandex><clickhouse_remote_servers><$name>$xml</$name></clickhouse_remote_servers></yandex>" \
+			>"$dir/node$i/ch/remote_servers.xml"
+		cat >"$dir/node$i/ch/config.d/replication.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <zookeeper><node><host>127.0.0.1</host><port>$zk</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>
+  <macros><shard>$s</shard><replica>s${s}r$r</replica></macros>
+  <interserver_http_host>127.0.0.1</interserver_http_host>
+  <interserver_http_port>$((port + 10))</interserver_http_port>
+  <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+</yandex>
+XML
+		# ON CLUSTER DDL runs with the default profile's settings: 18.x
+		# needs LowCardinality allowed there (an obsolete no-op later).
+		# Replicas in order: reads and inserts go to a shard's first live
+		# replica, so a read follows the inserts before it.
+		cat >"$dir/node$i/ch/users.d/replicated.xml" <<XML
+<?xml version="1.0"?>
+<yandex><profiles><default><allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type><load_balancing>in_order</load_balancing></default></profiles></yandex>
+XML
+		start_ch "$dir/node$i" "$port"
+	done
+}
+
 stop_pid() { # PIDFILE: stop that process (only it) and wait for its exit
 	local pidf=$1 pid i
 	[ -f "$pidf" ] || return 0
@@ -172,9 +252,10 @@ stop_pid() { # PIDFILE: stop that process (only it) and wait for its exit
 stop() { # DIR
 	local shard
 	stop_pid "$1/ch.pid"
-	for shard in "$1"/shard*/; do
+	for shard in "$1"/shard*/ "$1"/node*/; do
 		[ -d "$shard" ] && stop_pid "$shard/ch.pid"
 	done
+	stop_pid "$1/zk.pid"
 	stop_pid "$1/pg.pid"
 }
 
@@ -183,14 +264,14 @@ case "$cmd" in
 install) install ;;
 install-browser) install_browser ;;
 start)
-	[ $# -eq 4 ] || { echo "usage: $0 start DIR CH_TCP_PORT PG_PORT" >&2; exit 2; }
+	[ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 start DIR CH_TCP_PORT PG_PORT [CH_HTTP_PORT]" >&2; exit 2; }
 	install
 	dir=$(mkdir -p "$2" && cd "$2" && pwd)
 	chmod 755 "$dir"
-	start_ch "$dir" "$3"
+	start_ch "$dir" "$3" "${5:-}"
 	start_pg "$dir" "$4"
 	;;
-start-ch) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_ch "$dir" "$3" ;;
+start-ch) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_ch "$dir" "$3" "${4:-}" ;;
 start-pg) dir=$(mkdir -p "$2" && cd "$2" && pwd); chmod 755 "$dir"; start_pg "$dir" "$3" ;;
 start-cluster)
 	[ $# -ge 4 ] || { echo "usage: $0 start-cluster DIR NAME CH_TCP_PORT..." >&2; exit 2; }
@@ -199,7 +280,17 @@ start-cluster)
 	shift 3
 	start_cluster "$dir" "$name" "$@"
 	;;
+start-replicated)
+	[ $# -ge 6 ] || { echo "usage: $0 start-replicated DIR NAME ZK_PORT SHARDS CH_TCP_PORT..." >&2; exit 2; }
+	install
+	dir=$(mkdir -p "$2" && cd "$2" && pwd)
+	name=$3 zkport=$4 nshards=$5
+	shift 5
+	start_replicated "$dir" "$name" "$zkport" "$nshards" "$@"
+	;;
+start-zk) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_zk "$dir" "$3" ;;
+kill-ch) pidf="$(cd "$2" && pwd)/ch.pid"; [ -f "$pidf" ] && kill -KILL "$(cat "$pidf")" && rm -f "$pidf" ;;
 stop-ch) stop_pid "$(cd "$2" && pwd)/ch.pid" ;;
 stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; [ -d "$2" ] && stop "$(cd "$2" && pwd)" ;;
-*) echo "usage: $0 install | install-browser | start DIR CH_TCP_PORT PG_PORT | start-ch DIR PORT | start-pg DIR PORT | start-cluster DIR NAME PORT... | stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 install | install-browser | start DIR CH_TCP_PORT PG_PORT | start-ch DIR PORT | start-pg DIR PORT | start-cluster DIR NAME PORT... | start-replicated DIR NAME ZK_PORT SHARDS PORT... | start-zk DIR PORT | kill-ch DIR | stop DIR" >&2; exit 2 ;;
 esac

@@ -7,10 +7,21 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 CH_PORT=${TEST_CH_PORT:-29000}
 PG_PORT=${TEST_PG_PORT:-25432}
+CH_HTTP_PORT=${TEST_CH_HTTP_PORT:-29123}
 dir=$(mktemp -d /tmp/telemetry-test.XXXXXX)
 cleanup() { scripts/dbctl.sh stop "$dir" || true; rm -rf "$dir"; }
 trap cleanup EXIT
-scripts/dbctl.sh start "$dir" "$CH_PORT" "$PG_PORT"
+scripts/dbctl.sh start "$dir" "$CH_PORT" "$PG_PORT" "$CH_HTTP_PORT"
+# The ClickHouse 26 proof (clickhouse/proof26_test.go): libchdb.so,
+# installed under .data/chdb when missing, and 18.16's HTTP interface for
+# its TSV answers. Required in CI.
+if lib=$(scripts/chdb.sh); then
+	export TELEMETRY_TEST_LIBCHDB=$lib
+	export TELEMETRY_TEST_CLICKHOUSE_HTTP=127.0.0.1:$CH_HTTP_PORT
+else
+	[ "${CI:-}" = true ] && { echo "libchdb could not be installed: the ClickHouse 26 proof cannot run" >&2; exit 1; }
+	echo "warning: libchdb could not be installed; the ClickHouse 26 proof will be skipped" >&2
+fi
 # The dashboard's browser tests need chromium. They skip without it, except
 # in CI (CI=true), where they fail: a fresh machine must run them.
 if ! scripts/dbctl.sh install-browser; then

@@ -91,10 +91,7 @@ func (m *Main) Connect(ctx context.Context) error {
 	}
 	m.PG = pg
 	m.closers = append(m.closers, pg.Close)
-	c := m.Config.ClickHouse
-	ch, err := clickhouse.Open(ctx, clickhouse.Config{Addr: c.Addr, Database: c.Database, Username: c.Username,
-		Password: c.Password, DialTimeout: c.DialTimeout, MaxOpenConns: c.MaxOpenConns, Cluster: c.Cluster,
-		ReadTimeout: c.ReadTimeout})
+	ch, err := clickhouse.Open(ctx, m.Config.ClickHouse.storeConfig())
 	if err != nil {
 		return fmt.Errorf("clickhouse: %w", err)
 	}

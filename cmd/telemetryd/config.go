@@ -16,6 +16,7 @@ import (
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/httpapi"
 )
 
@@ -95,6 +96,10 @@ type ClickHouseConfig struct {
 	DialTimeout  time.Duration `mapstructure:"dial_timeout"`
 	MaxOpenConns int           `mapstructure:"max_open_conns"`
 	Cluster      string        `mapstructure:"cluster"`
+	// Replicated: the cluster's shards have replicas (Replicated*MergeTree
+	// tables under ZooKeeperPath, ON CLUSTER DDL).
+	Replicated    bool   `mapstructure:"replicated"`
+	ZooKeeperPath string `mapstructure:"zookeeper_path"`
 	// ReadTimeout is the server-side bound of every read
 	// (max_execution_time, whole seconds).
 	ReadTimeout time.Duration `mapstructure:"read_timeout"`
@@ -179,10 +184,11 @@ func DefaultConfig() Config {
 			ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 90 * time.Second, IdleTimeout: 2 * time.Minute,
 			DeadlineIngest: httpapi.DefaultDeadlines.Ingest, DeadlineReads: httpapi.DefaultDeadlines.Reads, DeadlineOther: httpapi.DefaultDeadlines.Other,
 			DeadlineExport: httpapi.DefaultDeadlines.Export},
-		Log:        LogConfig{Level: "info", Format: "json"},
-		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16, ReadTimeout: 30 * time.Second},
-		Postgres:   PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32, StatementTimeout: 30 * time.Second},
-		Auth:       AuthConfig(accounts.DefaultAuthPolicy()),
+		Log: LogConfig{Level: "info", Format: "json"},
+		ClickHouse: ClickHouseConfig{Addr: []string{"127.0.0.1:19000"}, Database: "telemetry", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16, ReadTimeout: 30 * time.Second,
+			ZooKeeperPath: clickhouse.DefaultZooKeeperPath},
+		Postgres: PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32, StatementTimeout: 30 * time.Second},
+		Auth:     AuthConfig(accounts.DefaultAuthPolicy()),
 		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
 			CacheMaxIDs:       4 << 20,
@@ -305,6 +311,12 @@ func (c Config) Validate() error {
 	if c.ClickHouse.Database == "" {
 		bad("clickhouse.database", "must be set")
 	}
+	if c.ClickHouse.Replicated && c.ClickHouse.Cluster == "" {
+		bad("clickhouse.replicated", "needs clickhouse.cluster: replicas are the hosts of a cluster's shards")
+	}
+	if c.ClickHouse.Replicated && !strings.Contains(c.ClickHouse.ZooKeeperPath, "{shard}") {
+		bad("clickhouse.zookeeper_path", "must hold the {shard} macro, or the shards would replicate each other")
+	}
 	if c.ClickHouse.MaxOpenConns < 1 {
 		bad("clickhouse.max_open_conns", "must be at least 1")
 	}
@@ -400,4 +412,11 @@ func (c Config) Redacted() Config {
 		}
 	}
 	return r
+}
+
+// storeConfig is the ClickHouse store's configuration.
+func (c ClickHouseConfig) storeConfig() clickhouse.Config {
+	return clickhouse.Config{Addr: c.Addr, Database: c.Database, Username: c.Username,
+		Password: c.Password, DialTimeout: c.DialTimeout, MaxOpenConns: c.MaxOpenConns, Cluster: c.Cluster,
+		Replicated: c.Replicated, ZooKeeperPath: c.ZooKeeperPath, ReadTimeout: c.ReadTimeout}
 }

@@ -31,6 +31,7 @@ func testConfig(t *testing.T, chAddr string) Config {
 	cfg.ClickHouse.Addr = []string{chAddr}
 	cfg.ClickHouse.Database = testenv.Name("e2e")
 	cfg.ClickHouse.Cluster = testenv.ClickHouseCluster() // `make test-cluster`
+	cfg.ClickHouse.Replicated = testenv.ClickHouseReplicated()
 	cfg.Postgres.URL = pg.URL(t)
 	cfg.Ingest.WALDir = t.TempDir()
 	cfg.Ingest.FlushInterval = 200 * time.Millisecond

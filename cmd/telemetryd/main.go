@@ -5,6 +5,7 @@
 //	telemetryd nightly --date D   compute the nightly metrics for day D (or --from/--to)
 //	telemetryd retention [--dry-run] delete telemetry beyond retention now (or print what would go)
 //	telemetryd wal verify [--dir D] check the write-ahead log for damage (read only)
+//	telemetryd schema [--cluster NAME] [--replicated]  print the ClickHouse DDL (no database needed)
 //
 // Every command takes --config FILE (default configs/telemetryd.yaml when it
 // exists); every setting can be overridden as TELEMETRY_<SECTION>_<KEY>.
@@ -21,6 +22,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/wal"
 )
 
@@ -63,12 +65,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cmd == "wal verify" {
 		walDir = fs.String("dir", "", "the log directory (default: ingest.wal_dir)")
 	}
+	var cluster *string
+	var replicated *bool
+	if cmd == "schema" {
+		cluster = fs.String("cluster", "", "render for this cluster of remote_servers (default: clickhouse.cluster)")
+		replicated = fs.Bool("replicated", false, "render replicated tables and ON CLUSTER DDL (default: clickhouse.replicated)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	cfg, err := LoadConfig(*configPath)
 	if err != nil {
 		return err
+	}
+	if cmd == "schema" {
+		return printSchema(cfg.ClickHouse, *cluster, *replicated, stdout)
 	}
 	if cmd == "wal verify" {
 		dir := cfg.Ingest.WALDir
@@ -111,8 +122,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate, nightly, retention or wal verify)", cmd)
+		return fmt.Errorf("unknown command %q (want serve, migrate, nightly, retention, schema or wal verify)", cmd)
 	}
+}
+
+// printSchema prints the ClickHouse DDL of the configuration, or of the
+// cluster the flags name, for operators to review or apply by hand; it
+// connects to nothing.
+func printSchema(c ClickHouseConfig, cluster string, replicated bool, w io.Writer) error {
+	if cluster != "" {
+		c.Cluster = cluster
+	}
+	if replicated {
+		c.Replicated = true
+		if c.Cluster == "" {
+			return fmt.Errorf("schema: --replicated needs --cluster NAME (or clickhouse.cluster)")
+		}
+	}
+	ddl, err := clickhouse.Schema(c.storeConfig())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, ddl)
+	return err
 }
 
 // errDamaged makes `telemetryd wal verify` exit 1 when it found damage.

@@ -27,6 +27,10 @@ const (
 	// EnvClickHouseCluster names a cluster of the test ClickHouse server
 	// (set by `make test-cluster`): store tests then run in cluster mode.
 	EnvClickHouseCluster = "TELEMETRY_TEST_CLICKHOUSE_CLUSTER"
+	// EnvClickHouseReplicated ("1") says that the cluster's shards have
+	// replicas and ZooKeeper (the replicated topology of `make
+	// test-cluster`): store tests then use replicated tables.
+	EnvClickHouseReplicated = "TELEMETRY_TEST_CLICKHOUSE_REPLICATED"
 )
 
 // Defaults match the ports of `make test`.
@@ -47,6 +51,11 @@ func ClickHouseAddr(t testing.TB) string {
 // ClickHouseCluster returns the cluster the store tests run on, or "" for
 // a single server.
 func ClickHouseCluster() string { return os.Getenv(EnvClickHouseCluster) }
+
+// ClickHouseReplicated reports whether the test cluster is replicated.
+func ClickHouseReplicated() bool {
+	return ClickHouseCluster() != "" && os.Getenv(EnvClickHouseReplicated) == "1"
+}
 
 // PostgresURL returns the test PostgreSQL URL (of its maintenance database),
 // or skips (fails in CI) when nothing listens there.

@@ -1,0 +1,394 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	_ "unsafe" // go:linkname
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/mcpscope/telemetry/internal/chdb"
+)
+
+// The ClickHouse 26 proof. With TELEMETRY_TEST_LIBCHDB naming libchdb.so
+// (`make test` installs it with scripts/chdb.sh), every store the
+// package's tests open on a single server mirrors each statement it runs
+// on ClickHouse 18.16 to ClickHouse 26.7 in process, with the same
+// parameters bound into the text by the driver's own binder:
+//
+//   - every migration statement (single-server rendering), every insert
+//     (the fixture's batches, as VALUES), every INSERT ... SELECT (nightly,
+//     seeding) and OPTIMIZE must run there too;
+//   - every query on the test's database (overview, tools, tool detail,
+//     insights, sessions, usage, rule windows, nightly, duplicates, ...)
+//     runs on both, 18.16's answer read over its HTTP interface as TSV
+//     (TELEMETRY_TEST_CLICKHOUSE_HTTP, host:port) and
+//     26's by the library as TSV, and the two must match as multisets of
+//     rows (main rows and WITH TOTALS rows apart, since GROUP BY has no
+//     order), field by field: text exactly, numbers within the documented
+//     approximations (compareField).
+//
+// So the read tests' fixture and parameters are exercised on both versions
+// by the same tests that check them against their oracles on 18.16.
+
+//go:linkname driverBind github.com/ClickHouse/clickhouse-go/v2.bind
+func driverBind(tz *time.Location, query string, args ...any) (string, error)
+
+// EnvLibCHDB names libchdb.so for the proof; EnvHTTP 18.16's HTTP
+// interface (host:port).
+const (
+	EnvLibCHDB = "TELEMETRY_TEST_LIBCHDB"
+	EnvHTTP    = "TELEMETRY_TEST_CLICKHOUSE_HTTP"
+)
+
+var (
+	proofOnce    sync.Once
+	proofSession *chdb.Session
+	proofDir     string
+	proofErr     error
+)
+
+// ProveOn26 mirrors db's statements to ClickHouse 26 and compares the
+// answers (above), when EnvLibCHDB is set. It reports whether the proof
+// is on.
+func ProveOn26(t testing.TB, db *DB) bool {
+	lib, http := os.Getenv(EnvLibCHDB), os.Getenv(EnvHTTP)
+	if lib == "" || db.cluster != "" {
+		return false
+	}
+	if http == "" {
+		t.Fatalf("%s is set but %s does not name 18.16's HTTP interface", EnvLibCHDB, EnvHTTP)
+	}
+	proofOnce.Do(func() {
+		if proofDir, proofErr = os.MkdirTemp("", "telemetry-chdb-"); proofErr == nil {
+			proofSession, proofErr = chdb.Open(lib, filepath.Join(proofDir, "data"))
+		}
+	})
+	if proofErr != nil {
+		t.Fatalf("ClickHouse 26 (libchdb %s): %v", lib, proofErr)
+	}
+	db.conn = &proofConn{Conn: db.conn, t: t, s: proofSession, db: db.db, http: "http://" + http + "/"}
+	return true
+}
+
+// CleanUpProof removes ClickHouse 26's data directory (TestMain, after
+// every test).
+func CleanUpProof() {
+	if proofDir != "" {
+		os.RemoveAll(proofDir)
+	}
+}
+
+type proofConn struct {
+	driver.Conn
+	t    testing.TB
+	s    *chdb.Session
+	db   string
+	http string
+}
+
+func (c *proofConn) bind(q string, args []any) string {
+	text, err := driverBind(time.UTC, q, args...)
+	if err != nil {
+		c.t.Errorf("bind %q: %v", q, err)
+	}
+	return text
+}
+
+// mirror runs a statement 18.16 ran on 26 too.
+func (c *proofConn) mirror(text string) {
+	if _, err := c.s.Query(text, "TSV"); err != nil {
+		c.t.Errorf("ClickHouse 26 refused a statement 18.16 ran: %v\n%s", err, text)
+	}
+}
+
+func (c *proofConn) Exec(ctx context.Context, q string, args ...any) error {
+	if err := c.Conn.Exec(ctx, q, args...); err != nil {
+		return err
+	}
+	c.mirror(c.bind(q, args))
+	return nil
+}
+
+func (c *proofConn) Query(ctx context.Context, q string, args ...any) (driver.Rows, error) {
+	rows, err := c.Conn.Query(ctx, q, args...)
+	if err == nil {
+		c.compare(ctx, q, args)
+	}
+	return rows, err
+}
+
+func (c *proofConn) QueryRow(ctx context.Context, q string, args ...any) driver.Row {
+	row := c.Conn.QueryRow(ctx, q, args...)
+	if row.Err() == nil {
+		c.compare(ctx, q, args)
+	}
+	return row
+}
+
+func (c *proofConn) Select(ctx context.Context, dest any, q string, args ...any) error {
+	err := c.Conn.Select(ctx, dest, q, args...)
+	if err == nil {
+		c.compare(ctx, q, args)
+	}
+	return err
+}
+
+// compare runs a query of the test's database on both versions.
+func (c *proofConn) compare(ctx context.Context, q string, args []any) {
+	text := c.bind(q, args)
+	if !strings.Contains(text, c.db+".") {
+		return // system tables, constants: not the store's data
+	}
+	old, err := httpQuery(ctx, c.http+"?default_format=TSVWithNamesAndTypes", text)
+	if err != nil {
+		c.t.Errorf("18.16 over HTTP: %v\n%s", err, text)
+		return
+	}
+	got, err := c.s.Query(text, "TSVWithNamesAndTypes")
+	if err != nil {
+		c.t.Errorf("ClickHouse 26 refused a query 18.16 answered: %v\n%s", err, text)
+		return
+	}
+	if diff := compareTSV(string(old), got); diff != "" {
+		c.t.Errorf("ClickHouse 26 answers otherwise than 18.16: %s\n%s\n-- 18.16:\n%s-- 26:\n%s", diff, text, old, got)
+	}
+}
+
+// httpQuery runs a query on 18.16's HTTP interface; the answer is TSV.
+func httpQuery(ctx context.Context, url, text string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(text))
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return string(body), nil
+}
+
+func (c *proofConn) PrepareBatch(ctx context.Context, q string, opts ...driver.PrepareBatchOption) (driver.Batch, error) {
+	b, err := c.Conn.PrepareBatch(ctx, q, opts...)
+	if err != nil {
+		return b, err
+	}
+	return &proofBatch{Batch: b, c: c, query: q, cols: map[int]any{}}, nil
+}
+
+// proofBatch records the batch's values, to insert them on 26 as VALUES
+// once 18.16 took them.
+type proofBatch struct {
+	driver.Batch
+	c     *proofConn
+	query string
+	cols  map[int]any // column index: the slice appended
+	rows  [][]any
+}
+
+type proofColumn struct {
+	driver.BatchColumn
+	b *proofBatch
+	i int
+}
+
+func (p proofColumn) Append(v any) error {
+	if err := p.BatchColumn.Append(v); err != nil {
+		return err
+	}
+	p.b.cols[p.i] = v
+	return nil
+}
+
+func (b *proofBatch) Column(i int) driver.BatchColumn {
+	return proofColumn{BatchColumn: b.Batch.Column(i), b: b, i: i}
+}
+
+func (b *proofBatch) Append(v ...any) error {
+	if err := b.Batch.Append(v...); err != nil {
+		return err
+	}
+	b.rows = append(b.rows, v)
+	return nil
+}
+
+func (b *proofBatch) Send() error {
+	if err := b.Batch.Send(); err != nil {
+		return err
+	}
+	rows := b.rows
+	if len(b.cols) > 0 {
+		n := reflect.ValueOf(b.cols[0]).Len()
+		for r := 0; r < n; r++ {
+			row := make([]any, len(b.cols))
+			for i := range row {
+				row[i] = reflect.ValueOf(b.cols[i]).Index(r).Interface()
+			}
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	sb.WriteString(b.query + " VALUES ")
+	marks := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
+	for i, row := range rows {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(b.c.bind(marks, row))
+	}
+	b.c.mirror(sb.String())
+	return nil
+}
+
+// compareTSV compares two TSVWithNamesAndTypes answers as multisets of
+// rows, the rows after an empty line (WITH TOTALS) apart; it describes the
+// first difference. Column names (expressions are named differently by the
+// versions) and types are not compared; 18.16's types say which columns
+// are t-digest estimates.
+func compareTSV(old, got string) string {
+	if got == "" || strings.HasPrefix(got, "\n") {
+		// Without rows libchdb writes the totals first, and the header
+		// after them (or nothing at all).
+		o := strings.SplitN(old, "\n", 3)
+		if i := strings.Index(got, "\n"+o[0]+"\n"); i >= 0 && got != "" {
+			got = got[:i+1]
+		}
+		got = o[0] + "\n" + o[1] + "\n" + got
+	}
+	oh, old, _ := strings.Cut(old, "\n")
+	gh, got, _ := strings.Cut(got, "\n")
+	ot, old, _ := strings.Cut(old, "\n")
+	_, got, _ = strings.Cut(got, "\n")
+	if len(strings.Split(oh, "\t")) != len(strings.Split(gh, "\t")) {
+		return fmt.Sprintf("columns %s, %s on 18.16", gh, oh)
+	}
+	types := strings.Split(ot, "\t")
+	ob, gb := blocks(old), blocks(got)
+	if len(ob) != len(gb) {
+		return fmt.Sprintf("%d blocks, %d on 18.16", len(gb), len(ob))
+	}
+	for i := range ob {
+		ol, gl := sortRows(ob[i], types), sortRows(gb[i], types)
+		if len(ol) != len(gl) {
+			return fmt.Sprintf("%d rows, %d on 18.16", len(gl), len(ol))
+		}
+		for j := range ol {
+			of, gf := strings.Split(ol[j], "\t"), strings.Split(gl[j], "\t")
+			if len(of) != len(gf) || len(of) != len(types) {
+				return fmt.Sprintf("row %d: %d fields, %d on 18.16", j, len(gf), len(of))
+			}
+			for k := range of {
+				if !compareField(types[k], of[k], gf[k]) {
+					return fmt.Sprintf("row %d field %d (%s): %q, %q on 18.16", j, k, types[k], gf[k], of[k])
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// blocks splits TSV rows at empty lines: the rows, then the totals.
+func blocks(data string) [][]string {
+	out := [][]string{nil}
+	for _, l := range strings.Split(strings.TrimRight(data, "\n"), "\n") {
+		if l == "" {
+			out = append(out, nil)
+			continue
+		}
+		out[len(out)-1] = append(out[len(out)-1], l)
+	}
+	return out
+}
+
+// sortRows sorts a block's rows by their exact fields only (t-digest
+// estimates may differ).
+func sortRows(ls []string, types []string) []string {
+	key := func(l string) string {
+		f := strings.Split(l, "\t")
+		for k := range f {
+			if k < len(types) && isEstimate(types[k]) {
+				f[k] = ""
+			}
+		}
+		return strings.Join(f, "\t")
+	}
+	sort.SliceStable(ls, func(a, b int) bool { return key(ls[a]) < key(ls[b]) })
+	return ls
+}
+
+// isEstimate: t-digest quantiles are Float32 (the store has no other
+// Float32 column).
+func isEstimate(typ string) bool { return strings.Contains(typ, "Float32") }
+
+// compareField compares one field. Text must be equal, except for the
+// zero Date and DateTime, which 18.16 renders 0000-00-00 and 26
+// 1970-01-01 (the same stored 0; the driver reads both as the Unix
+// epoch). Float64 numbers may differ by float formatting, within 1e-9
+// relative. T-digest estimates (Float32) are estimates on both sides, with
+// different implementations (26 answers centroid values, 18.16
+// interpolates between them): the versions must agree on their presence
+// (an empty sample reads nan on both, arrays have the same length) and
+// their values must be finite, but not on the value: TestTDigestAccuracyOn26
+// checks 26's estimates against the exact quantiles of the same fixture,
+// with the rank accuracy the read tests demand of 18.16.
+func compareField(typ, old, got string) bool {
+	if old == got {
+		return true
+	}
+	if strings.HasPrefix(old, "0000-00-00") && strings.Replace(old, "0000-00-00", "1970-01-01", 1) == got {
+		return true
+	}
+	if strings.HasPrefix(old, "[") && strings.HasPrefix(got, "[") {
+		oe := strings.Split(strings.Trim(old, "[]"), ",")
+		ge := strings.Split(strings.Trim(got, "[]"), ",")
+		if len(oe) != len(ge) {
+			return false
+		}
+		for i := range oe {
+			if !compareField(strings.TrimSuffix(strings.TrimPrefix(typ, "Array("), ")"), oe[i], ge[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	o, err1 := strconv.ParseFloat(old, 64)
+	g, err2 := strconv.ParseFloat(got, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if isEstimate(typ) {
+		return math.IsNaN(o) == math.IsNaN(g) && !math.IsInf(g, 0)
+	}
+	return math.Abs(o-g) <= 1e-9*math.Max(math.Abs(o), math.Abs(g))
+}
+
+// QueryOn26 runs a query on ClickHouse 26 (TSV), once ProveOn26 is on.
+func QueryOn26(q string) (string, error) {
+	if proofSession == nil {
+		return "", fmt.Errorf("the ClickHouse 26 proof is off")
+	}
+	return proofSession.Query(q, "TSV")
+}

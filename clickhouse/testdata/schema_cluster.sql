@@ -1,0 +1,438 @@
+-- telemetry schema, database telemetry, cluster 'telemetry' without replication.
+-- Run every statement on every host of the cluster.
+-- On ClickHouse 18.x, run with SET allow_experimental_low_cardinality_type = 1.
+-- Every statement is idempotent; telemetryd migrate records the versions it applies.
+
+CREATE DATABASE IF NOT EXISTS telemetry;
+
+CREATE TABLE IF NOT EXISTS telemetry.schema_migrations
+(
+    version    UInt32,
+    name       String,
+    applied_at DateTime('UTC')
+)
+ENGINE = MergeTree() ORDER BY version;
+
+-- 001_events.sql
+CREATE TABLE IF NOT EXISTS telemetry.events_local
+(
+    account_id     String,
+    mcp_id         String,
+    ts             DateTime('UTC'),
+    ts_ms          UInt16,
+    received_at    DateTime('UTC'),
+    id             String,
+    session_id     String,
+    method         LowCardinality(String),
+    name           String,
+    is_error       UInt8,
+    error_type     LowCardinality(String),
+    error_message  String,
+    duration_ms    Float64,
+    has_duration   UInt8,
+    client_name    LowCardinality(String),
+    client_version LowCardinality(String),
+    server_version LowCardinality(String),
+    user_id        String,
+    user_key       String,
+    attr_keys      Array(String),
+    attr_values    Array(String),
+    ingest_node    LowCardinality(String),
+    ingest_seq     UInt64
+)
+ENGINE = MergeTree()
+PARTITION BY toDate(ts)
+ORDER BY (mcp_id, ts);
+
+CREATE TABLE IF NOT EXISTS telemetry.events AS telemetry.events_local ENGINE = Distributed('telemetry', 'telemetry', 'events_local', cityHash64(mcp_id));
+
+-- 002_rollups.sql
+CREATE TABLE IF NOT EXISTS telemetry.mcp_daily_local
+(
+    mcp_id   String,
+    day      Date,
+    calls    AggregateFunction(count),
+    errors   AggregateFunction(sum, UInt64),
+    sessions AggregateFunction(uniqHLL12, String),
+    users    AggregateFunction(uniqHLL12, String),
+    dur_n    AggregateFunction(sum, UInt64),
+    dur_sum  AggregateFunction(sum, Float64),
+    dur_q    AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.mcp_daily AS telemetry.mcp_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'mcp_daily_local');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.mcp_daily_mv TO telemetry.mcp_daily_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+GROUP BY mcp_id, day;
+
+CREATE TABLE IF NOT EXISTS telemetry.tool_daily_local
+(
+    mcp_id    String,
+    day       Date,
+    name      String,
+    calls     AggregateFunction(count),
+    errors    AggregateFunction(sum, UInt64),
+    sessions  AggregateFunction(uniqHLL12, String),
+    dur_n     AggregateFunction(sum, UInt64),
+    dur_sum   AggregateFunction(sum, Float64),
+    dur_q     AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8),
+    last_seen AggregateFunction(max, UInt64)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, name)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.tool_daily AS telemetry.tool_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'tool_daily_local');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.tool_daily_mv TO telemetry.tool_daily_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    name,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
+FROM telemetry.events_local
+WHERE method = 'tools/call'
+GROUP BY mcp_id, day, name;
+
+CREATE TABLE IF NOT EXISTS telemetry.session_daily_local
+(
+    mcp_id               String,
+    day                  Date,
+    session_id           String,
+    started              AggregateFunction(min, UInt64),
+    last_seen            AggregateFunction(max, UInt64),
+    calls                AggregateFunction(count),
+    errors               AggregateFunction(sum, UInt64),
+    first_client_name    AggregateFunction(argMinIf, String, UInt64, UInt8),
+    first_client_version AggregateFunction(argMinIf, String, UInt64, UInt8),
+    first_user_id        AggregateFunction(argMinIf, String, UInt64, UInt8)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, session_id)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.session_daily AS telemetry.session_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'session_daily_local');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.session_daily_mv TO telemetry.session_daily_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    session_id,
+    minState(toUInt64(ts) * 1000 + ts_ms) AS started,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    argMinIfState(CAST(client_name AS String), toUInt64(ts) * 1000 + ts_ms, client_name != '') AS first_client_name,
+    argMinIfState(CAST(client_version AS String), toUInt64(ts) * 1000 + ts_ms, client_name != '') AS first_client_version,
+    argMinIfState(user_id, toUInt64(ts) * 1000 + ts_ms, user_id != '') AS first_user_id
+FROM telemetry.events_local
+GROUP BY mcp_id, day, session_id;
+
+CREATE TABLE IF NOT EXISTS telemetry.error_daily_local
+(
+    mcp_id       String,
+    day          Date,
+    method       LowCardinality(String),
+    name         String,
+    error_type   LowCardinality(String),
+    errors       AggregateFunction(count),
+    last_message AggregateFunction(argMax, String, UInt64),
+    last_seen    AggregateFunction(max, UInt64)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, method, name, error_type)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.error_daily AS telemetry.error_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'error_daily_local');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.error_daily_mv TO telemetry.error_daily_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    method,
+    name,
+    error_type,
+    countState() AS errors,
+    argMaxState(error_message, toUInt64(ts) * 1000 + ts_ms) AS last_message,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
+FROM telemetry.events_local
+WHERE is_error = 1
+GROUP BY mcp_id, day, method, name, error_type;
+
+CREATE TABLE IF NOT EXISTS telemetry.client_daily_local
+(
+    mcp_id         String,
+    day            Date,
+    client_name    LowCardinality(String),
+    client_version LowCardinality(String),
+    calls          AggregateFunction(count),
+    sessions       AggregateFunction(uniqHLL12, String)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, client_name, client_version)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.client_daily AS telemetry.client_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'client_daily_local');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.client_daily_mv TO telemetry.client_daily_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    client_name,
+    client_version,
+    countState() AS calls,
+    uniqHLL12State(session_id) AS sessions
+FROM telemetry.events_local
+GROUP BY mcp_id, day, client_name, client_version;
+
+CREATE TABLE IF NOT EXISTS telemetry.tool_client_daily_local
+(
+    mcp_id      String,
+    day         Date,
+    name        String,
+    client_name LowCardinality(String),
+    calls       UInt64
+)
+ENGINE = SummingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, name, client_name)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.tool_client_daily AS telemetry.tool_client_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'tool_client_daily_local');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.tool_client_daily_mv TO telemetry.tool_client_daily_local AS
+SELECT mcp_id, toDate(ts) AS day, name, client_name, count() AS calls
+FROM telemetry.events_local
+WHERE method = 'tools/call'
+GROUP BY mcp_id, day, name, client_name;
+
+CREATE TABLE IF NOT EXISTS telemetry.user_daily_local
+(
+    mcp_id   String,
+    day      Date,
+    user_key String,
+    calls    UInt64
+)
+ENGINE = SummingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, user_key)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.user_daily AS telemetry.user_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'user_daily_local');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.user_daily_mv TO telemetry.user_daily_local AS
+SELECT mcp_id, toDate(ts) AS day, user_key, count() AS calls
+FROM telemetry.events_local
+GROUP BY mcp_id, day, user_key;
+
+CREATE TABLE IF NOT EXISTS telemetry.usage_daily_local
+(
+    account_id String,
+    day        Date,
+    mcp_id     String,
+    events     UInt64
+)
+ENGINE = SummingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (account_id, day, mcp_id)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.usage_daily AS telemetry.usage_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'usage_daily_local');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.usage_daily_mv TO telemetry.usage_daily_local AS
+SELECT account_id, toDate(received_at) AS day, mcp_id, count() AS events
+FROM telemetry.events_local
+GROUP BY account_id, day, mcp_id;
+
+-- 003_nightly.sql
+CREATE TABLE IF NOT EXISTS telemetry.nightly_local
+(
+    mcp_id           String,
+    day              Date,
+    active_users_28d UInt64,
+    stickiness       Float64,
+    retention_7d     Float64,
+    has_retention    UInt8,
+    version          UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.nightly AS telemetry.nightly_local ENGINE = Distributed('telemetry', 'telemetry', 'nightly_local', cityHash64(mcp_id));
+
+CREATE TABLE IF NOT EXISTS telemetry.nightly_runs_local
+(
+    day     Date,
+    mcps    UInt64,
+    version UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY day;
+
+CREATE TABLE IF NOT EXISTS telemetry.nightly_runs AS telemetry.nightly_runs_local ENGINE = Distributed('telemetry', 'telemetry', 'nightly_runs_local', toUInt32(day));
+
+-- 004_monthly.sql
+CREATE TABLE IF NOT EXISTS telemetry.tool_monthly_local
+(
+    mcp_id    String,
+    month     Date,
+    name      String,
+    calls     AggregateFunction(count),
+    errors    AggregateFunction(sum, UInt64),
+    sessions  AggregateFunction(uniqHLL12, String),
+    dur_n     AggregateFunction(sum, UInt64),
+    dur_sum   AggregateFunction(sum, Float64),
+    dur_q     AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8),
+    last_seen AggregateFunction(max, UInt64)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(month)
+ORDER BY (mcp_id, month, name)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.tool_monthly AS telemetry.tool_monthly_local ENGINE = Distributed('telemetry', 'telemetry', 'tool_monthly_local');
+
+INSERT INTO telemetry.tool_monthly_local (mcp_id, month, name, calls, errors, sessions, dur_n, dur_sum, dur_q, last_seen)
+SELECT
+    mcp_id,
+    toStartOfMonth(day) AS month,
+    name,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q,
+    maxMergeState(last_seen) AS last_seen
+FROM telemetry.tool_daily_local
+WHERE (SELECT count() FROM telemetry.tool_monthly_local) = 0
+GROUP BY mcp_id, month, name;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.tool_monthly_mv TO telemetry.tool_monthly_local AS
+SELECT
+    mcp_id,
+    toStartOfMonth(ts) AS month,
+    name,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
+FROM telemetry.events_local
+WHERE method = 'tools/call'
+GROUP BY mcp_id, month, name;
+
+CREATE TABLE IF NOT EXISTS telemetry.error_monthly_local
+(
+    mcp_id       String,
+    month        Date,
+    method       LowCardinality(String),
+    name         String,
+    error_type   LowCardinality(String),
+    errors       AggregateFunction(count),
+    last_message AggregateFunction(argMax, String, UInt64),
+    last_seen    AggregateFunction(max, UInt64)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(month)
+ORDER BY (mcp_id, month, method, name, error_type)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.error_monthly AS telemetry.error_monthly_local ENGINE = Distributed('telemetry', 'telemetry', 'error_monthly_local');
+
+INSERT INTO telemetry.error_monthly_local (mcp_id, month, method, name, error_type, errors, last_message, last_seen)
+SELECT
+    mcp_id,
+    toStartOfMonth(day) AS month,
+    method,
+    name,
+    error_type,
+    countMergeState(errors) AS errors,
+    argMaxMergeState(last_message) AS last_message,
+    maxMergeState(last_seen) AS last_seen
+FROM telemetry.error_daily_local
+WHERE (SELECT count() FROM telemetry.error_monthly_local) = 0
+GROUP BY mcp_id, month, method, name, error_type;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.error_monthly_mv TO telemetry.error_monthly_local AS
+SELECT
+    mcp_id,
+    toStartOfMonth(ts) AS month,
+    method,
+    name,
+    error_type,
+    countState() AS errors,
+    argMaxState(error_message, toUInt64(ts) * 1000 + ts_ms) AS last_message,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
+FROM telemetry.events_local
+WHERE is_error = 1
+GROUP BY mcp_id, month, method, name, error_type;
+
+CREATE TABLE IF NOT EXISTS telemetry.client_monthly_local
+(
+    mcp_id         String,
+    month          Date,
+    client_name    LowCardinality(String),
+    client_version LowCardinality(String),
+    calls          AggregateFunction(count),
+    sessions       AggregateFunction(uniqHLL12, String)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(month)
+ORDER BY (mcp_id, month, client_name, client_version)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.client_monthly AS telemetry.client_monthly_local ENGINE = Distributed('telemetry', 'telemetry', 'client_monthly_local');
+
+INSERT INTO telemetry.client_monthly_local (mcp_id, month, client_name, client_version, calls, sessions)
+SELECT
+    mcp_id,
+    toStartOfMonth(day) AS month,
+    client_name,
+    client_version,
+    countMergeState(calls) AS calls,
+    uniqHLL12MergeState(sessions) AS sessions
+FROM telemetry.client_daily_local
+WHERE (SELECT count() FROM telemetry.client_monthly_local) = 0
+GROUP BY mcp_id, month, client_name, client_version;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.client_monthly_mv TO telemetry.client_monthly_local AS
+SELECT
+    mcp_id,
+    toStartOfMonth(ts) AS month,
+    client_name,
+    client_version,
+    countState() AS calls,
+    uniqHLL12State(session_id) AS sessions
+FROM telemetry.events_local
+GROUP BY mcp_id, month, client_name, client_version;
+
