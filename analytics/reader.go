@@ -20,6 +20,12 @@ type Reader interface {
 	// DefaultSessionLimit; a limit outside 1..MaxSessionLimit fails with
 	// EINVALID, a malformed cursor with EBADREQUEST.
 	Sessions(ctx context.Context, mcpID string, r Range, limit int, cursor string) (*SessionPage, error)
+	// SessionTimeline returns one page of a session's items, oldest first,
+	// within the window w (zero: the whole session). limit 0 means
+	// DefaultTimelineLimit; a limit outside 1..MaxTimelineLimit fails with
+	// EINVALID, a malformed cursor with EBADREQUEST, and a session without
+	// an item of the MCP in the window with ENOTFOUND.
+	SessionTimeline(ctx context.Context, mcpID, sessionID string, w TimeWindow, limit int, cursor string) (*SessionTimeline, error)
 	// Usage returns the account's usage; mcps names the account's MCPs.
 	// Usage.Limits is left for the caller to fill.
 	Usage(ctx context.Context, accountID string, r Range, mcps []MCPName) (*Usage, error)

@@ -41,6 +41,15 @@ type sessionsInput struct {
 	RangeQuery
 }
 
+type timelineInput struct {
+	ID        string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	SessionID string `path:"session_id" maxLength:"128" doc:"The session id, percent-encoded (a/b is a%2Fb)."`
+	Limit     int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Items per page."`
+	Cursor    string `query:"cursor" maxLength:"512" doc:"next_cursor of the previous page."`
+	From      string `query:"from" doc:"Optional first UTC day, YYYY-MM-DD (inclusive): only the session's items from that day on." example:"2026-11-20"`
+	To        string `query:"to" doc:"Optional last UTC day, YYYY-MM-DD (inclusive): only the session's items up to that day." example:"2026-11-20"`
+}
+
 type bodyOf[T any] struct{ Body *T }
 
 const rangeDoc = `
@@ -118,6 +127,21 @@ func (s *Server) listSessions(ctx context.Context, in *sessionsInput) (*bodyOf[a
 	}
 	o, err := s.opts.Analytics.Sessions(ctx, in.ID, r, in.Limit, in.Cursor)
 	return &bodyOf[analytics.SessionPage]{o}, err
+}
+
+var getSessionTimelineOp = huma.Operation{OperationID: "get-session-timeline", Summary: "One session's timeline",
+	Description: analytics.TimelineDoc, Tags: []string{"Metrics"}, Errors: []int{400, 404, 422, 503}}
+
+func (s *Server) getSessionTimeline(ctx context.Context, in *timelineInput) (*bodyOf[analytics.SessionTimeline], error) {
+	w, err := analytics.ParseTimeWindow(in.From, in.To)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.opts.MCPs.FindMCP(ctx, principal(ctx).AccountID, in.ID); err != nil {
+		return nil, err
+	}
+	o, err := s.opts.Analytics.SessionTimeline(ctx, in.ID, in.SessionID, w, in.Limit, in.Cursor)
+	return &bodyOf[analytics.SessionTimeline]{o}, err
 }
 
 var getUsageOp = metricRead("get-usage", "Usage of the account",

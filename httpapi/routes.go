@@ -60,6 +60,7 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/mcps/{id}/tools/{name}", AnyMember, handle(s.getTool, getToolOp)},
 			{http.MethodGet, "/v1/mcps/{id}/insights", AnyMember, handle(s.getInsights, getInsightsOp)},
 			{http.MethodGet, "/v1/mcps/{id}/sessions", AnyMember, handle(s.listSessions, listSessionsOp)},
+			{http.MethodGet, "/v1/mcps/{id}/sessions/{session_id}", AnyMember, handle(s.getSessionTimeline, getSessionTimelineOp)},
 			{http.MethodGet, "/v1/account/usage", AnyMember, handle(s.getUsage, getUsageOp)},
 		}},
 		{on: o.Ingester != nil, class: classIngest, routes: []route{
