@@ -26,6 +26,10 @@ type Reader interface {
 	// EINVALID, a malformed cursor with EBADREQUEST, and a session without
 	// an item of the MCP in the window with ENOTFOUND.
 	SessionTimeline(ctx context.Context, mcpID, sessionID string, w TimeWindow, limit int, cursor string) (*SessionTimeline, error)
+	// Breakdown returns the MCP's figures split by q.By (ParseBreakdownQuery).
+	// A raw dimension over a range holding more than MaxRawBreakdownRows
+	// events fails with ERANGETOOLARGE.
+	Breakdown(ctx context.Context, mcpID string, r Range, q BreakdownQuery) (*Breakdown, error)
 	// Usage returns the account's usage; mcps names the account's MCPs.
 	// Usage.Limits is left for the caller to fill.
 	Usage(ctx context.Context, accountID string, r Range, mcps []MCPName) (*Usage, error)

@@ -173,6 +173,9 @@ type DB struct {
 	cluster string
 	// cfg dials each host of a cluster for DDL.
 	cfg Config
+	// rawRows is the row budget of raw breakdowns; 0 means
+	// analytics.MaxRawBreakdownRows (tests lower it).
+	rawRows int
 }
 
 var (

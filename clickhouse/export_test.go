@@ -6,6 +6,9 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
+// SetRawBreakdownRows sets the row budget of raw breakdowns. Tests only.
+func (db *DB) SetRawBreakdownRows(n int) { db.rawRows = n }
+
 // OptimizeFinal forces the merges of a table: of the local table on every
 // host of a cluster. Tests only.
 func (db *DB) OptimizeFinal(ctx context.Context, table string) error {

@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS {{local "breakdown_daily"}}
     error_type     LowCardinality(String),
     is_error       UInt8,
     calls          AggregateFunction(count),
+    errors         AggregateFunction(sum, UInt64),
     sessions       AggregateFunction(uniqHLL12, String),
     users          AggregateFunction(uniqHLL12, String),
     dur_n          AggregateFunction(sum, UInt64),
@@ -71,12 +72,13 @@ SETTINGS index_granularity = 256;
 {{distributed "breakdown_daily"}}
 
 INSERT INTO {{local "breakdown_daily"}} (mcp_id, day, method, name, client_name, client_version, server_version, error_type, is_error,
-    calls, sessions, users, dur_n, dur_sum, dur_q)
+    calls, errors, sessions, users, dur_n, dur_sum, dur_q)
 SELECT
     mcp_id,
     toDate(ts) AS day,
     method, name, client_name, client_version, server_version, error_type, is_error,
     countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
     uniqHLL12State(session_id) AS sessions,
     uniqHLL12State(user_key) AS users,
     sumState(toUInt64(has_duration)) AS dur_n,
@@ -92,6 +94,7 @@ SELECT
     toDate(ts) AS day,
     method, name, client_name, client_version, server_version, error_type, is_error,
     countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
     uniqHLL12State(session_id) AS sessions,
     uniqHLL12State(user_key) AS users,
     sumState(toUInt64(has_duration)) AS dur_n,
@@ -114,6 +117,7 @@ CREATE TABLE IF NOT EXISTS {{local "breakdown_monthly"}}
     error_type     LowCardinality(String),
     is_error       UInt8,
     calls          AggregateFunction(count),
+    errors         AggregateFunction(sum, UInt64),
     sessions       AggregateFunction(uniqHLL12, String),
     users          AggregateFunction(uniqHLL12, String),
     dur_n          AggregateFunction(sum, UInt64),
@@ -127,12 +131,13 @@ SETTINGS index_granularity = 256;
 {{distributed "breakdown_monthly"}}
 
 INSERT INTO {{local "breakdown_monthly"}} (mcp_id, month, method, name, client_name, client_version, server_version, error_type, is_error,
-    calls, sessions, users, dur_n, dur_sum, dur_q)
+    calls, errors, sessions, users, dur_n, dur_sum, dur_q)
 SELECT
     mcp_id,
     toStartOfMonth(day) AS month,
     method, name, client_name, client_version, server_version, error_type, is_error,
     countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
     uniqHLL12MergeState(sessions) AS sessions,
     uniqHLL12MergeState(users) AS users,
     sumMergeState(dur_n) AS dur_n,
@@ -148,6 +153,7 @@ SELECT
     toStartOfMonth(ts) AS month,
     method, name, client_name, client_version, server_version, error_type, is_error,
     countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
     uniqHLL12State(session_id) AS sessions,
     uniqHLL12State(user_key) AS users,
     sumState(toUInt64(has_duration)) AS dur_n,

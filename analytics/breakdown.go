@@ -1,0 +1,125 @@
+package analytics
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpscope/telemetry"
+)
+
+// Breakdown dimensions (the by parameter). Every one but ByUserID and
+// attribute:<key> is read from rollups; those two scan raw events, within
+// MaxRawBreakdownRows.
+const (
+	ByTool          = "tool"
+	ByMethod        = "method"
+	ByClientName    = "client_name"
+	ByClientVersion = "client_version"
+	ByServerVersion = "server_version"
+	ByErrorType     = "error_type"
+	ByUserID        = "user_id"
+	// ByAttributePrefix starts an attribute dimension: attribute:region.
+	ByAttributePrefix = "attribute:"
+)
+
+// Breakdown limits.
+const (
+	DefaultBreakdownLimit = 20
+	MaxBreakdownLimit     = 200
+	// MaxAttributeKeyLen bounds the key of an attribute dimension.
+	MaxAttributeKeyLen = 256
+	// MaxRawBreakdownRows is the row budget of the breakdowns that scan raw
+	// events (user_id, attribute:<key>): a range holding more of the MCP's
+	// events is refused with ERANGETOOLARGE (about a second of scan on
+	// two cores); narrow the range.
+	MaxRawBreakdownRows = 10_000_000
+)
+
+// BreakdownQuery is what a breakdown groups by and the filters it applies.
+// Empty filters filter nothing.
+type BreakdownQuery struct {
+	By string
+	// AttributeKey is the key of an attribute:<key> dimension.
+	AttributeKey string
+	Tool         string // tools/call items of this tool only
+	Method       string
+	ClientName   string
+	Status       string // ok or error
+	Limit        int
+}
+
+// Raw reports whether the dimension is read from raw events.
+func (q BreakdownQuery) Raw() bool { return q.By == ByUserID || q.AttributeKey != "" }
+
+// ParseBreakdownQuery validates the parameters of a breakdown: by is one
+// of the dimensions (EINVALID on query.by otherwise), status ok or error
+// or empty (query.status), limit 0 (DefaultBreakdownLimit) or
+// 1..MaxBreakdownLimit (query.limit).
+func ParseBreakdownQuery(by, tool, method, clientName, status string, limit int) (BreakdownQuery, error) {
+	q := BreakdownQuery{By: by, Tool: tool, Method: method, ClientName: clientName, Status: status, Limit: limit}
+	switch by {
+	case ByTool, ByMethod, ByClientName, ByClientVersion, ByServerVersion, ByErrorType, ByUserID:
+	default:
+		key, ok := strings.CutPrefix(by, ByAttributePrefix)
+		if !ok || key == "" || utf8.RuneCountInString(key) > MaxAttributeKeyLen || !utf8.ValidString(key) {
+			return q, telemetry.FieldError(telemetry.EINVALID, "query.by",
+				"by must be one of tool, method, client_name, client_version, server_version, error_type, user_id or attribute:<key> (a key of 1 to %d characters).", MaxAttributeKeyLen)
+		}
+		q.AttributeKey = key
+	}
+	if status != "" && status != StatusOK && status != StatusError {
+		return q, telemetry.FieldError(telemetry.EINVALID, "query.status", "status must be ok or error.")
+	}
+	switch {
+	case limit == 0:
+		q.Limit = DefaultBreakdownLimit
+	case limit < 0 || limit > MaxBreakdownLimit:
+		return q, telemetry.FieldError(telemetry.EINVALID, "query.limit", "limit must be between 1 and %d.", MaxBreakdownLimit)
+	}
+	return q, nil
+}
+
+// Breakdown is an MCP's figures split by one dimension over a range
+// (GET /v1/mcps/{id}/breakdown): the values with the most calls, by calls
+// descending then value, and Other summing every other value (null when
+// none is left).
+type Breakdown struct {
+	From  string          `json:"from"`
+	To    string          `json:"to"`
+	By    string          `json:"by"`
+	Items []BreakdownItem `json:"items"`
+	Other *Figures        `json:"other"`
+	// Previous, with compare=previous, is the range just before (from and
+	// to); each item and other then carry their previous figures.
+	Previous *PreviousRange `json:"previous,omitempty"`
+}
+
+// BreakdownItem is one value of the dimension ("" for items that carried
+// none) with its figures.
+type BreakdownItem struct {
+	Value string `json:"value"`
+	Figures
+}
+
+// Figures are the figures of a set of items: a breakdown value, the rest
+// of a breakdown, or a previous period. Latencies cover the items carrying
+// duration_ms (null without any). Previous is set only with
+// compare=previous: the same figures over the previous period (zeros when
+// the value had no item then).
+type Figures struct {
+	Calls     int64    `json:"calls"`
+	Errors    int64    `json:"errors"`
+	ErrorRate float64  `json:"error_rate"`
+	AvgMs     *float64 `json:"avg_ms"`
+	P50Ms     *float64 `json:"p50_ms"`
+	P95Ms     *float64 `json:"p95_ms"`
+	Sessions  int64    `json:"sessions"`
+	Users     int64    `json:"users"`
+	Previous  *Figures `json:"previous,omitempty"`
+}
+
+// PreviousRange names the period a comparison was made with.
+type PreviousRange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
