@@ -46,6 +46,10 @@ type BreakdownQuery struct {
 	ClientName   string
 	Status       string // ok or error
 	Limit        int
+	// Only, when set, restricts the read to these values (the previous
+	// period of a comparison): every one of them that has items, no
+	// limit, no other.
+	Only []string
 }
 
 // Raw reports whether the dimension is read from raw events.

@@ -10,6 +10,12 @@ import "context"
 type Reader interface {
 	// Overview returns the headline figures of an MCP.
 	Overview(ctx context.Context, mcpID string, r Range) (*Overview, error)
+	// OverviewHourly returns the overview's series per hour of the range
+	// (at most MaxHourlyDays days), oldest first, zero-filled.
+	OverviewHourly(ctx context.Context, mcpID string, r Range) ([]OverviewDay, error)
+	// ToolHourly returns a tool's series per hour of the range (at most
+	// MaxHourlyDays days), oldest first, zero-filled.
+	ToolHourly(ctx context.Context, mcpID, name string, r Range) ([]ToolDay, error)
 	// Tools returns the MCP's tools, by calls descending.
 	Tools(ctx context.Context, mcpID string, r Range) (*ToolList, error)
 	// Tool returns one tool; zeros when it has no data.

@@ -84,7 +84,12 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 	}
 	var top []breakdownFigures
 	tq := fmt.Sprintf("SELECT %s AS v, %s FROM %s GROUP BY v ORDER BY c DESC, v LIMIT %d", value, aggs, from, q.Limit)
-	if err := db.query(ctx, "breakdown", tq, append(append([]any{}, valueArgs...), args...), func() []any {
+	targs := append(append([]any{}, valueArgs...), args...)
+	if len(q.Only) > 0 {
+		tq = fmt.Sprintf("SELECT %s AS v, %s FROM %s WHERE has(?, %s) GROUP BY v ORDER BY c DESC, v", value, aggs, from, value)
+		targs = append(append(targs, q.Only), valueArgs...)
+	}
+	if err := db.query(ctx, "breakdown", tq, targs, func() []any {
 		return scan(appendRow(&top), true)
 	}); err != nil {
 		return nil, err
@@ -95,7 +100,7 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		b.Items[i] = analytics.BreakdownItem{Value: t.value, Figures: t.figures()}
 		values[i] = t.value
 	}
-	if len(top) < q.Limit {
+	if len(top) < q.Limit || len(q.Only) > 0 {
 		return b, nil
 	}
 	var rest []breakdownFigures

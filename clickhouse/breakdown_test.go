@@ -186,7 +186,7 @@ func TestBreakdown(t *testing.T) {
 
 	// The raw dimensions' row budget.
 	db.SetRawBreakdownRows(10)
-	for _, by := range []string{"user_id", "attribute:region"} {
+	for _, by := range []string{"user_id", "attribute:seq"} {
 		q, _ := analytics.ParseBreakdownQuery(by, "", "", "", "", 0)
 		_, err := db.Breakdown(ctx, mcpA, week, q)
 		wantCode(t, err, telemetry.ERANGETOOLARGE)
@@ -216,6 +216,36 @@ func TestParseBreakdownQuery(t *testing.T) {
 		}
 		if c.field == "" && c.limit == 0 && q.Limit != analytics.DefaultBreakdownLimit {
 			t.Errorf("%+v: limit %d", c, q.Limit)
+		}
+	}
+}
+
+// TestBreakdownOnly checks the restriction to given values that the
+// previous period of a comparison uses: the same figures as the full
+// breakdown for the values that have items, nothing for the others.
+func TestBreakdownOnly(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	if err := db.InsertRows(ctx, fixtureRows()); err != nil {
+		t.Fatal(err)
+	}
+	for _, by := range []string{"tool", "client_name", "user_id", "attribute:seq"} {
+		q, _ := analytics.ParseBreakdownQuery(by, "", "", "", "", 200)
+		full, err := db.Breakdown(ctx, mcpA, week, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full.Items) < 2 {
+			t.Fatalf("%s: %d values", by, len(full.Items))
+		}
+		q.Only = []string{full.Items[1].Value, `nope'?`, full.Items[0].Value}
+		got, err := db.Breakdown(ctx, mcpA, week, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, by+" only", got.Items, full.Items[:2])
+		if got.Other != nil {
+			t.Errorf("%s: other %+v", by, got.Other)
 		}
 	}
 }
