@@ -127,3 +127,35 @@ type PreviousRange struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 }
+
+// BreakdownDoc documents GET /v1/mcps/{id}/breakdown.
+const BreakdownDoc = `The MCP's figures split by one dimension: ` + "`by`" + ` is ` + "`tool`" + ` (` + "`tools/call`" + ` items, by tool name),
+` + "`method`" + `, ` + "`client_name`" + `, ` + "`client_version`" + `, ` + "`server_version`" + `, ` + "`error_type`" + ` (error items only, by type),
+` + "`user_id`" + ` or ` + "`attribute:<key>`" + ` (the value of that attribute; the key is everything after the first
+colon, up to 256 characters, percent-encoded in the query). Items that did not carry the value count under
+` + "`\"\"`" + `. Filters ` + "`tool`" + `, ` + "`method`" + `, ` + "`client_name`" + ` and ` + "`status`" + ` (` + "`ok`" + ` or ` + "`error`" + `) narrow the items first.
+
+` + "`items`" + ` are the ` + "`limit`" + ` (default 20, at most 200) values with the most calls, calls descending then value
+(byte order), each ` + "`{value, calls, errors, error_rate, avg_ms, p50_ms, p95_ms, sessions, users}`" + `; ` + "`other`" + `
+has the same figures (without ` + "`value`" + `) over every other value together, or is null when no value is left.
+Distinct counts and percentiles of ` + "`other`" + ` are merged over its items, not summed.
+
+Every dimension but ` + "`user_id`" + ` and ` + "`attribute:<key>`" + ` is read from daily and monthly rollups, as fast over
+three years as over a week. ` + "`user_id`" + ` and ` + "`attribute:<key>`" + ` scan the raw events of the range: a range
+holding more than 10,000,000 events of the MCP is refused with 422 ` + "`range_too_large`" + ` (narrow it).
+
+` + "`compare=previous`" + ` adds ` + "`previous`" + ` (` + "`{from, to}`" + `: as many days just before ` + "`from`" + `) and, on every item,
+` + "`previous`" + ` with the value's figures then (zeros when it had no item then); ` + "`other`" + ` gets none.
+
+Example: ` + "`GET /v1/mcps/mcp_1/breakdown?by=client_version&client_name=claude-desktop&limit=2`" + `
+
+` + "```json" + `
+{"from": "2026-11-14", "to": "2026-11-20", "by": "client_version",
+ "items": [
+  {"value": "0.9.1", "calls": 900, "errors": 9, "error_rate": 0.01, "avg_ms": 120.5, "p50_ms": 98,
+   "p95_ms": 310, "sessions": 120, "users": 80},
+  {"value": "0.9.0", "calls": 250, "errors": 5, "error_rate": 0.02, "avg_ms": 131, "p50_ms": 101,
+   "p95_ms": 350, "sessions": 40, "users": 31}],
+ "other": {"calls": 12, "errors": 0, "error_rate": 0, "avg_ms": null, "p50_ms": null, "p95_ms": null,
+   "sessions": 3, "users": 3}}
+` + "```"
