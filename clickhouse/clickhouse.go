@@ -30,6 +30,11 @@
 //   - user_daily: per user per day (nightly figures, exact);
 //   - usage_daily: per account per acceptance day per MCP (usage).
 //
+// Migration 005 adds session_span (per session: first and last instant,
+// the session timeline's lookup), breakdown_daily and breakdown_monthly
+// (per method, name, client name and version, server version, error type
+// and status: the breakdowns), mcp_hourly and tool_hourly (hourly series).
+//
 // Metric reads use only the rollups, so a three-year range costs a few
 // thousand rollup rows, not a scan of every event; only the alert rule
 // values (minutes-long windows) and start-up scans read events. Rollup rows
