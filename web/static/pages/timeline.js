@@ -49,7 +49,7 @@ export async function render(ctx) {
       h('div', { class: 'crumbs' },
         h('a', { href: router.href(`/mcps/${router.seg(frame.mcpId)}/sessions`, frame.rangeQuery), testid: 'timeline-back' }, '← All sessions'),
         h('h2', { class: 'tool-name', testid: 'timeline-session' }, h('code', null, d.session_id))),
-      h('div', { class: 'stats' },
+      h('div', { class: 'stats timeline-stats' },
         stat({ label: 'Calls', value: fmt.count(d.calls), raw: d.calls, testid: 'timeline-calls' }),
         stat({ label: 'Errors', value: fmt.count(d.errors), raw: d.errors, testid: 'timeline-errors', tone: d.errors > 0 ? 'bad' : null }),
         stat({ label: 'Started', value: time(d.started_at), raw: d.started_at, testid: 'timeline-started' }),
