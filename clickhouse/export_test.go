@@ -52,6 +52,21 @@ func (db *DB) ForgetMonthly(ctx context.Context) error {
 	})
 }
 
+// ForgetAnalyst drops the tables and views of migration 005, as before
+// it; with ForgetMigrations, the next Migrate backfills them. Tests only.
+func (db *DB) ForgetAnalyst(ctx context.Context) error {
+	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		for _, name := range []string{"session_span", "breakdown_daily", "breakdown_monthly", "mcp_hourly", "tool_hourly"} {
+			for _, t := range []string{db.db + "." + name + "_mv", db.db + "." + name, db.local(name)} {
+				if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
 // ForgetMigrations drops the record of applied migrations, so that the
 // next Migrate runs every file again. Tests only.
 func (db *DB) ForgetMigrations(ctx context.Context) error {
