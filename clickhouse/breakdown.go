@@ -39,7 +39,9 @@ func (b breakdownFigures) figures() analytics.Figures {
 func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q analytics.BreakdownQuery) (*analytics.Breakdown, error) {
 	var (
 		from, value string
-		args        []any
+		args        []any // arguments of from (a rollup subquery)
+		where       = "1"
+		whereArgs   []any // arguments of where (the raw scan's filters)
 		valueArgs   []any // arguments of value, which comes first in the SELECT
 		aggs        string
 	)
@@ -58,7 +60,7 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 				"A breakdown by %s scans raw events, at most %d; %s to %s holds %d for this MCP: narrow the range.", q.By, budget, r.FromDate(), r.ToDate(), n[0])
 		}
 		cond, cargs := breakdownFilters(q, "mcp_id = ? AND "+tsFilter(r), []any{mcpID})
-		from, args = fmt.Sprintf("(SELECT * FROM %s.events WHERE %s)", db.db, cond), cargs
+		from, where, whereArgs = db.db+".events", cond, cargs
 		value = "user_id"
 		if q.AttributeKey != "" {
 			value, valueArgs = "attr_values[indexOf(attr_keys, ?)]", []any{q.AttributeKey}
@@ -83,11 +85,14 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		return d
 	}
 	var top []breakdownFigures
-	tq := fmt.Sprintf("SELECT %s AS v, %s FROM %s GROUP BY v ORDER BY c DESC, v LIMIT %d", value, aggs, from, q.Limit)
-	targs := append(append([]any{}, valueArgs...), args...)
+	// Arguments in the order of their placeholders: value (in the
+	// SELECT), from, where, then what the WHERE adds.
+	head := append(append(append([]any{}, valueArgs...), args...), whereArgs...)
+	tq := fmt.Sprintf("SELECT %s AS v, %s FROM %s WHERE %s GROUP BY v ORDER BY c DESC, v LIMIT %d", value, aggs, from, where, q.Limit)
+	targs := head
 	if len(q.Only) > 0 {
-		tq = fmt.Sprintf("SELECT %s AS v, %s FROM %s WHERE has(?, %s) GROUP BY v ORDER BY c DESC, v", value, aggs, from, value)
-		targs = append(append(targs, q.Only), valueArgs...)
+		tq = fmt.Sprintf("SELECT %s AS v, %s FROM %s WHERE %s AND has(?, %s) GROUP BY v ORDER BY c DESC, v", value, aggs, from, where, value)
+		targs = append(append(append([]any{}, head...), q.Only), valueArgs...)
 	}
 	if err := db.query(ctx, "breakdown", tq, targs, func() []any {
 		return scan(appendRow(&top), true)
@@ -104,8 +109,8 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		return b, nil
 	}
 	var rest []breakdownFigures
-	oq := fmt.Sprintf("SELECT %s FROM %s WHERE NOT has(?, %s)", aggs, from, value)
-	oargs := append(append(append([]any{}, args...), values), valueArgs...)
+	oq := fmt.Sprintf("SELECT %s FROM %s WHERE %s AND NOT has(?, %s)", aggs, from, where, value)
+	oargs := append(append(append(append([]any{}, args...), whereArgs...), values), valueArgs...)
 	if err := db.query(ctx, "breakdown other", oq, oargs, func() []any { return scan(appendRow(&rest), false) }); err != nil {
 		return nil, err
 	}
