@@ -10,7 +10,14 @@ import (
 
 // breakdownCols are the columns read from breakdown_daily and
 // breakdown_monthly (see rangeRows).
-const breakdownCols = "method, name, client_name, client_version, server_version, error_type, is_error, calls, errors, sessions, users, dur_n, dur_sum, dur_q"
+const breakdownCols = "dim_value, calls, errors, sessions, users, dur_n, dur_sum, dur_q"
+
+// rawValue is each dimension's value in events.
+var rawValue = map[string]string{
+	analytics.ByTool: "name", analytics.ByMethod: "CAST(method AS String)", analytics.ByUserID: "user_id",
+	analytics.ByClientName: "CAST(client_name AS String)", analytics.ByClientVersion: "CAST(client_version AS String)",
+	analytics.ByServerVersion: "CAST(server_version AS String)", analytics.ByErrorType: "CAST(error_type AS String)",
+}
 
 // breakdownFigures is one group of a breakdown read.
 type breakdownFigures struct {
@@ -27,15 +34,15 @@ func (b breakdownFigures) figures() analytics.Figures {
 	}
 }
 
-// Breakdown implements analytics.Reader. The rollup dimensions merge
-// breakdown_monthly and breakdown_daily over the range (rangeRows); every
-// item is in exactly one of their rows, keyed by all those dimensions and
-// the filters, so a breakdown is a GROUP BY of one key column over the
-// rows the filters keep. user_id and attribute:<key> scan events, after a
-// count of the range's events (a primary-key range read) checked against
-// the row budget. Other is a second read of the same rows without the
-// values of the first: its distinct counts and percentiles are merged, not
-// summed.
+// Breakdown implements analytics.Reader. A rollup dimension with at most
+// one of the filters tool, method and client_name (and any status) merges
+// breakdown_monthly and breakdown_daily over the range (rangeRows): the
+// rows of its (filter, dimension), whose states cover exactly the items of
+// each value under that filter. user_id, attribute:<key> and combined
+// filters scan events, after a count of the range's events (a
+// primary-key range read) checked against the row budget. Other is a
+// second read of the same rows without the values of the first: its
+// distinct counts and percentiles are merged, not summed.
 func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q analytics.BreakdownQuery) (*analytics.Breakdown, error) {
 	var (
 		from, value string
@@ -45,7 +52,8 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		valueArgs   []any // arguments of value, which comes first in the SELECT
 		aggs        string
 	)
-	if q.Raw() {
+	filterKey, filterValue, rollup := rollupFilter(q)
+	if !rollup {
 		budget := db.rawRows
 		if budget <= 0 {
 			budget = analytics.MaxRawBreakdownRows
@@ -57,24 +65,27 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		}
 		if len(n) == 1 && n[0] > uint64(budget) {
 			return nil, telemetry.FieldError(telemetry.ERANGETOOLARGE, "query.from",
-				"A breakdown by %s scans raw events, at most %d; %s to %s holds %d for this MCP: narrow the range.", q.By, budget, r.FromDate(), r.ToDate(), n[0])
+				"This breakdown (by %s, or with several filters) scans raw events, at most %d; %s to %s holds %d for this MCP: narrow the range.",
+				q.By, budget, r.FromDate(), r.ToDate(), n[0])
 		}
 		cond, cargs := breakdownFilters(q, "mcp_id = ? AND "+tsFilter(r), []any{mcpID})
 		from, where, whereArgs = db.db+".events", cond, cargs
-		value = "user_id"
+		value = rawValue[q.By]
 		if q.AttributeKey != "" {
 			value, valueArgs = "attr_values[indexOf(attr_keys, ?)]", []any{q.AttributeKey}
 		}
 		aggs = `count() AS c, sum(is_error), uniqHLL12(session_id), uniqHLL12(user_key),
 			sum(has_duration), sum(duration_ms), quantilesTDigestIf(0.5, 0.95, 0.99)(duration_ms, has_duration)`
 	} else {
-		cond, cargs := breakdownFilters(q, "mcp_id = ?", []any{mcpID})
-		from, args = db.rangeRows("breakdown", breakdownCols, cond, cargs, r)
-		value = map[string]string{
-			analytics.ByTool: "name", analytics.ByMethod: "CAST(method AS String)",
-			analytics.ByClientName: "CAST(client_name AS String)", analytics.ByClientVersion: "CAST(client_version AS String)",
-			analytics.ByServerVersion: "CAST(server_version AS String)", analytics.ByErrorType: "CAST(error_type AS String)",
-		}[q.By]
+		cond := "mcp_id = ? AND filter_key = ? AND filter_value = ? AND dim = ?"
+		switch q.Status {
+		case analytics.StatusError:
+			cond += " AND is_error = 1"
+		case analytics.StatusOK:
+			cond += " AND is_error = 0"
+		}
+		from, args = db.rangeRows("breakdown", breakdownCols, cond, []any{mcpID, filterKey, filterValue, q.By}, r)
+		value = "dim_value"
 		aggs = "countMerge(calls) AS c, sumMerge(errors), uniqHLL12Merge(sessions), uniqHLL12Merge(users), " + latencyCols
 	}
 	scan := func(b *breakdownFigures, withValue bool) []any {
@@ -119,6 +130,28 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		b.Other = &f
 	}
 	return b, nil
+}
+
+// rollupFilter returns the breakdown rollups' filter_key and filter_value
+// for q, and whether the rollups serve q at all: a rollup dimension with at
+// most one of the filters tool, method, client_name (tool with method
+// tools/call is one filter).
+func rollupFilter(q analytics.BreakdownQuery) (key, value string, ok bool) {
+	if q.Raw() {
+		return "", "", false
+	}
+	method := q.Method
+	if q.Tool != "" && method == analytics.MethodToolsCall {
+		method = ""
+	}
+	n := 0
+	for _, f := range [][2]string{{"tool", q.Tool}, {"method", method}, {"client_name", q.ClientName}} {
+		if f[1] != "" {
+			n++
+			key, value = f[0], f[1]
+		}
+	}
+	return key, value, n <= 1
 }
 
 // breakdownFilters adds the query's filters, and the restriction of its

@@ -124,7 +124,7 @@ func TestBreakdown(t *testing.T) {
 	dims := []string{"tool", "method", "client_name", "client_version", "server_version", "error_type", "user_id",
 		"attribute:region", "attribute:" + hostileKey, "attribute:absent"}
 	filters := []analytics.BreakdownQuery{{}, {Tool: "search_docs", ClientName: "cursor"}, {Method: "resources/read"},
-		{Status: "error"}, {Status: "ok", ClientName: `c'?`}}
+		{Status: "error"}, {Status: "ok", ClientName: `c'?`}, {Tool: "hostile", Method: "tools/call"}, {Tool: "hostile", Method: "initialize"}}
 	rs := []analytics.Range{week, analytics.NewRange(day0.AddDate(0, 0, 2), day0.AddDate(0, 0, 2)),
 		analytics.NewRange(date(2025, 10, 15), date(2026, 4, 20)), analytics.NewRange(day0.AddDate(0, 0, 100), day0.AddDate(0, 0, 101))}
 	check := func(t *testing.T) {
@@ -194,10 +194,13 @@ func TestBreakdown(t *testing.T) {
 			t.Errorf("%s over an empty range: %v", by, err)
 		}
 	}
-	q, _ = analytics.ParseBreakdownQuery("client_name", "", "", "", "", 0)
+	q, _ = analytics.ParseBreakdownQuery("client_name", "search_docs", "tools/call", "", "error", 0)
 	if _, err := db.Breakdown(ctx, mcpA, week, q); err != nil {
-		t.Errorf("a rollup dimension is not bound by the raw budget: %v", err)
+		t.Errorf("a rollup dimension with one filter is not bound by the raw budget: %v", err)
 	}
+	q, _ = analytics.ParseBreakdownQuery("client_name", "search_docs", "", "cursor", "", 0)
+	_, err := db.Breakdown(ctx, mcpA, week, q)
+	wantCode(t, err, telemetry.ERANGETOOLARGE) // two filters: a raw scan
 }
 
 func TestParseBreakdownQuery(t *testing.T) {

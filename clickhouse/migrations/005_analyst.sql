@@ -38,45 +38,52 @@ SELECT
 FROM {{local "events"}}
 GROUP BY mcp_id, session_id;
 
--- Per MCP per day per (method, name, client name, client version, server
--- version, error type, status), any method: the breakdowns by tool,
--- method, client_name, client_version, server_version and error_type, with
--- the filters tool, method, client_name and status. Every item lands in
--- exactly one row, so a breakdown GROUPs BY one of these columns over the
--- rows its filters keep. Rows per day are the distinct combinations (tens
--- to a few thousands for a typical MCP; resources/read with many URIs adds
--- one row per URI).
+-- Per MCP per day per (filter, dimension value), any method: the
+-- breakdowns by tool, method, client_name, client_version, server_version
+-- and error_type, unfiltered or with one of the filters tool, method,
+-- client_name (and with status, through is_error). The views expand each
+-- item into one row per (filter, dimension) pair it belongs to: filter_key
+-- '' (no filter), 'tool' (tools/call items, filter_value the name),
+-- 'method', 'client_name'; dim 'tool' (tools/call only), 'method',
+-- 'client_name', 'client_version', 'server_version', 'error_type' (errors
+-- only). Keying every dimension separately keeps the rows per day to the
+-- dimensions' own cardinalities (a key of all of them together grew with
+-- their product: nearly one row per event on varied data, and inserts
+-- many times slower). A breakdown reads the rows of one (filter_key,
+-- filter_value, dim).
 CREATE TABLE IF NOT EXISTS {{local "breakdown_daily"}}
 (
-    mcp_id         String,
-    day            Date,
-    method         LowCardinality(String),
-    name           String,
-    client_name    LowCardinality(String),
-    client_version LowCardinality(String),
-    server_version LowCardinality(String),
-    error_type     LowCardinality(String),
-    is_error       UInt8,
-    calls          AggregateFunction(count),
-    errors         AggregateFunction(sum, UInt64),
-    sessions       AggregateFunction(uniqHLL12, String),
-    users          AggregateFunction(uniqHLL12, String),
-    dur_n          AggregateFunction(sum, UInt64),
-    dur_sum        AggregateFunction(sum, Float64),
-    dur_q          AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+    mcp_id       String,
+    day          Date,
+    filter_key   String,
+    filter_value String,
+    dim          String,
+    dim_value    String,
+    is_error     UInt8,
+    calls        AggregateFunction(count),
+    errors       AggregateFunction(sum, UInt64),
+    sessions     AggregateFunction(uniqHLL12, String),
+    users        AggregateFunction(uniqHLL12, String),
+    dur_n        AggregateFunction(sum, UInt64),
+    dur_sum      AggregateFunction(sum, Float64),
+    dur_q        AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
 )
 ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
-ORDER BY (mcp_id, day, method, name, client_name, client_version, server_version, error_type, is_error)
+ORDER BY (mcp_id, day, filter_key, filter_value, dim, dim_value, is_error)
 SETTINGS index_granularity = 256;
 {{distributed "breakdown_daily"}}
 
-INSERT INTO {{local "breakdown_daily"}} (mcp_id, day, method, name, client_name, client_version, server_version, error_type, is_error,
+INSERT INTO {{local "breakdown_daily"}} (mcp_id, day, filter_key, filter_value, dim, dim_value, is_error,
     calls, errors, sessions, users, dur_n, dur_sum, dur_q)
 SELECT
     mcp_id,
     toDate(ts) AS day,
-    method, name, client_name, client_version, server_version, error_type, is_error,
+    p.1 AS filter_key,
+    p.2 AS filter_value,
+    p.3 AS dim,
+    p.4 AS dim_value,
+    is_error,
     countState() AS calls,
     sumState(toUInt64(is_error)) AS errors,
     uniqHLL12State(session_id) AS sessions,
@@ -85,14 +92,31 @@ SELECT
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
 FROM {{local "events"}}
+ARRAY JOIN arrayFilter(x -> x.1 != '-' AND x.3 != '-', arrayConcat(
+        arrayMap(d -> ('', '', d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> (if(method = 'tools/call', 'tool', '-'), name, d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> ('method', CAST(method AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> ('client_name', CAST(client_name AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]))) AS p
 WHERE (SELECT count() FROM {{local "breakdown_daily"}}) = 0
-GROUP BY mcp_id, day, method, name, client_name, client_version, server_version, error_type, is_error;
+GROUP BY mcp_id, day, filter_key, filter_value, dim, dim_value, is_error;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.breakdown_daily_mv TO {{local "breakdown_daily"}} AS
 SELECT
     mcp_id,
     toDate(ts) AS day,
-    method, name, client_name, client_version, server_version, error_type, is_error,
+    p.1 AS filter_key,
+    p.2 AS filter_value,
+    p.3 AS dim,
+    p.4 AS dim_value,
+    is_error,
     countState() AS calls,
     sumState(toUInt64(is_error)) AS errors,
     uniqHLL12State(session_id) AS sessions,
@@ -101,41 +125,52 @@ SELECT
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
 FROM {{local "events"}}
-GROUP BY mcp_id, day, method, name, client_name, client_version, server_version, error_type, is_error;
+ARRAY JOIN arrayFilter(x -> x.1 != '-' AND x.3 != '-', arrayConcat(
+        arrayMap(d -> ('', '', d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> (if(method = 'tools/call', 'tool', '-'), name, d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> ('method', CAST(method AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> ('client_name', CAST(client_name AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]))) AS p
+GROUP BY mcp_id, day, filter_key, filter_value, dim, dim_value, is_error;
 
 -- The same by month (see 004 and rangeRows): long-range breakdowns merge
--- a dozen month states per combination instead of hundreds of day states.
+-- a dozen month states per value instead of hundreds of day states.
 CREATE TABLE IF NOT EXISTS {{local "breakdown_monthly"}}
 (
-    mcp_id         String,
-    month          Date,
-    method         LowCardinality(String),
-    name           String,
-    client_name    LowCardinality(String),
-    client_version LowCardinality(String),
-    server_version LowCardinality(String),
-    error_type     LowCardinality(String),
-    is_error       UInt8,
-    calls          AggregateFunction(count),
-    errors         AggregateFunction(sum, UInt64),
-    sessions       AggregateFunction(uniqHLL12, String),
-    users          AggregateFunction(uniqHLL12, String),
-    dur_n          AggregateFunction(sum, UInt64),
-    dur_sum        AggregateFunction(sum, Float64),
-    dur_q          AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+    mcp_id       String,
+    month        Date,
+    filter_key   String,
+    filter_value String,
+    dim          String,
+    dim_value    String,
+    is_error     UInt8,
+    calls        AggregateFunction(count),
+    errors       AggregateFunction(sum, UInt64),
+    sessions     AggregateFunction(uniqHLL12, String),
+    users        AggregateFunction(uniqHLL12, String),
+    dur_n        AggregateFunction(sum, UInt64),
+    dur_sum      AggregateFunction(sum, Float64),
+    dur_q        AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
 )
 ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(month)
-ORDER BY (mcp_id, month, method, name, client_name, client_version, server_version, error_type, is_error)
+ORDER BY (mcp_id, month, filter_key, filter_value, dim, dim_value, is_error)
 SETTINGS index_granularity = 256;
 {{distributed "breakdown_monthly"}}
 
-INSERT INTO {{local "breakdown_monthly"}} (mcp_id, month, method, name, client_name, client_version, server_version, error_type, is_error,
+INSERT INTO {{local "breakdown_monthly"}} (mcp_id, month, filter_key, filter_value, dim, dim_value, is_error,
     calls, errors, sessions, users, dur_n, dur_sum, dur_q)
 SELECT
     mcp_id,
     toStartOfMonth(day) AS month,
-    method, name, client_name, client_version, server_version, error_type, is_error,
+    filter_key, filter_value, dim, dim_value, is_error,
     countMergeState(calls) AS calls,
     sumMergeState(errors) AS errors,
     uniqHLL12MergeState(sessions) AS sessions,
@@ -145,13 +180,17 @@ SELECT
     quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
 FROM {{local "breakdown_daily"}}
 WHERE (SELECT count() FROM {{local "breakdown_monthly"}}) = 0
-GROUP BY mcp_id, month, method, name, client_name, client_version, server_version, error_type, is_error;
+GROUP BY mcp_id, month, filter_key, filter_value, dim, dim_value, is_error;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.breakdown_monthly_mv TO {{local "breakdown_monthly"}} AS
 SELECT
     mcp_id,
     toStartOfMonth(ts) AS month,
-    method, name, client_name, client_version, server_version, error_type, is_error,
+    p.1 AS filter_key,
+    p.2 AS filter_value,
+    p.3 AS dim,
+    p.4 AS dim_value,
+    is_error,
     countState() AS calls,
     sumState(toUInt64(is_error)) AS errors,
     uniqHLL12State(session_id) AS sessions,
@@ -160,7 +199,20 @@ SELECT
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
 FROM {{local "events"}}
-GROUP BY mcp_id, month, method, name, client_name, client_version, server_version, error_type, is_error;
+ARRAY JOIN arrayFilter(x -> x.1 != '-' AND x.3 != '-', arrayConcat(
+        arrayMap(d -> ('', '', d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> (if(method = 'tools/call', 'tool', '-'), name, d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> ('method', CAST(method AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
+        arrayMap(d -> ('client_name', CAST(client_name AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
+            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
+            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]))) AS p
+GROUP BY mcp_id, month, filter_key, filter_value, dim, dim_value, is_error;
 
 -- Per MCP per hour, any method: the overview's hourly series (ranges of
 -- at most 14 days). Same states as mcp_daily.
