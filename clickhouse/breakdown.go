@@ -8,8 +8,7 @@ import (
 	"github.com/mcpscope/telemetry/analytics"
 )
 
-// breakdownCols are the columns read from breakdown_daily and
-// breakdown_monthly (see rangeRows).
+// breakdownCols are the columns read from breakdown_daily.
 const breakdownCols = "dim_value, calls, errors, sessions, users, dur_n, dur_sum, dur_q"
 
 // rawValue is each dimension's value in events.
@@ -34,15 +33,13 @@ func (b breakdownFigures) figures() analytics.Figures {
 	}
 }
 
-// Breakdown implements analytics.Reader. A rollup dimension with at most
-// one of the filters tool, method and client_name (and any status) merges
-// breakdown_monthly and breakdown_daily over the range (rangeRows): the
-// rows of its (filter, dimension), whose states cover exactly the items of
-// each value under that filter. user_id, attribute:<key> and combined
-// filters scan events, after a count of the range's events (a
-// primary-key range read) checked against the row budget. Other is a
-// second read of the same rows without the values of the first: its
-// distinct counts and percentiles are merged, not summed.
+// Breakdown implements analytics.Reader. A rollup dimension without
+// filters other than status merges its rows of breakdown_daily over the
+// range: a few per value and day. user_id, attribute:<key> and the
+// filters tool, method and client_name scan the events matching them,
+// after a count of those (cheap beside the scan) checked against the row
+// budget. Other is a second read of the same rows without the values of
+// the first: its distinct counts and percentiles are merged, not summed.
 func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q analytics.BreakdownQuery) (*analytics.Breakdown, error) {
 	var (
 		from, value string
@@ -52,23 +49,22 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		valueArgs   []any // arguments of value, which comes first in the SELECT
 		aggs        string
 	)
-	filterKey, filterValue, rollup := rollupFilter(q)
-	if !rollup {
+	if q.Raw() || q.Tool != "" || q.Method != "" || q.ClientName != "" {
 		budget := db.rawRows
 		if budget <= 0 {
 			budget = analytics.MaxRawBreakdownRows
 		}
+		cond, cargs := breakdownFilters(q, "mcp_id = ? AND "+tsFilter(r), []any{mcpID})
 		var n []uint64
-		cq := fmt.Sprintf("SELECT count() FROM %s.events WHERE mcp_id = ? AND %s", db.db, tsFilter(r))
-		if err := db.query(ctx, "breakdown count", cq, []any{mcpID}, func() []any { return []any{appendRow(&n)} }); err != nil {
+		cq := fmt.Sprintf("SELECT count() FROM %s.events WHERE %s", db.db, cond)
+		if err := db.query(ctx, "breakdown count", cq, cargs, func() []any { return []any{appendRow(&n)} }); err != nil {
 			return nil, err
 		}
 		if len(n) == 1 && n[0] > uint64(budget) {
 			return nil, telemetry.FieldError(telemetry.ERANGETOOLARGE, "query.from",
-				"This breakdown (by %s, or with several filters) scans raw events, at most %d; %s to %s holds %d for this MCP: narrow the range.",
+				"This breakdown (by %s, or filtered by tool, method or client_name) scans the matching events, at most %d; %s to %s holds %d: narrow the range.",
 				q.By, budget, r.FromDate(), r.ToDate(), n[0])
 		}
-		cond, cargs := breakdownFilters(q, "mcp_id = ? AND "+tsFilter(r), []any{mcpID})
 		from, where, whereArgs = db.db+".events", cond, cargs
 		value = rawValue[q.By]
 		if q.AttributeKey != "" {
@@ -77,14 +73,14 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		aggs = `count() AS c, sum(is_error), uniqHLL12(session_id), uniqHLL12(user_key),
 			sum(has_duration), sum(duration_ms), quantilesTDigestIf(0.5, 0.95, 0.99)(duration_ms, has_duration)`
 	} else {
-		cond := "mcp_id = ? AND filter_key = ? AND filter_value = ? AND dim = ?"
+		cond := "mcp_id = ? AND dim = ? AND " + dayFilter(r)
 		switch q.Status {
 		case analytics.StatusError:
 			cond += " AND is_error = 1"
 		case analytics.StatusOK:
 			cond += " AND is_error = 0"
 		}
-		from, args = db.rangeRows("breakdown", breakdownCols, cond, []any{mcpID, filterKey, filterValue, q.By}, r)
+		from, args = fmt.Sprintf("(SELECT %s FROM %s.breakdown_daily WHERE %s)", breakdownCols, db.db, cond), []any{mcpID, q.By}
 		value = "dim_value"
 		aggs = "countMerge(calls) AS c, sumMerge(errors), uniqHLL12Merge(sessions), uniqHLL12Merge(users), " + latencyCols
 	}
@@ -130,28 +126,6 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		b.Other = &f
 	}
 	return b, nil
-}
-
-// rollupFilter returns the breakdown rollups' filter_key and filter_value
-// for q, and whether the rollups serve q at all: a rollup dimension with at
-// most one of the filters tool, method, client_name (tool with method
-// tools/call is one filter).
-func rollupFilter(q analytics.BreakdownQuery) (key, value string, ok bool) {
-	if q.Raw() {
-		return "", "", false
-	}
-	method := q.Method
-	if q.Tool != "" && method == analytics.MethodToolsCall {
-		method = ""
-	}
-	n := 0
-	for _, f := range [][2]string{{"tool", q.Tool}, {"method", method}, {"client_name", q.ClientName}} {
-		if f[1] != "" {
-			n++
-			key, value = f[0], f[1]
-		}
-	}
-	return key, value, n <= 1
 }
 
 // breakdownFilters adds the query's filters, and the restriction of its

@@ -169,7 +169,7 @@ func TestBreakdown(t *testing.T) {
 		}
 	}
 	t.Run("unmerged", check)
-	for _, table := range []string{"breakdown_daily", "breakdown_monthly"} {
+	for _, table := range []string{"breakdown_daily"} {
 		if err := db.OptimizeFinal(ctx, table); err != nil {
 			t.Fatal(err)
 		}
@@ -194,13 +194,21 @@ func TestBreakdown(t *testing.T) {
 			t.Errorf("%s over an empty range: %v", by, err)
 		}
 	}
-	q, _ = analytics.ParseBreakdownQuery("client_name", "search_docs", "tools/call", "", "error", 0)
+	q, _ = analytics.ParseBreakdownQuery("client_name", "", "", "", "error", 0)
 	if _, err := db.Breakdown(ctx, mcpA, week, q); err != nil {
-		t.Errorf("a rollup dimension with one filter is not bound by the raw budget: %v", err)
+		t.Errorf("a rollup dimension filtered by status only is not bound by the raw budget: %v", err)
 	}
-	q, _ = analytics.ParseBreakdownQuery("client_name", "search_docs", "", "cursor", "", 0)
+	q, _ = analytics.ParseBreakdownQuery("client_name", "search_docs", "", "", "", 0)
 	_, err := db.Breakdown(ctx, mcpA, week, q)
-	wantCode(t, err, telemetry.ERANGETOOLARGE) // two filters: a raw scan
+	wantCode(t, err, telemetry.ERANGETOOLARGE) // a tool filter: a raw scan of its 100 calls
+	q, _ = analytics.ParseBreakdownQuery("client_name", unicode, "", "", "", 0)
+	if _, err := db.Breakdown(ctx, mcpA, week, q); err == nil {
+		t.Errorf("the budget counts the matching events: the unicode tool's 12 calls are over 10")
+	}
+	q, _ = analytics.ParseBreakdownQuery("client_name", "edge", "", "", "", 0)
+	if _, err := db.Breakdown(ctx, mcpA, week, q); err != nil {
+		t.Errorf("the budget counts the matching events: the edge tool's 2 calls are within 10: %v", err)
+	}
 }
 
 func TestParseBreakdownQuery(t *testing.T) {

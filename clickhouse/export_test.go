@@ -56,7 +56,7 @@ func (db *DB) ForgetMonthly(ctx context.Context) error {
 // it; with ForgetMigrations, the next Migrate backfills them. Tests only.
 func (db *DB) ForgetAnalyst(ctx context.Context) error {
 	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
-		for _, name := range []string{"session_span", "breakdown_daily", "breakdown_monthly", "mcp_hourly", "tool_hourly"} {
+		for _, name := range []string{"session_span", "breakdown_daily", "mcp_hourly", "tool_hourly"} {
 			for _, t := range []string{db.db + "." + name + "_mv", db.db + "." + name, db.local(name)} {
 				if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
 					return err

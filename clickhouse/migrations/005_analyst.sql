@@ -38,51 +38,46 @@ SELECT
 FROM {{local "events"}}
 GROUP BY mcp_id, session_id;
 
--- Per MCP per day per (filter, dimension value), any method: the
--- breakdowns by tool, method, client_name, client_version, server_version
--- and error_type, unfiltered or with one of the filters tool, method,
--- client_name (and with status, through is_error). The views expand each
--- item into one row per (filter, dimension) pair it belongs to: filter_key
--- '' (no filter), 'tool' (tools/call items, filter_value the name),
--- 'method', 'client_name'; dim 'tool' (tools/call only), 'method',
--- 'client_name', 'client_version', 'server_version', 'error_type' (errors
--- only). Keying every dimension separately keeps the rows per day to the
--- dimensions' own cardinalities (a key of all of them together grew with
--- their product: nearly one row per event on varied data, and inserts
--- many times slower). A breakdown reads the rows of one (filter_key,
--- filter_value, dim).
+-- Per MCP per day per dimension value, any method: the breakdowns by
+-- tool, method, client_name, client_version, server_version and
+-- error_type (unfiltered, or filtered by status through is_error). The
+-- views expand each item into one row per dimension it has (ARRAY JOIN of
+-- two parallel arrays): tool for tools/call items only, error_type for
+-- errors only. Keying each dimension separately keeps the rows per day to
+-- the dimensions' own cardinalities (a key of all of them together grew
+-- with their product: nearly one row per event on varied data). No
+-- monthly table: a breakdown reads one dimension's rows, a few per value
+-- and day, so a year merges thousands of states, not millions; and every
+-- rollup view is paid on every insert (measured on 18.16: per
+-- (filter, dimension) pairs and monthly copies made inserts 15 times
+-- slower). Filters other than status scan raw events (see Breakdown).
 CREATE TABLE IF NOT EXISTS {{local "breakdown_daily"}}
 (
-    mcp_id       String,
-    day          Date,
-    filter_key   String,
-    filter_value String,
-    dim          String,
-    dim_value    String,
-    is_error     UInt8,
-    calls        AggregateFunction(count),
-    errors       AggregateFunction(sum, UInt64),
-    sessions     AggregateFunction(uniqHLL12, String),
-    users        AggregateFunction(uniqHLL12, String),
-    dur_n        AggregateFunction(sum, UInt64),
-    dur_sum      AggregateFunction(sum, Float64),
-    dur_q        AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+    mcp_id    String,
+    day       Date,
+    dim       String,
+    dim_value String,
+    is_error  UInt8,
+    calls     AggregateFunction(count),
+    errors    AggregateFunction(sum, UInt64),
+    sessions  AggregateFunction(uniqHLL12, String),
+    users     AggregateFunction(uniqHLL12, String),
+    dur_n     AggregateFunction(sum, UInt64),
+    dur_sum   AggregateFunction(sum, Float64),
+    dur_q     AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
 )
 ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(day)
-ORDER BY (mcp_id, day, filter_key, filter_value, dim, dim_value, is_error)
+ORDER BY (mcp_id, dim, day, dim_value, is_error)
 SETTINGS index_granularity = 256;
 {{distributed "breakdown_daily"}}
 
-INSERT INTO {{local "breakdown_daily"}} (mcp_id, day, filter_key, filter_value, dim, dim_value, is_error,
-    calls, errors, sessions, users, dur_n, dur_sum, dur_q)
+INSERT INTO {{local "breakdown_daily"}} (mcp_id, day, dim, dim_value, is_error, calls, errors, sessions, users, dur_n, dur_sum, dur_q)
 SELECT
     mcp_id,
     toDate(ts) AS day,
-    p.1 AS filter_key,
-    p.2 AS filter_value,
-    p.3 AS dim,
-    p.4 AS dim_value,
+    dim,
+    dim_value,
     is_error,
     countState() AS calls,
     sumState(toUInt64(is_error)) AS errors,
@@ -92,30 +87,19 @@ SELECT
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
 FROM {{local "events"}}
-ARRAY JOIN arrayFilter(x -> x.1 != '-' AND x.3 != '-', arrayConcat(
-        arrayMap(d -> ('', '', d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> (if(method = 'tools/call', 'tool', '-'), name, d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> ('method', CAST(method AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> ('client_name', CAST(client_name AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]))) AS p
-WHERE (SELECT count() FROM {{local "breakdown_daily"}}) = 0
-GROUP BY mcp_id, day, filter_key, filter_value, dim, dim_value, is_error;
+ARRAY JOIN
+    ['tool', 'method', 'client_name', 'client_version', 'server_version', 'error_type'] AS dim,
+    [name, CAST(method AS String), CAST(client_name AS String), CAST(client_version AS String), CAST(server_version AS String), CAST(error_type AS String)] AS dim_value
+WHERE (dim != 'tool' OR method = 'tools/call') AND (dim != 'error_type' OR is_error = 1)
+    AND (SELECT count() FROM {{local "breakdown_daily"}}) = 0
+GROUP BY mcp_id, day, dim, dim_value, is_error;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.breakdown_daily_mv TO {{local "breakdown_daily"}} AS
 SELECT
     mcp_id,
     toDate(ts) AS day,
-    p.1 AS filter_key,
-    p.2 AS filter_value,
-    p.3 AS dim,
-    p.4 AS dim_value,
+    dim,
+    dim_value,
     is_error,
     countState() AS calls,
     sumState(toUInt64(is_error)) AS errors,
@@ -125,94 +109,11 @@ SELECT
     sumState(duration_ms) AS dur_sum,
     quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
 FROM {{local "events"}}
-ARRAY JOIN arrayFilter(x -> x.1 != '-' AND x.3 != '-', arrayConcat(
-        arrayMap(d -> ('', '', d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> (if(method = 'tools/call', 'tool', '-'), name, d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> ('method', CAST(method AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> ('client_name', CAST(client_name AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]))) AS p
-GROUP BY mcp_id, day, filter_key, filter_value, dim, dim_value, is_error;
-
--- The same by month (see 004 and rangeRows): long-range breakdowns merge
--- a dozen month states per value instead of hundreds of day states.
-CREATE TABLE IF NOT EXISTS {{local "breakdown_monthly"}}
-(
-    mcp_id       String,
-    month        Date,
-    filter_key   String,
-    filter_value String,
-    dim          String,
-    dim_value    String,
-    is_error     UInt8,
-    calls        AggregateFunction(count),
-    errors       AggregateFunction(sum, UInt64),
-    sessions     AggregateFunction(uniqHLL12, String),
-    users        AggregateFunction(uniqHLL12, String),
-    dur_n        AggregateFunction(sum, UInt64),
-    dur_sum      AggregateFunction(sum, Float64),
-    dur_q        AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
-)
-ENGINE = {{engine "AggregatingMergeTree"}}
-PARTITION BY toYYYYMM(month)
-ORDER BY (mcp_id, month, filter_key, filter_value, dim, dim_value, is_error)
-SETTINGS index_granularity = 256;
-{{distributed "breakdown_monthly"}}
-
-INSERT INTO {{local "breakdown_monthly"}} (mcp_id, month, filter_key, filter_value, dim, dim_value, is_error,
-    calls, errors, sessions, users, dur_n, dur_sum, dur_q)
-SELECT
-    mcp_id,
-    toStartOfMonth(day) AS month,
-    filter_key, filter_value, dim, dim_value, is_error,
-    countMergeState(calls) AS calls,
-    sumMergeState(errors) AS errors,
-    uniqHLL12MergeState(sessions) AS sessions,
-    uniqHLL12MergeState(users) AS users,
-    sumMergeState(dur_n) AS dur_n,
-    sumMergeState(dur_sum) AS dur_sum,
-    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
-FROM {{local "breakdown_daily"}}
-WHERE (SELECT count() FROM {{local "breakdown_monthly"}}) = 0
-GROUP BY mcp_id, month, filter_key, filter_value, dim, dim_value, is_error;
-
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.DB}}.breakdown_monthly_mv TO {{local "breakdown_monthly"}} AS
-SELECT
-    mcp_id,
-    toStartOfMonth(ts) AS month,
-    p.1 AS filter_key,
-    p.2 AS filter_value,
-    p.3 AS dim,
-    p.4 AS dim_value,
-    is_error,
-    countState() AS calls,
-    sumState(toUInt64(is_error)) AS errors,
-    uniqHLL12State(session_id) AS sessions,
-    uniqHLL12State(user_key) AS users,
-    sumState(toUInt64(has_duration)) AS dur_n,
-    sumState(duration_ms) AS dur_sum,
-    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
-FROM {{local "events"}}
-ARRAY JOIN arrayFilter(x -> x.1 != '-' AND x.3 != '-', arrayConcat(
-        arrayMap(d -> ('', '', d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> (if(method = 'tools/call', 'tool', '-'), name, d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> ('method', CAST(method AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]),
-        arrayMap(d -> ('client_name', CAST(client_name AS String), d.1, d.2), [(if(method = 'tools/call', 'tool', '-'), name), ('method', CAST(method AS String)),
-            ('client_name', CAST(client_name AS String)), ('client_version', CAST(client_version AS String)),
-            ('server_version', CAST(server_version AS String)), (if(is_error = 1, 'error_type', '-'), CAST(error_type AS String))]))) AS p
-GROUP BY mcp_id, month, filter_key, filter_value, dim, dim_value, is_error;
+ARRAY JOIN
+    ['tool', 'method', 'client_name', 'client_version', 'server_version', 'error_type'] AS dim,
+    [name, CAST(method AS String), CAST(client_name AS String), CAST(client_version AS String), CAST(server_version AS String), CAST(error_type AS String)] AS dim_value
+WHERE (dim != 'tool' OR method = 'tools/call') AND (dim != 'error_type' OR is_error = 1)
+GROUP BY mcp_id, day, dim, dim_value, is_error;
 
 -- Per MCP per hour, any method: the overview's hourly series (ranges of
 -- at most 14 days). Same states as mcp_daily.
