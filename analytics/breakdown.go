@@ -7,9 +7,10 @@ import (
 	"github.com/mcpscope/telemetry"
 )
 
-// Breakdown dimensions (the by parameter). Every one but ByUserID and
-// attribute:<key> is read from rollups; those two scan raw events, within
-// MaxRawBreakdownRows.
+// Breakdown dimensions (the by parameter). The first six are read from
+// rollups when no filter but status is given; ByUserID, attribute:<key>
+// and the filters tool, method and client_name scan the matching raw
+// events, within MaxRawBreakdownRows.
 const (
 	ByTool          = "tool"
 	ByMethod        = "method"
@@ -29,9 +30,10 @@ const (
 	// MaxAttributeKeyLen bounds the key of an attribute dimension.
 	MaxAttributeKeyLen = 256
 	// MaxRawBreakdownRows is the row budget of the breakdowns that scan raw
-	// events (user_id, attribute:<key>): a range holding more of the MCP's
-	// events is refused with ERANGETOOLARGE (about a second of scan on
-	// two cores); narrow the range.
+	// events (user_id, attribute:<key>, or filtered by tool, method or
+	// client_name): more matching events in the range are refused with
+	// ERANGETOOLARGE (about a second of scan on two cores); narrow the
+	// range.
 	MaxRawBreakdownRows = 10_000_000
 )
 
@@ -52,7 +54,8 @@ type BreakdownQuery struct {
 	Only []string
 }
 
-// Raw reports whether the dimension is read from raw events.
+// Raw reports whether the dimension has no rollup (it is read from raw
+// events whatever the filters).
 func (q BreakdownQuery) Raw() bool { return q.By == ByUserID || q.AttributeKey != "" }
 
 // ParseBreakdownQuery validates the parameters of a breakdown: by is one
@@ -140,9 +143,10 @@ colon, up to 256 characters, percent-encoded in the query). Items that did not c
 has the same figures (without ` + "`value`" + `) over every other value together, or is null when no value is left.
 Distinct counts and percentiles of ` + "`other`" + ` are merged over its items, not summed.
 
-Every dimension but ` + "`user_id`" + ` and ` + "`attribute:<key>`" + ` is read from daily and monthly rollups, as fast over
-three years as over a week. ` + "`user_id`" + ` and ` + "`attribute:<key>`" + ` scan the raw events of the range: a range
-holding more than 10,000,000 events of the MCP is refused with 422 ` + "`range_too_large`" + ` (narrow it).
+Without filters, or with ` + "`status`" + ` only, every dimension but ` + "`user_id`" + ` and ` + "`attribute:<key>`" + ` is read from a
+daily rollup (a few rows per value and day), fast over three years. ` + "`user_id`" + `, ` + "`attribute:<key>`" + ` and the
+filters ` + "`tool`" + `, ` + "`method`" + ` and ` + "`client_name`" + ` scan the raw events that match: more than 10,000,000 of them in
+the range is refused with 422 ` + "`range_too_large`" + ` (narrow the range).
 
 ` + "`compare=previous`" + ` adds ` + "`previous`" + ` (` + "`{from, to}`" + `: as many days just before ` + "`from`" + `) and, on every item,
 ` + "`previous`" + ` with the value's figures then (zeros when it had no item then); ` + "`other`" + ` gets none.

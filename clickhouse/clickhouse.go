@@ -31,8 +31,7 @@
 //   - usage_daily: per account per acceptance day per MCP (usage).
 //
 // Migration 005 adds session_span (per session: first and last instant,
-// the session timeline's lookup), breakdown_daily and breakdown_monthly
-// (per method, name, client name and version, server version, error type
+// the session timeline's lookup), breakdown_daily (per dimension value
 // and status: the breakdowns), mcp_hourly and tool_hourly (hourly series).
 //
 // Metric reads use only the rollups, so a three-year range costs a few
