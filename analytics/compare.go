@@ -58,37 +58,23 @@ func PreviousOf(r Range) *PreviousRange {
 // ComparePrevious is the compare parameter's one value.
 const ComparePrevious = "previous"
 
-// AddPreviousOverview reads the overview of the previous period and sets
-// o.Previous.
-func AddPreviousOverview(ctx context.Context, rd Reader, mcpID string, r Range, o *Overview) error {
-	p, err := rd.Overview(ctx, mcpID, r.Previous())
-	if err != nil {
-		return err
-	}
-	o.Previous = &OverviewPrevious{From: p.From, To: p.To, Calls: p.Calls, Errors: p.Errors, ErrorRate: p.ErrorRate,
+// OverviewPreviousOf is the headline figures of p, the overview of the
+// previous period.
+func OverviewPreviousOf(p *Overview) *OverviewPrevious {
+	return &OverviewPrevious{From: p.From, To: p.To, Calls: p.Calls, Errors: p.Errors, ErrorRate: p.ErrorRate,
 		Sessions: p.Sessions, Users: p.Users, AvgMs: p.AvgMs, P50Ms: p.P50Ms, P95Ms: p.P95Ms, P99Ms: p.P99Ms}
-	return nil
 }
 
-// AddPreviousTool reads a tool over the previous period and sets
-// t.Previous.
-func AddPreviousTool(ctx context.Context, rd Reader, mcpID string, r Range, t *ToolDetail) error {
-	p, err := rd.Tool(ctx, mcpID, t.Name, r.Previous())
-	if err != nil {
-		return err
-	}
-	t.Previous = &ToolPrevious{From: p.From, To: p.To, Calls: p.Calls, Errors: p.Errors, ErrorRate: p.ErrorRate,
+// ToolPreviousOf is the headline figures of p, a tool over the previous
+// period.
+func ToolPreviousOf(p *ToolDetail) *ToolPrevious {
+	return &ToolPrevious{From: p.From, To: p.To, Calls: p.Calls, Errors: p.Errors, ErrorRate: p.ErrorRate,
 		AvgMs: p.AvgMs, P50Ms: p.P50Ms, P95Ms: p.P95Ms, P99Ms: p.P99Ms}
-	return nil
 }
 
-// AddPreviousTools reads the tools of the previous period and gives each
-// tool of l its figures then (zeros for a tool without a call then).
-func AddPreviousTools(ctx context.Context, rd Reader, mcpID string, r Range, l *ToolList) error {
-	p, err := rd.Tools(ctx, mcpID, r.Previous())
-	if err != nil {
-		return err
-	}
+// SetPreviousTools gives each tool of l its figures in p, the tools of
+// the previous period of r (zeros for a tool without a call then).
+func SetPreviousTools(r Range, l, p *ToolList) {
 	by := make(map[string]ToolSummary, len(p.Items))
 	for _, t := range p.Items {
 		by[t.Name] = t
@@ -99,7 +85,6 @@ func AddPreviousTools(ctx context.Context, rd Reader, mcpID string, r Range, l *
 		l.Items[i].Previous = &ToolFigures{Calls: t.Calls, Errors: t.Errors, ErrorRate: t.ErrorRate,
 			AvgMs: t.AvgMs, P50Ms: t.P50Ms, P95Ms: t.P95Ms, Sessions: t.Sessions}
 	}
-	return nil
 }
 
 // AddPreviousBreakdown reads the previous period's figures of the values

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
@@ -132,19 +133,28 @@ func (s *Server) getOverview(ctx context.Context, in *overviewInput) (*bodyOf[an
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.opts.Analytics.Overview(ctx, in.ID, r)
-	if err != nil {
+	// The figures, the hourly series and the previous period are
+	// independent reads: run them together.
+	var (
+		o, prev *analytics.Overview
+		hours   []analytics.OverviewDay
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { o, err = s.opts.Analytics.Overview(gctx, in.ID, r); return err })
+	if hourly {
+		g.Go(func() (err error) { hours, err = s.opts.Analytics.OverviewHourly(gctx, in.ID, r); return err })
+	}
+	if in.Compare == analytics.ComparePrevious {
+		g.Go(func() (err error) { prev, err = s.opts.Analytics.Overview(gctx, in.ID, r.Previous()); return err })
+	}
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if hourly {
-		if o.Series, err = s.opts.Analytics.OverviewHourly(ctx, in.ID, r); err != nil {
-			return nil, err
-		}
+		o.Series = hours
 	}
-	if in.Compare == analytics.ComparePrevious {
-		if err := analytics.AddPreviousOverview(ctx, s.opts.Analytics, in.ID, r, o); err != nil {
-			return nil, err
-		}
+	if prev != nil {
+		o.Previous = analytics.OverviewPreviousOf(prev)
 	}
 	return &bodyOf[analytics.Overview]{o}, nil
 }
@@ -157,12 +167,17 @@ func (s *Server) listTools(ctx context.Context, in *toolsInput) (*bodyOf[analyti
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.opts.Analytics.Tools(ctx, in.ID, r)
-	if err == nil && in.Compare == analytics.ComparePrevious {
-		err = analytics.AddPreviousTools(ctx, s.opts.Analytics, in.ID, r, o)
+	var o, prev *analytics.ToolList
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { o, err = s.opts.Analytics.Tools(gctx, in.ID, r); return err })
+	if in.Compare == analytics.ComparePrevious {
+		g.Go(func() (err error) { prev, err = s.opts.Analytics.Tools(gctx, in.ID, r.Previous()); return err })
 	}
-	if err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if prev != nil {
+		analytics.SetPreviousTools(r, o, prev)
 	}
 	return &bodyOf[analytics.ToolList]{o}, nil
 }
@@ -179,19 +194,26 @@ func (s *Server) getTool(ctx context.Context, in *toolInput) (*bodyOf[analytics.
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.opts.Analytics.Tool(ctx, in.ID, in.Name, r)
-	if err != nil {
+	var (
+		o, prev *analytics.ToolDetail
+		hours   []analytics.ToolDay
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { o, err = s.opts.Analytics.Tool(gctx, in.ID, in.Name, r); return err })
+	if hourly {
+		g.Go(func() (err error) { hours, err = s.opts.Analytics.ToolHourly(gctx, in.ID, in.Name, r); return err })
+	}
+	if in.Compare == analytics.ComparePrevious {
+		g.Go(func() (err error) { prev, err = s.opts.Analytics.Tool(gctx, in.ID, in.Name, r.Previous()); return err })
+	}
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if hourly {
-		if o.Series, err = s.opts.Analytics.ToolHourly(ctx, in.ID, in.Name, r); err != nil {
-			return nil, err
-		}
+		o.Series = hours
 	}
-	if in.Compare == analytics.ComparePrevious {
-		if err := analytics.AddPreviousTool(ctx, s.opts.Analytics, in.ID, r, o); err != nil {
-			return nil, err
-		}
+	if prev != nil {
+		o.Previous = analytics.ToolPreviousOf(prev)
 	}
 	return &bodyOf[analytics.ToolDetail]{o}, nil
 }
