@@ -36,7 +36,10 @@
 //
 // Metric reads use only the rollups, so a three-year range costs a few
 // thousand rollup rows, not a scan of every event; only the alert rule
-// values (minutes-long windows) and start-up scans read events. Rollup rows
+// values (minutes-long windows), start-up scans, a session timeline (the
+// events between the session's first and last instants, looked up in
+// session_span) and the breakdowns without a rollup (user_id, attributes,
+// filters; within a row budget) read events. Rollup rows
 // of one key merge eventually, so every read GROUPs BY its key and reads
 // the states with -Merge; a read is correct before and after merges.
 //
