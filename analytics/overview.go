@@ -1,5 +1,7 @@
 package analytics
 
+import "time"
+
 // Overview is the headline view of one MCP over a range
 // (GET /v1/mcps/{id}/overview). Calls count every item of any method;
 // latencies cover the items of any method that carry duration_ms and are
@@ -21,21 +23,43 @@ type Overview struct {
 	P50Ms *float64 `json:"p50_ms"`
 	P95Ms *float64 `json:"p95_ms"`
 	P99Ms *float64 `json:"p99_ms"`
-	// Series has one entry per day of the range, oldest first, zero-filled.
+	// Series has one entry per day of the range (per hour with
+	// granularity=hour), oldest first, zero-filled.
 	Series []OverviewDay `json:"series"`
 	// Nightly holds the figures of the last nightly pass, and NightlyAsOf
 	// the last day they cover (null, with null figures, before the first).
 	Nightly     Nightly `json:"nightly"`
 	NightlyAsOf *string `json:"nightly_as_of"`
+	// Previous, with compare=previous, holds the same headline figures
+	// over the same number of days just before From.
+	Previous *OverviewPrevious `json:"previous,omitempty"`
 }
 
-// OverviewDay is one day of an overview series; its distinct counts are
-// within that day.
+// OverviewPrevious is the overview's headline figures over the previous
+// period (compare=previous).
+type OverviewPrevious struct {
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	Calls     int64    `json:"calls"`
+	Errors    int64    `json:"errors"`
+	ErrorRate float64  `json:"error_rate"`
+	Sessions  int64    `json:"sessions"`
+	Users     int64    `json:"users"`
+	AvgMs     *float64 `json:"avg_ms"`
+	P50Ms     *float64 `json:"p50_ms"`
+	P95Ms     *float64 `json:"p95_ms"`
+	P99Ms     *float64 `json:"p99_ms"`
+}
+
+// OverviewDay is one day (or hour) of an overview series; its distinct
+// counts are within that bucket. Date is the bucket's UTC day, Start its
+// first instant.
 type OverviewDay struct {
-	Date     string   `json:"date"`
-	Calls    int64    `json:"calls"`
-	Errors   int64    `json:"errors"`
-	Sessions int64    `json:"sessions"`
-	Users    int64    `json:"users"`
-	P95Ms    *float64 `json:"p95_ms"`
+	Date     string    `json:"date"`
+	Start    time.Time `json:"start"`
+	Calls    int64     `json:"calls"`
+	Errors   int64     `json:"errors"`
+	Sessions int64     `json:"sessions"`
+	Users    int64     `json:"users"`
+	P95Ms    *float64  `json:"p95_ms"`
 }

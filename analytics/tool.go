@@ -9,6 +9,9 @@ type ToolList struct {
 	From  string        `json:"from"`
 	To    string        `json:"to"`
 	Items []ToolSummary `json:"items"`
+	// Previous, with compare=previous, names the period just before; each
+	// item then carries its figures then.
+	Previous *PreviousRange `json:"previous,omitempty"`
 }
 
 // ToolSummary is one tool's figures over a range. Latencies cover its calls
@@ -24,6 +27,20 @@ type ToolSummary struct {
 	Sessions  int64    `json:"sessions"`
 	// LastSeenAt is the time of the tool's last call within the range.
 	LastSeenAt time.Time `json:"last_seen_at"`
+	// Previous, with compare=previous, is the tool's figures over the
+	// previous period (zeros when it had no call then).
+	Previous *ToolFigures `json:"previous,omitempty"`
+}
+
+// ToolFigures are a tool's figures over a previous period.
+type ToolFigures struct {
+	Calls     int64    `json:"calls"`
+	Errors    int64    `json:"errors"`
+	ErrorRate float64  `json:"error_rate"`
+	AvgMs     *float64 `json:"avg_ms"`
+	P50Ms     *float64 `json:"p50_ms"`
+	P95Ms     *float64 `json:"p95_ms"`
+	Sessions  int64    `json:"sessions"`
 }
 
 // ToolDetail is one tool over a range (GET /v1/mcps/{id}/tools/{name}). A
@@ -40,7 +57,8 @@ type ToolDetail struct {
 	P50Ms     *float64 `json:"p50_ms"`
 	P95Ms     *float64 `json:"p95_ms"`
 	P99Ms     *float64 `json:"p99_ms"`
-	// Series has one entry per day of the range, oldest first, zero-filled.
+	// Series has one entry per day of the range (per hour with
+	// granularity=hour), oldest first, zero-filled.
 	Series []ToolDay `json:"series"`
 	// ErrorTypes lists the tool's errors by type, most frequent first; an
 	// error item without error_type is counted under "".
@@ -48,14 +66,32 @@ type ToolDetail struct {
 	// Clients lists the tool's calls by client name, most calls first; items
 	// without client_name are counted under "".
 	Clients []ToolClient `json:"clients"`
+	// Previous, with compare=previous, holds the headline figures over the
+	// same number of days just before From.
+	Previous *ToolPrevious `json:"previous,omitempty"`
 }
 
-// ToolDay is one day of a tool series.
+// ToolPrevious is a tool's headline figures over the previous period.
+type ToolPrevious struct {
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	Calls     int64    `json:"calls"`
+	Errors    int64    `json:"errors"`
+	ErrorRate float64  `json:"error_rate"`
+	AvgMs     *float64 `json:"avg_ms"`
+	P50Ms     *float64 `json:"p50_ms"`
+	P95Ms     *float64 `json:"p95_ms"`
+	P99Ms     *float64 `json:"p99_ms"`
+}
+
+// ToolDay is one day (or hour) of a tool series: Date its UTC day, Start
+// its first instant.
 type ToolDay struct {
-	Date   string   `json:"date"`
-	Calls  int64    `json:"calls"`
-	Errors int64    `json:"errors"`
-	P95Ms  *float64 `json:"p95_ms"`
+	Date   string    `json:"date"`
+	Start  time.Time `json:"start"`
+	Calls  int64     `json:"calls"`
+	Errors int64     `json:"errors"`
+	P95Ms  *float64  `json:"p95_ms"`
 }
 
 // ErrorTypeCount is how often a tool failed with one error type, with the

@@ -30,9 +30,16 @@
 //   - user_daily: per user per day (nightly figures, exact);
 //   - usage_daily: per account per acceptance day per MCP (usage).
 //
+// Migration 005 adds session_span (per session: first and last instant,
+// the session timeline's lookup), breakdown_daily (per dimension value
+// and status: the breakdowns), mcp_hourly and tool_hourly (hourly series).
+//
 // Metric reads use only the rollups, so a three-year range costs a few
 // thousand rollup rows, not a scan of every event; only the alert rule
-// values (minutes-long windows) and start-up scans read events. Rollup rows
+// values (minutes-long windows), start-up scans, a session timeline (the
+// events between the session's first and last instants, looked up in
+// session_span) and the breakdowns without a rollup (user_id, attributes,
+// filters; within a row budget) read events. Rollup rows
 // of one key merge eventually, so every read GROUPs BY its key and reads
 // the states with -Merge; a read is correct before and after merges.
 //
@@ -211,6 +218,9 @@ type DB struct {
 	cluster string
 	// cfg dials each host of a cluster for DDL.
 	cfg Config
+	// rawRows is the row budget of raw breakdowns; 0 means
+	// analytics.MaxRawBreakdownRows (tests lower it).
+	rawRows int
 }
 
 var (

@@ -8,6 +8,9 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
+// SetRawBreakdownRows sets the row budget of raw breakdowns. Tests only.
+func (db *DB) SetRawBreakdownRows(n int) { db.rawRows = n }
+
 // OptimizeFinal forces the merges of a table: of the local table on every
 // host of a cluster. Tests only.
 func (db *DB) OptimizeFinal(ctx context.Context, table string) error {
@@ -58,6 +61,21 @@ func (db *DB) LocalMCPs(ctx context.Context) (events, rollups [][]string, err er
 func (db *DB) ForgetMonthly(ctx context.Context) error {
 	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
 		for _, name := range []string{"tool_monthly", "error_monthly", "client_monthly"} {
+			for _, t := range []string{db.db + "." + name + "_mv", db.db + "." + name, db.local(name)} {
+				if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// ForgetAnalyst drops the tables and views of migration 005, as before
+// it; with ForgetMigrations, the next Migrate backfills them. Tests only.
+func (db *DB) ForgetAnalyst(ctx context.Context) error {
+	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		for _, name := range []string{"session_span", "breakdown_daily", "mcp_hourly", "tool_hourly"} {
 			for _, t := range []string{db.db + "." + name + "_mv", db.db + "." + name, db.local(name)} {
 				if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
 					return err

@@ -64,12 +64,51 @@ func (db *DB) Overview(ctx context.Context, mcpID string, r analytics.Range) (*a
 		NightlyAsOf: asOf,
 	}
 	byDay := byDate(days, merged.getDay)
-	for _, date := range r.Days() {
+	for i, date := range r.Days() {
 		d := byDay[date]
 		o.Series = append(o.Series, analytics.OverviewDay{
-			Date: date, Calls: int64(d.calls), Errors: int64(d.errors),
+			Date: date, Start: r.From.AddDate(0, 0, i), Calls: int64(d.calls), Errors: int64(d.errors),
 			Sessions: int64(d.sessions), Users: int64(d.users), P95Ms: d.lat.p(1),
 		})
 	}
 	return o, nil
+}
+
+// OverviewHourly implements analytics.Reader from mcp_hourly.
+func (db *DB) OverviewHourly(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.OverviewDay, error) {
+	var hours []merged
+	q := fmt.Sprintf(`SELECT hour, countMerge(calls), sumMerge(errors), uniqHLL12Merge(sessions), uniqHLL12Merge(users), %s
+		FROM %s.mcp_hourly WHERE mcp_id = ? AND %s
+		GROUP BY hour ORDER BY hour`, latencyCols, db.db, hourFilter(r))
+	if err := db.query(ctx, "overview hourly", q, []any{mcpID}, func() []any {
+		m := appendRow(&hours)
+		return []any{&m.day, &m.calls, &m.errors, &m.sessions, &m.users, &m.lat.n, &m.lat.sum, &m.lat.q}
+	}); err != nil {
+		return nil, err
+	}
+	by := byHour(hours)
+	series := make([]analytics.OverviewDay, 0, r.NumDays()*24)
+	for _, h := range r.Hours() {
+		d := by[h.Unix()]
+		series = append(series, analytics.OverviewDay{
+			Date: h.Format(analytics.DateLayout), Start: h, Calls: int64(d.calls), Errors: int64(d.errors),
+			Sessions: int64(d.sessions), Users: int64(d.users), P95Ms: d.lat.p(1),
+		})
+	}
+	return series, nil
+}
+
+// hourFilter selects the hourly rollup rows of the range's days.
+func hourFilter(r analytics.Range) string {
+	return fmt.Sprintf("hour >= %s AND hour < %s", timeLit(r.From), timeLit(r.End()))
+}
+
+// byHour indexes hour rows by their Unix second; an hour without a row
+// reads as the zero row, which zero-fills a series.
+func byHour(rows []merged) map[int64]merged {
+	m := make(map[int64]merged, len(rows))
+	for _, r := range rows {
+		m[r.day.Unix()] = r
+	}
+	return m
 }

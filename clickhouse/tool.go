@@ -102,9 +102,31 @@ func (db *DB) Tool(ctx context.Context, mcpID, name string, r analytics.Range) (
 		Clients:    clients,
 	}
 	byDay := byDate(days, merged.getDay)
-	for _, date := range r.Days() {
+	for i, date := range r.Days() {
 		d := byDay[date]
-		t.Series = append(t.Series, analytics.ToolDay{Date: date, Calls: int64(d.calls), Errors: int64(d.errors), P95Ms: d.lat.p(1)})
+		t.Series = append(t.Series, analytics.ToolDay{Date: date, Start: r.From.AddDate(0, 0, i), Calls: int64(d.calls), Errors: int64(d.errors), P95Ms: d.lat.p(1)})
 	}
 	return t, nil
+}
+
+// ToolHourly implements analytics.Reader from tool_hourly.
+func (db *DB) ToolHourly(ctx context.Context, mcpID, name string, r analytics.Range) ([]analytics.ToolDay, error) {
+	var hours []merged
+	q := fmt.Sprintf(`SELECT hour, countMerge(calls), sumMerge(errors), %s
+		FROM %s.tool_hourly WHERE mcp_id = ? AND name = ? AND %s
+		GROUP BY hour ORDER BY hour`, latencyCols, db.db, hourFilter(r))
+	if err := db.query(ctx, "tool hourly", q, []any{mcpID, name}, func() []any {
+		m := appendRow(&hours)
+		return []any{&m.day, &m.calls, &m.errors, &m.lat.n, &m.lat.sum, &m.lat.q}
+	}); err != nil {
+		return nil, err
+	}
+	by := byHour(hours)
+	series := make([]analytics.ToolDay, 0, r.NumDays()*24)
+	for _, h := range r.Hours() {
+		d := by[h.Unix()]
+		series = append(series, analytics.ToolDay{Date: h.Format(analytics.DateLayout), Start: h,
+			Calls: int64(d.calls), Errors: int64(d.errors), P95Ms: d.lat.p(1)})
+	}
+	return series, nil
 }

@@ -60,12 +60,13 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 	memberA := m["token"].(string)
 	ruleA := expect(t, s, "POST", "/v1/mcps/"+mcpA+"/rules", ownerA, isolationBodies["POST /v1/mcps/{id}/rules"], 201, "")["id"].(string)
 	params := map[string]string{
-		"id":      mcpA,
-		"keyId":   keyA["id"].(string),
-		"user_id": m["user"].(map[string]any)["id"].(string),
-		"ruleId":  ruleA,
-		"channel": "slack",
-		"name":    "search_docs",
+		"id":         mcpA,
+		"keyId":      keyA["id"].(string),
+		"user_id":    m["user"].(map[string]any)["id"].(string),
+		"ruleId":     ruleA,
+		"channel":    "slack",
+		"name":       "search_docs",
+		"session_id": "s-1",
 	}
 	ownerB := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("b"), "B"), 201, "")["token"].(string)
 	ingestKey := keyA["key"].(string)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/analytics"
@@ -30,8 +31,35 @@ type mcpRangeInput struct {
 }
 
 type toolInput struct {
-	ID   string `path:"id" maxLength:"64" doc:"The MCP's id."`
-	Name string `path:"name" maxLength:"256" doc:"The tool name, percent-encoded (a/b is a%2Fb)."`
+	ID          string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	Name        string `path:"name" maxLength:"256" doc:"The tool name, percent-encoded (a/b is a%2Fb)."`
+	Granularity string `query:"granularity" enum:"day,hour" doc:"Series buckets: day (default) or hour (ranges of at most 14 days)."`
+	Compare     string `query:"compare" enum:"previous" doc:"previous adds previous: the same figures over as many days just before from."`
+	RangeQuery
+}
+
+type overviewInput struct {
+	ID          string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	Granularity string `query:"granularity" enum:"day,hour" doc:"Series buckets: day (default) or hour (ranges of at most 14 days)."`
+	Compare     string `query:"compare" enum:"previous" doc:"previous adds previous: the same figures over as many days just before from."`
+	RangeQuery
+}
+
+type toolsInput struct {
+	ID      string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	Compare string `query:"compare" enum:"previous" doc:"previous adds previous (from, to) and, on every item, its figures over as many days just before from."`
+	RangeQuery
+}
+
+type breakdownInput struct {
+	ID         string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	By         string `query:"by" maxLength:"266" doc:"Required: tool, method, client_name, client_version, server_version, error_type, user_id or attribute:<key>." example:"client_name"`
+	Tool       string `query:"tool" maxLength:"256" doc:"Only the tools/call items of this tool."`
+	Method     string `query:"method" maxLength:"64" doc:"Only the items of this method."`
+	ClientName string `query:"client_name" maxLength:"128" doc:"Only the items of this client."`
+	Status     string `query:"status" enum:"ok,error" doc:"Only ok or only error items."`
+	Limit      int    `query:"limit" minimum:"1" maximum:"200" default:"20" doc:"Values listed; the rest are summed in other."`
+	Compare    string `query:"compare" enum:"previous" doc:"previous adds previous (from, to) and, on every item, its figures over as many days just before from."`
 	RangeQuery
 }
 
@@ -40,6 +68,15 @@ type sessionsInput struct {
 	Limit  int    `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Sessions per page."`
 	Cursor string `query:"cursor" maxLength:"512" doc:"next_cursor of the previous page."`
 	RangeQuery
+}
+
+type timelineInput struct {
+	ID        string `path:"id" maxLength:"64" doc:"The MCP's id."`
+	SessionID string `path:"session_id" maxLength:"128" doc:"The session id, percent-encoded (a/b is a%2Fb)."`
+	Limit     int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Items per page."`
+	Cursor    string `query:"cursor" maxLength:"512" doc:"next_cursor of the previous page."`
+	From      string `query:"from" doc:"Optional first UTC day, YYYY-MM-DD (inclusive): only the session's items from that day on." example:"2026-11-20"`
+	To        string `query:"to" doc:"Optional last UTC day, YYYY-MM-DD (inclusive): only the session's items up to that day." example:"2026-11-20"`
 }
 
 type bodyOf[T any] struct{ Body *T }
@@ -57,6 +94,28 @@ cases a few percent on small or very skewed samples). Distinct counts (sessions,
 ` + "`uniqHLL12`" + ` (HyperLogLog, 4096 cells): exact up to 16 distinct values, and about 1.6% typical
 relative error beyond (a count just past 16 may be off by one or two).`
 
+const granularityDoc = `
+
+Every series entry carries ` + "`date`" + ` (its UTC day) and ` + "`start`" + ` (RFC 3339, the bucket's first instant).
+` + "`granularity=hour`" + ` makes the series hourly — one entry per hour of the range, oldest first,
+zero-filled — for ranges of at most 14 days (longer: 422 ` + "`range_too_large`" + `); the headline figures are
+unchanged. The default is ` + "`day`" + `. Example entry: ` + "`" + `{"date": "2026-11-20", "start": "2026-11-20T13:00:00Z",
+"calls": 42, "errors": 1, "p95_ms": 180.5}` + "`" + `.`
+
+const compareDoc = `
+
+` + "`compare=previous`" + ` adds ` + "`previous`" + `: the headline figures over as many days just before ` + "`from`" + `, with
+their own ` + "`from`" + ` and ` + "`to`" + `. Example, for 2026-11-14..2026-11-20: ` + "`" + `"previous": {"from": "2026-11-07",
+"to": "2026-11-13", "calls": 1200, "errors": 12, "error_rate": 0.01, "avg_ms": 95.2, "p50_ms": 80, "p95_ms": 210,
+"p99_ms": 480}` + "`" + ` (the overview's also has ` + "`sessions`" + ` and ` + "`users`" + `).`
+
+const compareListDoc = `
+
+` + "`compare=previous`" + ` adds ` + "`previous`" + ` (` + "`{from, to}`" + `, as many days just before ` + "`from`" + `) and, on every item,
+` + "`previous`" + ` with its figures then, matched by name (zeros for a tool without a call then). Example item:
+` + "`" + `{"name": "search_docs", "calls": 120, ..., "previous": {"calls": 100, "errors": 2, "error_rate": 0.02,
+"avg_ms": 90, "p50_ms": 70, "p95_ms": 200, "sessions": 14}}` + "`" + `.`
+
 // metricRead documents a metric read: every one takes the range rules.
 func metricRead(id, summary, desc string) huma.Operation {
 	return huma.Operation{OperationID: id, Summary: summary,
@@ -64,39 +123,121 @@ func metricRead(id, summary, desc string) huma.Operation {
 }
 
 var getOverviewOp = metricRead("get-overview", "Overview of an MCP",
-	"The headline figures of an MCP over the range: calls (items of any method), errors, sessions, users (user ids, falling back to the session id), latencies, a daily series, and the nightly figures (`active_users_28d`, `stickiness`, `retention_7d`) with `nightly_as_of`, the last UTC day the nightly pass covered (null, with null figures, before the first pass).")
+	"The headline figures of an MCP over the range: calls (items of any method), errors, sessions, users (user ids, falling back to the session id), latencies, a daily series, and the nightly figures (`active_users_28d`, `stickiness`, `retention_7d`) with `nightly_as_of`, the last UTC day the nightly pass covered (null, with null figures, before the first pass)."+granularityDoc+compareDoc)
 
-func (s *Server) getOverview(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.Overview], error) {
+func (s *Server) getOverview(ctx context.Context, in *overviewInput) (*bodyOf[analytics.Overview], error) {
 	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.opts.Analytics.Overview(ctx, in.ID, r)
-	return &bodyOf[analytics.Overview]{o}, err
+	hourly, err := analytics.CheckGranularity(in.Granularity, r)
+	if err != nil {
+		return nil, err
+	}
+	// The figures, the hourly series and the previous period are
+	// independent reads: run them together.
+	var (
+		o, prev *analytics.Overview
+		hours   []analytics.OverviewDay
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { o, err = s.opts.Analytics.Overview(gctx, in.ID, r); return err })
+	if hourly {
+		g.Go(func() (err error) { hours, err = s.opts.Analytics.OverviewHourly(gctx, in.ID, r); return err })
+	}
+	if in.Compare == analytics.ComparePrevious {
+		g.Go(func() (err error) { prev, err = s.opts.Analytics.Overview(gctx, in.ID, r.Previous()); return err })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if hourly {
+		o.Series = hours
+	}
+	if prev != nil {
+		o.Previous = analytics.OverviewPreviousOf(prev)
+	}
+	return &bodyOf[analytics.Overview]{o}, nil
 }
 
 var listToolsOp = metricRead("list-tools", "Tools of an MCP",
-	"Every tool called in the range (`tools/call` items only), by calls descending.")
+	"Every tool called in the range (`tools/call` items only), by calls descending."+compareListDoc)
 
-func (s *Server) listTools(ctx context.Context, in *mcpRangeInput) (*bodyOf[analytics.ToolList], error) {
+func (s *Server) listTools(ctx context.Context, in *toolsInput) (*bodyOf[analytics.ToolList], error) {
 	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.opts.Analytics.Tools(ctx, in.ID, r)
-	return &bodyOf[analytics.ToolList]{o}, err
+	var o, prev *analytics.ToolList
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { o, err = s.opts.Analytics.Tools(gctx, in.ID, r); return err })
+	if in.Compare == analytics.ComparePrevious {
+		g.Go(func() (err error) { prev, err = s.opts.Analytics.Tools(gctx, in.ID, r.Previous()); return err })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		analytics.SetPreviousTools(r, o, prev)
+	}
+	return &bodyOf[analytics.ToolList]{o}, nil
 }
 
 var getToolOp = metricRead("get-tool", "One tool of an MCP",
-	"One tool's figures, daily series, error types (with the last message) and clients. A tool with no data in the range answers zeros, not 404.")
+	"One tool's figures, daily series, error types (with the last message) and clients. A tool with no data in the range answers zeros, not 404."+granularityDoc+compareDoc)
 
 func (s *Server) getTool(ctx context.Context, in *toolInput) (*bodyOf[analytics.ToolDetail], error) {
 	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.opts.Analytics.Tool(ctx, in.ID, in.Name, r)
-	return &bodyOf[analytics.ToolDetail]{o}, err
+	hourly, err := analytics.CheckGranularity(in.Granularity, r)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		o, prev *analytics.ToolDetail
+		hours   []analytics.ToolDay
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { o, err = s.opts.Analytics.Tool(gctx, in.ID, in.Name, r); return err })
+	if hourly {
+		g.Go(func() (err error) { hours, err = s.opts.Analytics.ToolHourly(gctx, in.ID, in.Name, r); return err })
+	}
+	if in.Compare == analytics.ComparePrevious {
+		g.Go(func() (err error) { prev, err = s.opts.Analytics.Tool(gctx, in.ID, in.Name, r.Previous()); return err })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if hourly {
+		o.Series = hours
+	}
+	if prev != nil {
+		o.Previous = analytics.ToolPreviousOf(prev)
+	}
+	return &bodyOf[analytics.ToolDetail]{o}, nil
+}
+
+var getBreakdownOp = metricRead("get-breakdown", "Breakdown of an MCP by one dimension", analytics.BreakdownDoc)
+
+func (s *Server) getBreakdown(ctx context.Context, in *breakdownInput) (*bodyOf[analytics.Breakdown], error) {
+	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
+	if err != nil {
+		return nil, err
+	}
+	q, err := analytics.ParseBreakdownQuery(in.By, in.Tool, in.Method, in.ClientName, in.Status, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.opts.Analytics.Breakdown(ctx, in.ID, r, q)
+	if err == nil && in.Compare == analytics.ComparePrevious {
+		err = analytics.AddPreviousBreakdown(ctx, s.opts.Analytics, in.ID, r, q, b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &bodyOf[analytics.Breakdown]{b}, nil
 }
 
 var getInsightsOp = metricRead("get-insights", "Insights for an MCP", analytics.InsightsDoc)
@@ -119,6 +260,21 @@ func (s *Server) listSessions(ctx context.Context, in *sessionsInput) (*bodyOf[a
 	}
 	o, err := s.opts.Analytics.Sessions(ctx, in.ID, r, in.Limit, in.Cursor)
 	return &bodyOf[analytics.SessionPage]{o}, err
+}
+
+var getSessionTimelineOp = huma.Operation{OperationID: "get-session-timeline", Summary: "One session's timeline",
+	Description: analytics.TimelineDoc, Tags: []string{"Metrics"}, Errors: []int{400, 404, 422, 503}}
+
+func (s *Server) getSessionTimeline(ctx context.Context, in *timelineInput) (*bodyOf[analytics.SessionTimeline], error) {
+	w, err := analytics.ParseTimeWindow(in.From, in.To)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.opts.MCPs.FindMCP(ctx, principal(ctx).AccountID, in.ID); err != nil {
+		return nil, err
+	}
+	o, err := s.opts.Analytics.SessionTimeline(ctx, in.ID, in.SessionID, w, in.Limit, in.Cursor)
+	return &bodyOf[analytics.SessionTimeline]{o}, err
 }
 
 var getUsageOp = metricRead("get-usage", "Usage of the account",

@@ -58,8 +58,10 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/mcps/{id}/overview", AnyMember, handle(s.getOverview, getOverviewOp)},
 			{http.MethodGet, "/v1/mcps/{id}/tools", AnyMember, handle(s.listTools, listToolsOp)},
 			{http.MethodGet, "/v1/mcps/{id}/tools/{name}", AnyMember, handle(s.getTool, getToolOp)},
+			{http.MethodGet, "/v1/mcps/{id}/breakdown", AnyMember, handle(s.getBreakdown, getBreakdownOp)},
 			{http.MethodGet, "/v1/mcps/{id}/insights", AnyMember, handle(s.getInsights, getInsightsOp)},
 			{http.MethodGet, "/v1/mcps/{id}/sessions", AnyMember, handle(s.listSessions, listSessionsOp)},
+			{http.MethodGet, "/v1/mcps/{id}/sessions/{session_id}", AnyMember, handle(s.getSessionTimeline, getSessionTimelineOp)},
 			{http.MethodGet, "/v1/account/usage", AnyMember, handle(s.getUsage, getUsageOp)},
 		}},
 		{on: o.Exporter != nil && o.MCPs != nil, class: classExport, routes: []route{

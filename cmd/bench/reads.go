@@ -112,6 +112,31 @@ func runReads(ctx context.Context, args []string, out io.Writer) error {
 				figure{"reads", name, "ratio", ratio})
 		}
 	}
+	analyst, err := analystReads(ctx, api, conn, *db, *mcp, today)
+	if err != nil {
+		return err
+	}
+	for _, a := range analyst {
+		httpTimes, err := timeN(*reps, func() error {
+			_, err := api.do(ctx, "GET", a.path, nil, nil, 200)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.name, err)
+		}
+		rawTimes, err := timeN(*rawReps, func() error { return runRaw(ctx, conn, a.raw) })
+		if err != nil {
+			return fmt.Errorf("raw %s: %w", a.name, err)
+		}
+		h50, h95 := percentile(httpTimes, 50), percentile(httpTimes, 95)
+		r50, r95 := percentile(rawTimes, 50), percentile(rawTimes, 95)
+		ratio := ms(r50) / max(ms(h50), 0.001)
+		fmt.Fprintf(out, "%-26s %7.1f ms %7.1f ms %7.0f ms %7.0f ms %8.1fx\n", a.name, ms(h50), ms(h95), ms(r50), ms(r95), ratio)
+		figs = append(figs,
+			figure{"reads", a.name, "http_p50_ms", ms(h50)}, figure{"reads", a.name, "http_p95_ms", ms(h95)},
+			figure{"reads", a.name, "raw_p50_ms", ms(r50)}, figure{"reads", a.name, "raw_p95_ms", ms(r95)},
+			figure{"reads", a.name, "ratio", ratio})
+	}
 	var n uint64
 	if err := conn.QueryRow(ctx, "SELECT count() FROM "+*db+".events WHERE mcp_id = ?", *mcp).Scan(&n); err == nil {
 		fmt.Fprintf(out, "the MCP holds %d events\n", n)
@@ -186,4 +211,54 @@ func seed(ctx context.Context, out io.Writer, p *progress, addr, db, mcp, accoun
 	el := time.Since(start)
 	fmt.Fprintf(out, "  seeded in %.0f s\n", el.Seconds())
 	return nil
+}
+
+// analystRead is one timed read of issue 17 with its raw counterpart.
+type analystRead struct {
+	name, path string
+	raw        []string
+}
+
+// analystNames are the analyst reads, in print order (summary.go).
+var analystNames = []string{"breakdown client_name 365d", "session timeline", "hourly overview 14d"}
+
+// analystReads builds the analyst reads of the big MCP: a breakdown by
+// client name over 365 days, the timeline of its newest session (the raw
+// side finds the session's items without the session index: a scan of the
+// MCP's events), and the hourly overview of 14 days.
+func analystReads(ctx context.Context, api *apiClient, conn driver.Conn, db, mcp string, today time.Time) ([]analystRead, error) {
+	var page struct {
+		Items []struct {
+			SessionID string `json:"session_id"`
+		} `json:"items"`
+	}
+	if _, err := api.do(ctx, "GET", "/v1/mcps/"+mcp+"/sessions?limit=1", nil, &page, 200); err != nil {
+		return nil, err
+	}
+	if len(page.Items) == 0 {
+		return nil, errors.New("the big MCP has no session in the last 7 days")
+	}
+	session := page.Items[0].SessionID
+	year := today.AddDate(0, 0, -364)
+	fortnight := today.AddDate(0, 0, -13)
+	end := today.AddDate(0, 0, 1)
+	q := func(from time.Time, extra string) string {
+		return url.Values{"from": {from.Format(analytics.DateLayout)}, "to": {today.Format(analytics.DateLayout)}}.Encode() + extra
+	}
+	events := db + ".events"
+	latency := "sumIf(duration_ms, has_duration = 1) / greatest(sum(has_duration), 1) AS avg_ms, quantilesTDigestIf(0.5, 0.95)(duration_ms, has_duration)"
+	return []analystRead{
+		{analystNames[0], "/v1/mcps/" + mcp + "/breakdown?" + q(year, "&by=client_name"), []string{
+			`SELECT CAST(client_name AS String) AS v, count() AS c, sum(is_error), ` + latency + `, uniq(session_id), uniq(user_key)
+			FROM ` + events + ` WHERE mcp_id = ` + quote(mcp) + ` AND ts >= ` + timeLit(year) + ` AND ts < ` + timeLit(end) + `
+			GROUP BY v ORDER BY c DESC LIMIT 20`}},
+		{analystNames[1], "/v1/mcps/" + mcp + "/sessions/" + url.PathEscape(session), []string{
+			`SELECT count(), sum(is_error), min(ts), max(ts) FROM ` + events + ` WHERE mcp_id = ` + quote(mcp) + ` AND session_id = ` + quote(session),
+			`SELECT ts, ts_ms, id, method, name, is_error, error_type, error_message, duration_ms, attr_keys, attr_values
+			FROM ` + events + ` WHERE mcp_id = ` + quote(mcp) + ` AND session_id = ` + quote(session) + ` ORDER BY ts, ts_ms LIMIT 101`}},
+		{analystNames[2], "/v1/mcps/" + mcp + "/overview?" + q(fortnight, "&granularity=hour"), []string{
+			`SELECT toStartOfHour(ts) AS hour, count(), sum(is_error), uniq(session_id), uniq(user_key), ` + latency + `
+			FROM ` + events + ` WHERE mcp_id = ` + quote(mcp) + ` AND ts >= ` + timeLit(fortnight) + ` AND ts < ` + timeLit(end) + `
+			GROUP BY hour WITH TOTALS ORDER BY hour`}},
+	}, nil
 }

@@ -128,6 +128,19 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 					name, h50, h95, r50, ratio, goal, verdict), " "))
 			}
 		}
+		// The analyst reads (issue 17) and their goals.
+		goals := map[string]float64{"breakdown client_name 365d": 200, "session timeline": 50, "hourly overview 14d": 50}
+		for _, name := range analystNames {
+			h50, ok := get("reads", name, "http_p50_ms")
+			if !ok {
+				continue
+			}
+			h95, _ := get("reads", name, "http_p95_ms")
+			r50, _ := get("reads", name, "raw_p50_ms")
+			ratio, _ := get("reads", name, "ratio")
+			fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-18s %7.1f ms %7.1f ms %7.0f ms %8.1fx   %-26s %s",
+				name, h50, h95, r50, ratio, fmt.Sprintf("p50 < %.0f ms", goals[name]), pass(h50 < goals[name])), " "))
+		}
 	}
 
 	if n, ok := get("export", "export csv", "rows"); ok {

@@ -20,6 +20,7 @@ import * as toolsPage from './pages/tools.js';
 import * as toolPage from './pages/tool.js';
 import * as insightsPage from './pages/insights.js';
 import * as sessionsPage from './pages/sessions.js';
+import * as timelinePage from './pages/timeline.js';
 import * as rulesPage from './pages/rules.js';
 import * as ruleFormPage from './pages/rule-form.js';
 import * as setupPage from './pages/setup.js';
@@ -50,6 +51,7 @@ const routes = [
   { path: '/mcps/:id/tools/:name', page: toolPage },
   { path: '/mcps/:id/insights', page: insightsPage },
   { path: '/mcps/:id/sessions', page: sessionsPage },
+  { path: '/mcps/:id/sessions/:sessionId', page: timelinePage },
   { path: '/mcps/:id/alerts', page: rulesPage },
   { path: '/mcps/:id/alerts/new', page: ruleFormPage },
   { path: '/mcps/:id/alerts/:ruleId', page: ruleFormPage },

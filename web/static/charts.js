@@ -25,12 +25,17 @@ const dayLabel = (ts) => new Date(ts * 1000).toISOString().slice(0, 10);
  * opts: dates ['YYYY-MM-DD'], series [{label, values, color (CSS var name),
  * fill}], format (value → text), title, testid, signal, height.
  */
-export function dailyChart({ dates, series, format = fmt.number, title, testid, signal, height = 220 }) {
-  const plot = h('div', { class: 'chart-plot', role: 'img', 'aria-label': `${title}: chart by day; the numbers are in the table below it` });
-  const wrap = h('figure', { class: 'chart', testid },
+export function dailyChart({ dates, starts, series, format = fmt.number, title, testid, signal, height = 220 }) {
+  // starts (RFC 3339, one per entry) make an hourly chart: the x axis is
+  // the entries' first instants and its labels include the hour.
+  const hourly = Array.isArray(starts);
+  const unit = hourly ? 'hour' : 'day';
+  const labels = hourly ? starts.map((s) => `${s.slice(0, 10)} ${s.slice(11, 16)}`) : dates;
+  const plot = h('div', { class: 'chart-plot', role: 'img', 'aria-label': `${title}: chart by ${unit}; the numbers are in the table below it` });
+  const wrap = h('figure', { class: 'chart', testid, 'data-granularity': unit },
     title ? h('figcaption', null, title) : null,
     plot,
-    dataTable(dates, series, format));
+    dataTable(labels, series, format, hourly));
 
   if (!window.uPlot) {
     plot.replaceWith(h('p', { class: 'empty' }, 'The chart library did not load; the numbers are in the table.'));
@@ -46,7 +51,7 @@ export function dailyChart({ dates, series, format = fmt.number, title, testid, 
     frame = requestAnimationFrame(() => {
       const width = Math.floor(plot.clientWidth);
       if (width <= 0 || signal?.aborted) return;
-      if (!chart) chart = create(plot, width, height, dates, series, format);
+      if (!chart) chart = create(plot, width, height, hourly ? starts.map((x) => Date.parse(x) / 1000) : dates.map(toSeconds), series, format, hourly);
       else if (Math.abs(chart.width - width) > 1) chart.setSize({ width, height });
     });
   });
@@ -59,11 +64,14 @@ export function dailyChart({ dates, series, format = fmt.number, title, testid, 
   return wrap;
 }
 
-function create(el, width, height, dates, series, format) {
+const HOUR_INCRS = [1, 2, 3, 6, 12, 24, 48].map((n) => n * 3600);
+const hourLabel = (ts) => new Date(ts * 1000).toISOString().slice(0, 16).replace('T', ' ');
+
+function create(el, width, height, xs, series, format, hourly) {
   const uPlot = window.uPlot;
   const axis = cssVar('--muted', '#666');
   const grid = cssVar('--grid', 'rgba(0,0,0,.08)');
-  const xs = dates.map(toSeconds);
+  const step = hourly ? 3600 : DAY_S;
   const few = xs.length <= 45;
   const opts = {
     width,
@@ -74,7 +82,7 @@ function create(el, width, height, dates, series, format) {
     scales: {
       x: {
         time: true,
-        range: (u, min, max) => (min === max ? [min - DAY_S / 2, max + DAY_S / 2] : [min, max]),
+        range: (u, min, max) => (min === max ? [min - step / 2, max + step / 2] : [min, max]),
       },
       y: {
         range: (u, min, max) => [0, max === null || !(max > 0) ? 1 : max * 1.1],
@@ -84,7 +92,7 @@ function create(el, width, height, dates, series, format) {
       // Whole days only: the data has one point per UTC day, so hour ticks
       // would suggest a resolution it does not have. 30 and 365 days are
       // the lengths uPlot treats as month and year steps.
-      { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, incrs: DAY_INCRS },
+      { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, incrs: hourly ? HOUR_INCRS : DAY_INCRS },
       {
         stroke: axis,
         size: 64,
@@ -94,7 +102,7 @@ function create(el, width, height, dates, series, format) {
       },
     ],
     series: [
-      { label: 'Day (UTC)', value: (u, ts) => (ts === null ? '—' : dayLabel(ts)) },
+      { label: hourly ? 'Hour (UTC)' : 'Day (UTC)', value: (u, ts) => (ts === null ? '—' : (hourly ? hourLabel(ts) : dayLabel(ts))) },
       ...series.map((s) => {
         const color = cssVar(s.color, '#4f46e5');
         return {
@@ -120,10 +128,10 @@ function colorWithAlpha(color, alpha) {
 }
 
 /** The chart's numbers, folded away, for screen readers and exact values. */
-function dataTable(dates, series, format) {
+function dataTable(dates, series, format, hourly) {
   return h('details', { class: 'chart-data' },
-    h('summary', null, 'Show daily numbers'),
+    h('summary', null, hourly ? 'Show hourly numbers' : 'Show daily numbers'),
     h('div', { class: 'table-wrap' }, h('table', { class: 'table table-compact' },
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Day (UTC)'), series.map((s) => h('th', { scope: 'col', class: 'num' }, s.label)))),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, hourly ? 'Hour (UTC)' : 'Day (UTC)'), series.map((s) => h('th', { scope: 'col', class: 'num' }, s.label)))),
       h('tbody', null, dates.map((d, i) => h('tr', null, h('td', null, d), series.map((s) => h('td', { class: 'num' }, format(s.values[i])))))))));
 }

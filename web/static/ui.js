@@ -304,10 +304,11 @@ export function time(iso) {
 }
 
 /** A labelled figure: {label, value (display text), raw (data-value), testid, hint}. */
-export function stat({ label, value, raw, testid, hint, tone }) {
+export function stat({ label, value, raw, testid, hint, tone, delta }) {
   return h('div', { class: ['stat', tone ? `stat-${tone}` : null] },
     h('div', { class: 'stat-label' }, label),
     h('div', { class: 'stat-value', testid, 'data-value': raw === null || raw === undefined ? '' : String(raw) }, value),
+    delta ? h('div', { class: ['stat-delta', delta.tone ? `text-${delta.tone}` : null], testid: testid ? `${testid}-delta` : null, 'data-value': delta.raw ?? '' }, delta.text) : null,
     hint ? h('div', { class: 'stat-hint' }, hint) : null);
 }
 

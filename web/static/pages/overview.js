@@ -1,4 +1,6 @@
-// Overview of one MCP: GET /v1/mcps/{id}/overview?from&to.
+// Overview of one MCP: GET /v1/mcps/{id}/overview?from&to&compare=previous
+// (deltas on the figure cards), hourly (granularity=hour) for ranges of up
+// to HOURLY_MAX_DAYS days, and the "break down by" card.
 
 import * as api from '../api.js';
 import * as fmt from '../format.js';
@@ -6,15 +8,40 @@ import * as range from '../range.js';
 import { mcpFrame } from '../mcp-frame.js';
 import { exportBar } from '../export.js';
 import { dailyChart } from '../charts.js';
+import { breakdownCard, change } from '../breakdown.js';
 import { h, load, stat, section } from '../ui.js';
 
+/** Ranges of up to this many days get hourly charts. */
+export const HOURLY_MAX_DAYS = 3;
+
+/** The query of a figures read: the range, the previous period, hourly when short. */
+export function figuresQuery(r) {
+  const q = { ...range.apiQuery(r), compare: 'previous' };
+  const days = r.from && r.to ? range.daysBetween(r.from, r.to) : 0;
+  if (days >= 1 && days <= HOURLY_MAX_DAYS) q.granularity = 'hour';
+  return q;
+}
+
 export async function render(ctx) {
-  const frame = mcpFrame(ctx, 'overview', { withRange: true, title: 'Overview' });
+  const frame = mcpFrame(ctx, 'overview', { withRange: true, title: 'Overview', keep: ['by'] });
   frame.content.before(exportBar(frame));
   await load(frame.content, async () => {
-    const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/overview`, range.apiQuery(frame.range), { signal: ctx.signal });
-    return view(d, ctx.signal);
+    const q = figuresQuery(frame.range);
+    const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/overview`, q, { signal: ctx.signal });
+    return [...view(d, ctx.signal, q.granularity === 'hour'), breakdownCard({ ctx, mcpId: frame.mcpId, range: frame.range })];
   }, { onError: (err) => frame.picker.showError(err) });
+}
+
+// Lower is better for these: a rise is shown as bad.
+const LOWER_IS_BETTER = new Set(['errors', 'error_rate', 'avg_ms', 'p50_ms', 'p95_ms', 'p99_ms']);
+
+function delta(d, key) {
+  const p = d.previous;
+  if (!p || !(key in p)) return null;
+  const c = change(d[key], p[key]);
+  if (!c) return null;
+  const worse = typeof c.raw === 'number' && c.raw !== 0 && ((c.raw > 0) === LOWER_IS_BETTER.has(key));
+  return { text: `${c.text} vs previous ${p.from === p.to ? 'day' : 'period'}`, raw: c.raw, tone: c.raw === 0 || c.raw === '' ? null : (worse ? 'bad' : 'good') };
 }
 
 /** The totals grid; tool.js reuses it for one tool. */
@@ -33,7 +60,7 @@ export function totals(d, prefix) {
   const grid = (title, list) => (list.length ? h('div', { class: 'stats-group' },
     h('h2', { class: 'stats-title' }, title),
     h('div', { class: 'stats' }, list.map((i) => stat({
-      label: i.label, value: i.f(d[i.key]), raw: d[i.key], tone: i.tone,
+      label: i.label, value: i.f(d[i.key]), raw: d[i.key], tone: i.tone, delta: delta(d, i.key),
       testid: `${prefix}-${i.testid || i.key.replace(/_/g, '-')}`,
     })))) : null);
   // Traffic and latency read as two rows rather than one wrapped line.
@@ -42,29 +69,31 @@ export function totals(d, prefix) {
     grid('Latency', items.filter((i) => i.key.endsWith('_ms'))));
 }
 
-/** The two daily charts: calls + errors, and p95. */
-export function charts(series, signal, prefix) {
+/** The two charts (daily, or hourly): calls + errors, and p95. */
+export function charts(series, signal, prefix, hourly = false) {
   const dates = series.map((s) => s.date);
+  const starts = hourly ? series.map((s) => s.start) : undefined;
+  const per = hourly ? 'hour' : 'day';
   return h('div', { class: 'grid-2' },
     section(null, dailyChart({
-      title: 'Calls and errors per day', testid: `${prefix}chart-calls`, signal, dates, format: fmt.number,
+      title: `Calls and errors per ${per}`, testid: `${prefix}chart-calls`, signal, dates, starts, format: fmt.number,
       series: [
         { label: 'Calls', values: series.map((s) => s.calls), color: '--chart-calls', fill: true },
         { label: 'Errors', values: series.map((s) => s.errors), color: '--chart-errors' },
       ],
     })),
     section(null, dailyChart({
-      title: 'p95 latency per day', testid: `${prefix}chart-p95`, signal, dates, format: fmt.ms,
+      title: `p95 latency per ${per}`, testid: `${prefix}chart-p95`, signal, dates, starts, format: fmt.ms,
       series: [{ label: 'p95', values: series.map((s) => s.p95_ms), color: '--chart-latency' }],
     })));
 }
 
-function view(d, signal) {
+function view(d, signal, hourly) {
   const series = Array.isArray(d.series) ? d.series : [];
   return [
     totals(d, 'overview'),
     d.calls === 0 ? h('p', { class: 'notice', testid: 'overview-empty' }, 'No telemetry in this range yet. Keys & setup shows how to send some.') : null,
-    charts(series, signal, ''),
+    charts(series, signal, '', hourly),
     nightly(d),
   ].filter(Boolean);
 }

@@ -1,5 +1,5 @@
 // Sessions of one MCP: GET /v1/mcps/{id}/sessions?from&to&limit&cursor,
-// newest first. The cursor is in the URL, so the browser's Back button goes
+// newest first; each session links to its timeline (timeline.js). The cursor is in the URL, so the browser's Back button goes
 // to the previous page and a page can be shared.
 
 import * as api from '../api.js';
@@ -31,7 +31,11 @@ export async function render(ctx) {
         empty: cursor ? 'No more sessions.' : 'No sessions in this range.',
         rowAttrs: (s) => ({ dataset: { sessionId: s.session_id } }),
         columns: [
-          { key: 'session_id', label: 'Session', render: (s) => h('code', { class: 'wrap' }, s.session_id) },
+          {
+            key: 'session_id', label: 'Session', render: (s) => h('a', {
+              href: router.href(`/mcps/${router.seg(frame.mcpId)}/sessions/${router.seg(s.session_id)}`, frame.rangeQuery), testid: 'session-link',
+            }, h('code', { class: 'wrap' }, s.session_id)),
+          },
           { key: 'started_at', label: 'Started', render: (s) => time(s.started_at) },
           { key: 'last_seen_at', label: 'Last seen', render: (s) => time(s.last_seen_at) },
           { key: 'calls', label: 'Calls', num: true, render: (s) => fmt.count(s.calls) },

@@ -2,17 +2,18 @@
 
 import * as api from '../api.js';
 import * as fmt from '../format.js';
-import * as range from '../range.js';
 import * as router from '../router.js';
 import { mcpFrame } from '../mcp-frame.js';
-import { totals, charts } from './overview.js';
+import { totals, charts, figuresQuery } from './overview.js';
+import { breakdownCard } from '../breakdown.js';
 import { h, load, section, table } from '../ui.js';
 
 export async function render(ctx) {
   const name = ctx.params.name;
-  const frame = mcpFrame(ctx, 'tools', { withRange: true, title: name });
+  const frame = mcpFrame(ctx, 'tools', { withRange: true, title: name, keep: ['by'] });
   await load(frame.content, async () => {
-    const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/tools/${name}`, range.apiQuery(frame.range), { signal: ctx.signal });
+    const q = figuresQuery(frame.range);
+    const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/tools/${name}`, q, { signal: ctx.signal });
     const series = Array.isArray(d.series) ? d.series : [];
     const errorTypes = Array.isArray(d.error_types) ? d.error_types : [];
     const clients = Array.isArray(d.clients) ? d.clients : [];
@@ -22,7 +23,7 @@ export async function render(ctx) {
         h('h2', { class: 'tool-name', testid: 'tool-name' }, h('code', null, d.name ?? name))),
       totals(d, 'tool'),
       d.calls === 0 ? h('p', { class: 'notice' }, 'No calls of this tool in this range.') : null,
-      charts(series, ctx.signal, 'tool-'),
+      charts(series, ctx.signal, 'tool-', q.granularity === 'hour'),
       h('div', { class: 'grid-2' },
         section('Error types', table({
           testid: 'tool-error-types',
@@ -45,6 +46,7 @@ export async function render(ctx) {
             { key: 'calls', label: 'Calls', num: true, render: (r) => fmt.count(r.calls) },
           ],
         }))),
+      breakdownCard({ ctx, mcpId: frame.mcpId, range: frame.range, tool: name }),
     ].filter(Boolean);
   }, { onError: (err) => frame.picker.showError(err) });
 }

@@ -1,0 +1,168 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// atExpr is an event's time in Unix milliseconds, as the rollups keep it.
+const atExpr = "(toUInt64(ts) * 1000 + ts_ms)"
+
+// timelineOrder orders a session's items: by time, then by every column
+// that can tell two items apart, so that the order of the items of one
+// millisecond is fixed and a cursor can skip a count of them. Items equal
+// in all of these are interchangeable.
+const timelineOrder = atExpr + `, ingest_node, ingest_seq, id, method, name, is_error, error_type, error_message,
+	has_duration, duration_ms, attr_keys, attr_values, client_name, client_version, user_id`
+
+// SessionTimeline implements analytics.Reader. The session's first and
+// last instants come from session_span (a primary-key lookup), so the
+// events read are only those of the MCP between them, however old the
+// session; the figures and the page are read from there concurrently.
+func (db *DB) SessionTimeline(ctx context.Context, mcpID, sessionID string, w analytics.TimeWindow, limit int, cursor string) (*analytics.SessionTimeline, error) {
+	limit, err := analytics.TimelineLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	after, err := analytics.ParseTimelineCursor(cursor)
+	if err != nil {
+		return nil, err
+	}
+	notFound := telemetry.Errorf(telemetry.ENOTFOUND, "This MCP has no item of session %q in the window asked for.", sessionID)
+	var spans [][2]uint64
+	q := fmt.Sprintf(`SELECT minMerge(started), maxMerge(last_seen) FROM %s.session_span
+		WHERE mcp_id = ? AND session_id = ? GROUP BY mcp_id`, db.db)
+	if err := db.query(ctx, "session span", q, []any{mcpID, sessionID}, func() []any {
+		s := appendRow(&spans)
+		return []any{&s[0], &s[1]}
+	}); err != nil {
+		return nil, err
+	}
+	if len(spans) == 0 {
+		return nil, notFound
+	}
+	lo, hi := spans[0][0], spans[0][1]+1 // [lo, hi) in Unix ms
+	if !w.From.IsZero() {
+		lo = max(lo, uint64(max(w.From.UnixMilli(), 0)))
+	}
+	if !w.End.IsZero() {
+		hi = min(hi, uint64(max(w.End.UnixMilli(), 0)))
+	}
+	if lo >= hi {
+		return nil, notFound
+	}
+	where := func(lo uint64) (string, []any) {
+		return fmt.Sprintf(`mcp_id = ? AND ts >= %s AND ts <= %s AND session_id = ? AND %s >= ? AND %s < ?`,
+			timeLit(msTime(lo)), timeLit(msTime(hi-1)), atExpr, atExpr), []any{mcpID, sessionID, lo, hi}
+	}
+
+	var (
+		head                          []timelineHead
+		page                          []timelineRow
+		pageLo                        = lo
+		skip                          int
+		clientName, clientVer, userID string
+	)
+	if after != nil {
+		pageLo = max(lo, uint64(after.At.UnixMilli()))
+		if pageLo == uint64(after.At.UnixMilli()) {
+			skip = after.Skip
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		cond, args := where(lo)
+		q := fmt.Sprintf(`SELECT count(), sum(is_error), min(%[1]s), max(%[1]s),
+				argMinIf(CAST(client_name AS String), %[1]s, client_name != ''),
+				argMinIf(CAST(client_version AS String), %[1]s, client_name != ''),
+				argMinIf(user_id, %[1]s, user_id != '')
+			FROM %[2]s.events WHERE %[3]s`, atExpr, db.db, cond)
+		return db.query(gctx, "session timeline", q, args, func() []any {
+			h := appendRow(&head)
+			return []any{&h.calls, &h.errors, &h.started, &h.last, &clientName, &clientVer, &userID}
+		})
+	})
+	g.Go(func() error {
+		cond, args := where(pageLo)
+		q := fmt.Sprintf(`SELECT %s, id, method, name, is_error, error_type, error_message, has_duration, duration_ms, attr_keys, attr_values
+			FROM %s.events WHERE %s ORDER BY %s LIMIT %d, %d`, atExpr, db.db, cond, timelineOrder, skip, limit+1)
+		return db.query(gctx, "session timeline items", q, args, func() []any {
+			r := appendRow(&page)
+			return []any{&r.at, &r.id, &r.method, &r.name, &r.isErr, &r.errType, &r.errMsg, &r.hasDur, &r.dur, &r.keys, &r.values}
+		})
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if len(head) == 0 || head[0].calls == 0 {
+		return nil, notFound
+	}
+	h := head[0]
+	t := &analytics.SessionTimeline{
+		SessionID: sessionID, StartedAt: msTime(h.started), LastSeenAt: msTime(h.last),
+		Calls: int64(h.calls), Errors: int64(h.errors),
+		ClientName: nonEmpty(clientName), ClientVersion: nonEmpty(clientVer), UserID: nonEmpty(userID),
+		Items: make([]analytics.TimelineItem, 0, min(len(page), limit)),
+	}
+	for i, r := range page {
+		if i == limit {
+			// The next page starts after the last item returned: count
+			// the items of its millisecond that this page (and, when the
+			// page began in that millisecond, the skipped ones) returned.
+			last := page[limit-1].at
+			n := 0
+			for _, p := range page[:limit] {
+				if p.at == last {
+					n++
+				}
+			}
+			if last == pageLo {
+				n += skip
+			}
+			next := analytics.TimelineCursor{At: msTime(last), Skip: n}.Encode()
+			t.NextCursor = &next
+			break
+		}
+		t.Items = append(t.Items, r.item())
+	}
+	return t, nil
+}
+
+type timelineHead struct {
+	calls, errors, started, last uint64
+}
+
+type timelineRow struct {
+	at               uint64
+	id, method, name string
+	isErr, hasDur    uint8
+	errType, errMsg  string
+	dur              float64
+	keys, values     []string
+}
+
+func (r timelineRow) item() analytics.TimelineItem {
+	it := analytics.TimelineItem{
+		ID: nonEmpty(r.id), Timestamp: msTime(r.at), Method: r.method, Name: nonEmpty(r.name),
+		Status: analytics.StatusOK, ErrorType: nonEmpty(r.errType), ErrorMessage: nonEmpty(r.errMsg),
+		Attributes: make(map[string]string, len(r.keys)),
+	}
+	if r.isErr == 1 {
+		it.Status = analytics.StatusError
+	}
+	if r.hasDur == 1 {
+		d := r.dur
+		it.DurationMs = &d
+	}
+	for i, k := range r.keys {
+		if i < len(r.values) {
+			it.Attributes[k] = r.values[i]
+		}
+	}
+	return it
+}
