@@ -438,3 +438,191 @@ SELECT
 FROM telemetry.events_local
 GROUP BY mcp_id, month, client_name, client_version;
 
+-- 005_analyst.sql
+CREATE TABLE IF NOT EXISTS telemetry.session_span_local ON CLUSTER 'telemetry'
+(
+    mcp_id     String,
+    session_id String,
+    started    AggregateFunction(min, UInt64),
+    last_seen  AggregateFunction(max, UInt64)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/telemetry/session_span_local', '{replica}')
+ORDER BY (mcp_id, session_id)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.session_span ON CLUSTER 'telemetry' AS telemetry.session_span_local ENGINE = Distributed('telemetry', 'telemetry', 'session_span_local');
+
+INSERT INTO telemetry.session_span_local (mcp_id, session_id, started, last_seen)
+SELECT mcp_id, session_id, minMergeState(started) AS started, maxMergeState(last_seen) AS last_seen
+FROM telemetry.session_daily_local
+WHERE (SELECT count() FROM telemetry.session_span_local) = 0
+GROUP BY mcp_id, session_id;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.session_span_mv ON CLUSTER 'telemetry' TO telemetry.session_span_local AS
+SELECT
+    mcp_id,
+    session_id,
+    minState(toUInt64(ts) * 1000 + ts_ms) AS started,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
+FROM telemetry.events_local
+GROUP BY mcp_id, session_id;
+
+CREATE TABLE IF NOT EXISTS telemetry.breakdown_daily_local ON CLUSTER 'telemetry'
+(
+    mcp_id    String,
+    day       Date,
+    dim       String,
+    dim_value String,
+    is_error  UInt8,
+    calls     AggregateFunction(count),
+    errors    AggregateFunction(sum, UInt64),
+    sessions  AggregateFunction(uniqHLL12, String),
+    users     AggregateFunction(uniqHLL12, String),
+    dur_n     AggregateFunction(sum, UInt64),
+    dur_sum   AggregateFunction(sum, Float64),
+    dur_q     AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/telemetry/breakdown_daily_local', '{replica}')
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, dim, day, dim_value, is_error)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.breakdown_daily ON CLUSTER 'telemetry' AS telemetry.breakdown_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'breakdown_daily_local');
+
+INSERT INTO telemetry.breakdown_daily_local (mcp_id, day, dim, dim_value, is_error, calls, errors, sessions, users, dur_n, dur_sum, dur_q)
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    dim,
+    dim_value,
+    is_error,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+ARRAY JOIN
+    ['tool', 'method', 'client_name', 'client_version', 'server_version', 'error_type'] AS dim,
+    [name, CAST(method AS String), CAST(client_name AS String), CAST(client_version AS String), CAST(server_version AS String), CAST(error_type AS String)] AS dim_value
+WHERE (dim != 'tool' OR method = 'tools/call') AND (dim != 'error_type' OR is_error = 1)
+    AND (SELECT count() FROM telemetry.breakdown_daily_local) = 0
+GROUP BY mcp_id, day, dim, dim_value, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.breakdown_daily_mv ON CLUSTER 'telemetry' TO telemetry.breakdown_daily_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    dim,
+    dim_value,
+    is_error,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+ARRAY JOIN
+    ['tool', 'method', 'client_name', 'client_version', 'server_version', 'error_type'] AS dim,
+    [name, CAST(method AS String), CAST(client_name AS String), CAST(client_version AS String), CAST(server_version AS String), CAST(error_type AS String)] AS dim_value
+WHERE (dim != 'tool' OR method = 'tools/call') AND (dim != 'error_type' OR is_error = 1)
+GROUP BY mcp_id, day, dim, dim_value, is_error;
+
+CREATE TABLE IF NOT EXISTS telemetry.mcp_hourly_local ON CLUSTER 'telemetry'
+(
+    mcp_id   String,
+    hour     DateTime('UTC'),
+    calls    AggregateFunction(count),
+    errors   AggregateFunction(sum, UInt64),
+    sessions AggregateFunction(uniqHLL12, String),
+    users    AggregateFunction(uniqHLL12, String),
+    dur_n    AggregateFunction(sum, UInt64),
+    dur_sum  AggregateFunction(sum, Float64),
+    dur_q    AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/telemetry/mcp_hourly_local', '{replica}')
+PARTITION BY toYYYYMM(hour)
+ORDER BY (mcp_id, hour)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.mcp_hourly ON CLUSTER 'telemetry' AS telemetry.mcp_hourly_local ENGINE = Distributed('telemetry', 'telemetry', 'mcp_hourly_local');
+
+INSERT INTO telemetry.mcp_hourly_local (mcp_id, hour, calls, errors, sessions, users, dur_n, dur_sum, dur_q)
+SELECT
+    mcp_id,
+    toStartOfHour(ts) AS hour,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+WHERE (SELECT count() FROM telemetry.mcp_hourly_local) = 0
+GROUP BY mcp_id, hour;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.mcp_hourly_mv ON CLUSTER 'telemetry' TO telemetry.mcp_hourly_local AS
+SELECT
+    mcp_id,
+    toStartOfHour(ts) AS hour,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+GROUP BY mcp_id, hour;
+
+CREATE TABLE IF NOT EXISTS telemetry.tool_hourly_local ON CLUSTER 'telemetry'
+(
+    mcp_id  String,
+    hour    DateTime('UTC'),
+    name    String,
+    calls   AggregateFunction(count),
+    errors  AggregateFunction(sum, UInt64),
+    dur_n   AggregateFunction(sum, UInt64),
+    dur_sum AggregateFunction(sum, Float64),
+    dur_q   AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/telemetry/tool_hourly_local', '{replica}')
+PARTITION BY toYYYYMM(hour)
+ORDER BY (mcp_id, name, hour)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.tool_hourly ON CLUSTER 'telemetry' AS telemetry.tool_hourly_local ENGINE = Distributed('telemetry', 'telemetry', 'tool_hourly_local');
+
+INSERT INTO telemetry.tool_hourly_local (mcp_id, hour, name, calls, errors, dur_n, dur_sum, dur_q)
+SELECT
+    mcp_id,
+    toStartOfHour(ts) AS hour,
+    name,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+WHERE method = 'tools/call' AND (SELECT count() FROM telemetry.tool_hourly_local) = 0
+GROUP BY mcp_id, hour, name;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.tool_hourly_mv ON CLUSTER 'telemetry' TO telemetry.tool_hourly_local AS
+SELECT
+    mcp_id,
+    toStartOfHour(ts) AS hour,
+    name,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+WHERE method = 'tools/call'
+GROUP BY mcp_id, hour, name;
+
