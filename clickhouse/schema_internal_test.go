@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -98,8 +99,10 @@ func TestReplicatedRendering(t *testing.T) {
 			}
 		}
 	}
-	if tables != 14 {
-		t.Errorf("%d replicated tables, want 14", tables)
+	// Every MergeTree-family table of the migrations (the base table and
+	// each rollup) is replicated.
+	if want := strings.Count(strings.Join(allMigrationText(t), "\n"), `{{engine "`); tables != want || tables < 18 {
+		t.Errorf("%d replicated tables, want %d (every engine of the migrations)", tables, want)
 	}
 	for _, stmt := range bookkeeping(templateData{DB: "tdb", Cluster: "c-1", Replicated: true}) {
 		if !strings.Contains(stmt, " ON CLUSTER 'c-1'") {
@@ -128,4 +131,22 @@ func TestReplicatedConfig(t *testing.T) {
 			t.Errorf("no default path")
 		}
 	}
+}
+
+// allMigrationText returns the text of every migration file.
+func allMigrationText(t *testing.T) []string {
+	t.Helper()
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("migrations: %v %v", names, err)
+	}
+	var out []string
+	for _, n := range names {
+		b, err := migrationFiles.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
 }

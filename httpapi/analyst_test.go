@@ -60,8 +60,22 @@ func TestAnalystReadsThroughTheAPI(t *testing.T) {
 	week := fmt.Sprintf("from=%s&to=%s", today.AddDate(0, 0, -6).Format("2006-01-02"), today.Format("2006-01-02"))
 	deadline := time.Now().Add(15 * time.Second)
 	for {
+		// Rollups become readable one after the other (each view's insert
+		// commits on its own): wait for the overview and the session's
+		// timeline (session_span) alike.
 		o := expect(t, s, "GET", base+"/overview?from="+old.Format("2006-01-02"), token, "", 200, "")
-		if o["calls"] == float64(len(items)) {
+		tl, _, _ := call(t, s, "GET", base+"/sessions/"+url.PathEscape(session), token, "")
+		bd := expect(t, s, "GET", base+"/breakdown?by=method&from="+old.Format("2006-01-02"), token, "", 200, "")
+		var bdCalls float64
+		for _, it := range bd["items"].([]any) {
+			bdCalls += it.(map[string]any)["calls"].(float64)
+		}
+		hr := expect(t, s, "GET", base+"/overview?granularity=hour&from="+yesterday.Format("2006-01-02"), token, "", 200, "")
+		var hrCalls float64
+		for _, e := range hr["series"].([]any) {
+			hrCalls += e.(map[string]any)["calls"].(float64)
+		}
+		if o["calls"] == float64(len(items)) && tl == 200 && bdCalls == float64(len(items)) && hrCalls == float64(len(items)-2) {
 			break
 		}
 		if time.Now().After(deadline) {
