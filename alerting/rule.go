@@ -142,11 +142,7 @@ func (r Rule) Window(now time.Time) (from, to time.Time) {
 // are 0 (ok true), p95_ms has no value (ok false). error_rate is
 // errors / calls, 0 when there are no calls, like the metric reads.
 func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bool) {
-	key := ""
-	if r.Tool != nil {
-		key = *r.Tool
-	}
-	st := stats[key]
+	st := r.stat(stats)
 	switch r.Metric {
 	case MetricCalls:
 		return float64(st.Calls), true
