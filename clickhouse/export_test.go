@@ -45,7 +45,7 @@ func (db *DB) LocalMCPs(ctx context.Context) (events, rollups [][]string, err er
 			out   *[][]string
 		}{{"events", &events}, {"mcp_daily", &rollups}} {
 			var ids []string
-			if err := conn.QueryRow(ctx, "SELECT arraySort(groupUniqArray(mcp_id)) FROM "+db.local(t.table)).Scan(&ids); err != nil {
+			if err := conn.QueryRow(ctx, "SELECT arraySort(groupUniqArray(mcp_id)) FROM "+db.local(t.table)+" WHERE mcp_id NOT LIKE '~wal/%'").Scan(&ids); err != nil {
 				return err
 			}
 			*t.out = append(*t.out, ids)
@@ -53,6 +53,18 @@ func (db *DB) LocalMCPs(ctx context.Context) (events, rollups [][]string, err er
 		return nil
 	})
 	return events, rollups, err
+}
+
+// DetachView detaches the view into rollup (mcp_daily, ...) on every host,
+// so that inserts reach events and the other rollups only: an insert cut
+// short between its views. AttachView puts it back. Tests only.
+func (db *DB) DetachView(ctx context.Context, rollup string) error {
+	return db.ExecOnEveryHost(ctx, "DETACH TABLE "+db.db+"."+rollup+"_mv")
+}
+
+// AttachView undoes DetachView.
+func (db *DB) AttachView(ctx context.Context, rollup string) error {
+	return db.ExecOnEveryHost(ctx, "ATTACH TABLE "+db.db+"."+rollup+"_mv")
 }
 
 // ForgetMonthly drops the monthly rollups and their views, as before

@@ -32,13 +32,21 @@ func UserKey(userID, sessionID string) string {
 var _ ingest.Sink = (*DB)(nil)
 
 // InsertRows writes rows to events (and through the views to every rollup)
-// in one batch: one block, so one part per UTC day the rows span. Batch
+// in one batch, with their insert markers (ledger.go): one block, so one
+// part per UTC day the rows span (per shard on a cluster). Batch
 // big (thousands of rows): every insert makes parts and runs the views.
 // The rows' items are expected normalized and valid (analytics.Item).
 func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	slots, err := db.slots(ctx)
+	if err != nil {
+		return err
+	}
+	// The markers of the insert (ledger.go): in the same block, so in the
+	// same parts as the rows they name, in events and in every rollup.
+	rows = append(rows[:len(rows):len(rows)], markerRows(rows, slots)...)
 	n := len(rows)
 	var (
 		account, mcp, id, session, method, name  = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -107,30 +115,6 @@ func sortedAttributes(attrs map[string]string) (keys, values []string) {
 		values[i] = attrs[k]
 	}
 	return keys, values
-}
-
-// InsertedSeqs returns which write-ahead-log records of node, among
-// fromSeq..toSeq, already have rows in events: after a crash between an
-// insert and the log's checkpoint, replay skips them instead of counting
-// them twice. The records' items have timestamps within tsFrom..tsTo, which
-// bounds the day partitions read (and the primary key range), so the check
-// costs a read of those days' two small ingest columns, not of the whole
-// table. On a cluster the answer is exact per record too: a record is one
-// payload of one MCP, so its rows went to one shard in one block.
-func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[uint64]bool, error) {
-	var seqs []uint64
-	err := db.query(ctx, "inserted seqs", "SELECT DISTINCT ingest_seq FROM "+db.db+
-		".events WHERE ts >= ? AND ts <= ? AND ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?",
-		[]any{clampTime(tsFrom.Add(-time.Second)), clampTime(tsTo.Add(time.Second)), node, fromSeq, toSeq},
-		func() []any { return []any{appendRow(&seqs)} })
-	if err != nil {
-		return nil, err
-	}
-	seen := make(map[uint64]bool, len(seqs))
-	for _, s := range seqs {
-		seen[s] = true
-	}
-	return seen, nil
 }
 
 // StoredIDs calls fn with each (mcp, id) among ids that events already

@@ -31,7 +31,7 @@ func (db *DB) ComputeNightly(ctx context.Context, day time.Time) (int, error) {
 				max(day >= %[5]s AND day <= %[6]s) AS in_cohort,
 				max(day >= %[7]s) AS returning
 			FROM %[1]s.user_daily
-			WHERE day >= %[8]s AND day <= %[2]s
+			WHERE day >= %[8]s AND day <= %[2]s AND mcp_id NOT LIKE '~wal/%%'
 			GROUP BY mcp_id, user_key
 		)
 		GROUP BY mcp_id`,

@@ -111,10 +111,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			continue
 		}
 		start := time.Now()
+		// The batch as read, before any of it is left out: what a retry
+		// checks and completes.
+		batch := spanOf(rows)
 		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
+			retried := checkStored
 			if checkStored {
 				var err error
-				if rows, err = p.withoutStored(ctx, rows); err != nil {
+				if rows, err = p.withoutStored(ctx, rows, batch); err != nil {
 					return struct{}{}, err
 				}
 			}
@@ -125,6 +129,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				}
 			}
 			err := p.sink.InsertRows(ctx, rows)
+			if err == nil && retried {
+				// An earlier attempt (or run) may have stored some of the
+				// batch in the raw table and not in every rollup.
+				err = p.completeViews(ctx, batch)
+			}
 			checkStored = err != nil
 			return struct{}{}, err
 		}); err != nil {
@@ -165,38 +174,60 @@ func (p *Pipeline) ack(seq uint64) {
 	}
 }
 
-// withoutStored drops from rows (in log order) the records that ClickHouse
+// span is what a batch covers: its records and its items' times.
+type span struct {
+	fromSeq, toSeq uint64
+	tsFrom, tsTo   time.Time
+}
+
+func spanOf(rows []Row) span {
+	s := span{fromSeq: rows[0].Seq, toSeq: rows[len(rows)-1].Seq, tsFrom: rows[0].Item.Timestamp, tsTo: rows[0].Item.Timestamp}
+	for _, r := range rows {
+		if ts := r.Item.Timestamp; ts.Before(s.tsFrom) {
+			s.tsFrom = ts
+		} else if ts.After(s.tsTo) {
+			s.tsTo = ts
+		}
+	}
+	return s
+}
+
+// withoutStored drops from rows (in log order) the rows that ClickHouse
 // already holds, so that they are not counted twice: records replayed after
-// a crash that struck between an insert and its ack, and records a failed
-// insert stored all the same (on a cluster, the shards that answered may keep their rows when another
-// shard is down (18.16 keeps those sent to remote shards); on one server,
-// the answer may be lost after the insert). A record is one payload of one
-// MCP, so its rows went to one shard in one block: stored whole or not at
-// all, short of a server failing half-way through writing a block.
-func (p *Pipeline) withoutStored(ctx context.Context, rows []Row) ([]Row, error) {
+// a crash that struck between an insert and its ack, and rows a failed
+// insert stored all the same (on a cluster, the shards that answered keep
+// their rows when another shard is down; on one server, the answer may be
+// lost after the insert, or the insert cut after some of its day
+// partitions). Rows are checked by record and UTC day: an insert stores
+// each day of a shard's rows in one part, whole or not at all.
+func (p *Pipeline) withoutStored(ctx context.Context, rows []Row, b span) ([]Row, error) {
 	if len(rows) == 0 {
 		return rows, nil
 	}
-	tsFrom, tsTo := rows[0].Item.Timestamp, rows[0].Item.Timestamp
-	for _, r := range rows {
-		if ts := r.Item.Timestamp; ts.Before(tsFrom) {
-			tsFrom = ts
-		} else if ts.After(tsTo) {
-			tsTo = ts
-		}
-	}
-	stored, err := p.sink.InsertedSeqs(ctx, p.node, rows[0].Seq, rows[len(rows)-1].Seq, tsFrom, tsTo)
+	stored, err := p.sink.InsertedSeqs(ctx, p.node, b.fromSeq, b.toSeq, b.tsFrom, b.tsTo)
 	if err != nil || len(stored) == 0 {
 		return rows, err
 	}
 	kept := rows[:0]
 	for _, r := range rows {
-		if !stored[r.Seq] {
+		if !stored[RecordDay{Seq: r.Seq, Day: DayOf(r.Item.Timestamp)}] {
 			kept = append(kept, r)
 		}
 	}
-	p.opts.Logger.Info("ingest: records already in ClickHouse are left out of the insert", "records", len(stored))
+	p.opts.Logger.Info("ingest: rows already in ClickHouse are left out of the insert", "record_days", len(stored))
 	return kept, nil
+}
+
+// completeViews has the sink re-derive into every rollup the inserts of the
+// batch that reached the raw table only.
+func (p *Pipeline) completeViews(ctx context.Context, b span) error {
+	n, err := p.sink.CompleteViews(ctx, p.node, b.fromSeq, b.toSeq, b.tsFrom, b.tsTo)
+	if n > 0 {
+		p.opts.Metrics.viewsCompleted(n)
+		p.opts.Logger.Warn("ingest: an insert cut short had reached the raw table and not every rollup; the rollups were completed",
+			"from_seq", b.fromSeq, "to_seq", b.toSeq, "completed", n)
+	}
+	return err
 }
 
 // retry runs f until it succeeds or ctx ends, backing off up to 5 s.

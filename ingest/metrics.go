@@ -17,6 +17,7 @@ type Metrics struct {
 	flushTime   prometheus.Histogram
 	flushErrors prometheus.Counter
 	flushDups   prometheus.Counter
+	viewsFixed  prometheus.Counter
 }
 
 // NewMetrics registers the ingest metrics on reg, with gauges that read the
@@ -44,8 +45,12 @@ func NewMetrics(reg prometheus.Registerer, stats func() wal.Stats) *Metrics {
 			Name: "telemetry_flush_duplicates_total",
 			Help: "Items left out at flush because ClickHouse already held their id (accepted while the duplicate filter was still loading).",
 		}),
+		viewsFixed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "telemetry_flush_views_completed_total",
+			Help: "Rollups completed after an insert cut short had reached the raw table and not them (one per insert and rollup).",
+		}),
 	}
-	reg.MustRegister(m.items, m.walFull, m.batchRows, m.flushTime, m.flushErrors, m.flushDups,
+	reg.MustRegister(m.items, m.walFull, m.batchRows, m.flushTime, m.flushErrors, m.flushDups, m.viewsFixed,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_backlog_bytes", Help: "Unflushed bytes in the write-ahead log."},
 			func() float64 { return float64(stats().UnackedBytes) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "telemetry_wal_write_failures_total", Help: "Write-ahead-log commit rounds whose write or fsync failed (their payloads were answered 503)."},
@@ -96,5 +101,11 @@ func (m *Metrics) flushFailed() {
 func (m *Metrics) duplicatesAtFlush(n int) {
 	if m != nil {
 		m.flushDups.Add(float64(n))
+	}
+}
+
+func (m *Metrics) viewsCompleted(n int) {
+	if m != nil {
+		m.viewsFixed.Add(float64(n))
 	}
 }

@@ -30,14 +30,41 @@ type Row struct {
 	Item       analytics.Item
 }
 
+// RecordDay names the rows of one write-ahead-log record on one UTC day
+// (days since 1970-01-01): an insert stores each day of its rows in its
+// own part, so a failed insert may have stored some days of a record and
+// not others.
+type RecordDay struct {
+	Seq uint64
+	Day int64
+}
+
+// DayOf returns the UTC day number of t, as RecordDay counts days.
+func DayOf(t time.Time) int64 {
+	s := t.Unix()
+	if s < 0 {
+		return (s - 86399) / 86400
+	}
+	return s / 86400
+}
+
 // Sink is where flushed rows go: ClickHouse (clickhouse.DB implements it).
 type Sink interface {
 	InsertRows(ctx context.Context, rows []Row) error
 	// InsertedSeqs reports which log records of this node, among
-	// fromSeq..toSeq, are already stored, so that a replay after a crash
-	// does not insert them twice. Their items' timestamps lie within
-	// tsFrom..tsTo, which bounds what the check reads.
-	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[uint64]bool, error)
+	// fromSeq..toSeq, already have rows stored, and of which UTC days, so
+	// that a replay after a crash (or the retry of a failed insert) does
+	// not insert them twice, nor leave out the days an insert cut short
+	// did not store. Their items' timestamps lie within tsFrom..tsTo,
+	// which bounds what the check reads.
+	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[RecordDay]bool, error)
+	// CompleteViews is called after the retry of a failed insert (and
+	// after a replay): every insert of this node's records fromSeq..toSeq
+	// that reached the raw table must have reached every rollup too, and
+	// the sink re-derives into a rollup what an insert cut short left out
+	// of it (the views of one insert are not one transaction). It returns
+	// how many (insert, rollup) pairs it completed.
+	CompleteViews(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (int, error)
 	// RecentIDs lists item ids received since a time, to rebuild Dedup.
 	RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string, receivedAt time.Time)) error
 	// StoredIDs reports which of ids (by MCP) are stored from items

@@ -40,8 +40,11 @@ func (f *fakeRegistry) Expire(context.Context, time.Time, int) (int, error) { re
 type nullSink struct{}
 
 func (nullSink) InsertRows(context.Context, []ingest.Row) error { return nil }
-func (nullSink) InsertedSeqs(context.Context, string, uint64, uint64, time.Time, time.Time) (map[uint64]bool, error) {
+func (nullSink) InsertedSeqs(context.Context, string, uint64, uint64, time.Time, time.Time) (map[ingest.RecordDay]bool, error) {
 	return nil, nil
+}
+func (nullSink) CompleteViews(context.Context, string, uint64, uint64, time.Time, time.Time) (int, error) {
+	return 0, nil
 }
 func (nullSink) RecentIDs(context.Context, time.Time, func(string, string, time.Time)) error {
 	return errors.New("must not be called with a shared registry")

@@ -1,0 +1,456 @@
+package clickhouse
+
+// The insert ledger: how a retried insert finds, and completes, the
+// rollups that an insert cut short left out.
+//
+// An insert into events runs every rollup view on the same block, but not
+// as one transaction: each view's rows are a part of their own, committed
+// one after the other, so a server killed (or a view failing) half-way
+// leaves the raw rows stored and some rollups without them. The flusher's
+// retry finds those rows stored and leaves them out; the rollups would stay
+// short for good.
+//
+// So every insert carries, for each UTC day of its rows (and on a cluster
+// for each shard), one marker row: an item of a reserved MCP id naming the
+// write-ahead-log records of the insert, "~wal/<day>/<node>/<runs>/<slot>"
+// (runs: the record numbers, "12-40,43-44"). The marker is in the same
+// block as the rows it names, so it lands in the same part of events as
+// they do, and each view turns it into a row of the same reserved MCP id in
+// the same part of its rollup as the rows it derived from them: a rollup
+// holds an insert's rows of a day if and only if it holds its marker.
+// After a retry, CompleteViews lists the markers that events holds for the
+// retried records and, for each rollup that misses one, re-runs that
+// view's own SELECT over exactly the rows (and the marker) of that insert.
+//
+// Markers are ordinary rows under ids no MCP can have (MCP ids are
+// generated, "mcp_..."), so every read, which names its MCP, ignores them;
+// they cost one row per insert and day in events and in each rollup, and go
+// with their day's partition (retention). Their account is empty.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/go-faster/city"
+
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/ingest"
+)
+
+// MarkerPrefix starts the MCP id of every insert marker.
+const MarkerPrefix = "~wal/"
+
+// markerRows returns the marker rows of an insert of rows: one per node,
+// UTC day and sharding slot. They are deterministic (the same rows give the
+// same markers), so that the retry of an identical block is still
+// recognized as a duplicate by replicated tables.
+func markerRows(rows []ingest.Row, slots uint64) []ingest.Row {
+	type key struct {
+		node string
+		day  int64
+	}
+	seqs := map[key][]uint64{}
+	for i := range rows {
+		k := key{rows[i].Node, ingest.DayOf(rows[i].Item.Timestamp)}
+		seqs[k] = append(seqs[k], rows[i].Seq)
+	}
+	keys := make([]key, 0, len(seqs))
+	for k := range seqs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].node < keys[j].node || keys[i].node == keys[j].node && keys[i].day < keys[j].day
+	})
+	var out []ingest.Row
+	for _, k := range keys {
+		day := time.Unix(k.day*86400, 0).UTC()
+		runs := formatRuns(seqs[k])
+		for slot := range slots {
+			out = append(out, ingest.Row{MCPID: markerID(day, k.node, runs, slot, slots), Node: k.node, ReceivedAt: day,
+				Item: analytics.Item{Timestamp: day, Method: "tools/call", Name: "~", Status: analytics.StatusError, ErrorType: "~",
+					SessionID: "~", ClientName: "~", ClientVersion: "~", ServerVersion: "~"}})
+		}
+	}
+	return out
+}
+
+// markerID names a marker that the Distributed events table sends to
+// slot (cityHash64(mcp_id) modulo the cluster's total shard weight, as
+// its sharding key does): the suffix after the slot is the first number
+// that lands it there.
+func markerID(day time.Time, node, runs string, slot, slots uint64) string {
+	base := markerDayPrefix(day, node) + runs + "/" + strconv.FormatUint(slot, 10) + "."
+	for n := 0; ; n++ {
+		id := base + strconv.Itoa(n)
+		if slots <= 1 || city.CH64([]byte(id))%slots == slot {
+			return id
+		}
+	}
+}
+
+func markerDayPrefix(day time.Time, node string) string {
+	return MarkerPrefix + day.UTC().Format("20060102") + "/" + node + "/"
+}
+
+// formatRuns renders record numbers as sorted runs: "3-7,9-9".
+func formatRuns(seqs []uint64) string {
+	s := slices.Clone(seqs)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d-%d", s[i], s[j])
+		i = j + 1
+	}
+	return b.String()
+}
+
+// run is an inclusive range of record numbers.
+type run struct{ from, to uint64 }
+
+// parseMarker reads the runs of a marker id after its day and node prefix,
+// and the block it names (the id without its slot), or ok false.
+func parseMarker(id, prefix string) (block string, runs []run, ok bool) {
+	rest, found := strings.CutPrefix(id, prefix)
+	if !found {
+		return "", nil, false
+	}
+	list, slot, found := strings.Cut(rest, "/")
+	if !found || strings.Contains(slot, "/") {
+		return "", nil, false
+	}
+	for _, r := range strings.Split(list, ",") {
+		a, b, found := strings.Cut(r, "-")
+		from, err1 := strconv.ParseUint(a, 10, 64)
+		to, err2 := strconv.ParseUint(b, 10, 64)
+		if !found || err1 != nil || err2 != nil || to < from {
+			return "", nil, false
+		}
+		runs = append(runs, run{from, to})
+	}
+	return prefix + list, runs, true
+}
+
+// slots returns the total shard weight of the cluster, the modulus of the
+// events table's sharding (1 on a single server), read once.
+func (db *DB) slots(ctx context.Context) (uint64, error) {
+	if db.cluster == "" {
+		return 1, nil
+	}
+	if w := db.shardWeight.Load(); w > 0 {
+		return w, nil
+	}
+	var w uint64
+	err := db.conn.QueryRow(ctx, "SELECT toUInt64(sum(w)) FROM (SELECT shard_num, any(shard_weight) AS w FROM system.clusters WHERE cluster = ? GROUP BY shard_num)", db.cluster).Scan(&w)
+	if err != nil {
+		return 0, wrapErr("cluster weights", err)
+	}
+	if w == 0 {
+		w = 1
+	}
+	db.shardWeight.Store(w)
+	return w, nil
+}
+
+// onEveryShard runs f once per shard, on a connection to the first replica
+// of the shard that answers (the store's own on a single server), with
+// table naming the shard's local tables. With replicated tables, f gets a
+// replica that has first fetched every part its shard's replication log
+// holds for the tables named (SYSTEM SYNC REPLICA): what one replica
+// committed just before it died must be seen before it is judged missing.
+// While a part is only on a replica that is down, that wait times out, the
+// call fails as unavailable, and the flusher retries later.
+func (db *DB) onEveryShard(ctx context.Context, sync []string, f func(context.Context, driver.Conn) error) error {
+	if db.cluster == "" {
+		return f(ctx, db.conn)
+	}
+	type replica struct {
+		shard uint32
+		host  string
+		port  uint16
+	}
+	var replicas []replica
+	err := db.query(ctx, "cluster shards", "SELECT shard_num, host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num",
+		[]any{db.cluster}, func() []any { r := appendRow(&replicas); return []any{&r.shard, &r.host, &r.port} })
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(replicas); {
+		j := i
+		for j < len(replicas) && replicas[j].shard == replicas[i].shard {
+			j++
+		}
+		var lastErr error
+		done := false
+		for _, r := range replicas[i:j] {
+			addr := net.JoinHostPort(r.host, strconv.Itoa(int(r.port)))
+			conn, err := dial(db.cfg, []string{addr}, 1)
+			if err == nil {
+				if err = conn.Ping(ctx); err == nil {
+					err = db.syncReplica(ctx, conn, sync)
+				}
+				if err == nil {
+					err = f(ctx, conn)
+					done = true
+				}
+				conn.Close()
+			}
+			if done {
+				if err != nil {
+					return fmt.Errorf("host %s: %w", addr, err)
+				}
+				break
+			}
+			lastErr = fmt.Errorf("host %s: %w", addr, err)
+		}
+		if !done {
+			return wrapErr(fmt.Sprintf("shard %d", replicas[i].shard), lastErr)
+		}
+		i = j
+	}
+	return nil
+}
+
+// syncReplicaTimeout bounds the wait for a replica to fetch its shard's
+// parts before a ledger check.
+const syncReplicaTimeout = 20 * time.Second
+
+func (db *DB) syncReplica(ctx context.Context, conn driver.Conn, tables []string) error {
+	if !db.cfg.Replicated {
+		return nil
+	}
+	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"receive_timeout": int(syncReplicaTimeout / time.Second)}))
+	for _, t := range tables {
+		if err := conn.Exec(ctx, "SYSTEM SYNC REPLICA "+db.local(t)); err != nil {
+			return wrapErr("sync replica "+t, err)
+		}
+	}
+	return nil
+}
+
+// rollupView is a materialized view on events: the rollup it writes to and
+// its SELECT, as the migrations render them for this store.
+type rollupView struct {
+	table  string // the rollup's name ("mcp_daily"), local or not
+	target string // what the view writes to: db.table or db.table_local
+	query  string // the view's SELECT, reading from the local events
+}
+
+var viewStatement = regexp.MustCompile(`(?s)^CREATE MATERIALIZED VIEW IF NOT EXISTS \S+(?: ON CLUSTER '(?:[^'\\]|\\.)*')? TO (\S+) AS\s+(SELECT.*)$`)
+
+// rollupViews lists the views on events from the rendered migrations.
+func (db *DB) rollupViews() ([]rollupView, error) {
+	migs, err := loadMigrations(db.templateData())
+	if err != nil {
+		return nil, err
+	}
+	from := regexp.MustCompile(`FROM ` + regexp.QuoteMeta(db.local("events")) + `(\s|$)`)
+	var views []rollupView
+	for _, m := range migs {
+		for _, stmt := range m.statements {
+			v := viewStatement.FindStringSubmatch(stmt)
+			if v == nil {
+				continue
+			}
+			if len(from.FindAllStringIndex(v[2], -1)) != 1 {
+				return nil, fmt.Errorf("clickhouse: view into %s: its SELECT must read events once", v[1])
+			}
+			name := strings.TrimSuffix(strings.TrimPrefix(v[1], db.db+"."), "_local")
+			views = append(views, rollupView{table: name, target: v[1], query: v[2]})
+		}
+	}
+	return views, nil
+}
+
+// InsertedSeqs returns which write-ahead-log records of node, among
+// fromSeq..toSeq, already have rows in events, and of which UTC days: a
+// replay after a crash between an insert and the log's checkpoint, or the
+// retry of a failed insert, leaves them out instead of counting them
+// twice, and inserts the days an insert cut short did not store. The
+// records' items have timestamps within tsFrom..tsTo, which bounds the day
+// partitions read (and the primary key range), so the check costs a read
+// of those days' ingest columns, not of the whole table. Each shard is
+// asked on one replica, once that replica holds every part its shard
+// committed (onEveryShard).
+func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[ingest.RecordDay]bool, error) {
+	type seqDay struct {
+		seq uint64
+		day time.Time
+	}
+	seen := map[ingest.RecordDay]bool{}
+	q := "SELECT DISTINCT ingest_seq, toDate(ts) FROM " + db.local("events") +
+		" WHERE ts >= ? AND ts <= ? AND ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?"
+	args := []any{clampTime(tsFrom.Add(-time.Second)), clampTime(tsTo.Add(time.Second)), node, max(fromSeq, 1), toSeq}
+	err := db.onEveryShard(ctx, []string{"events"}, func(ctx context.Context, conn driver.Conn) error {
+		rows, err := conn.Query(ctx, q, args...)
+		if err != nil {
+			return wrapErr("inserted seqs", err)
+		}
+		defer rows.Close()
+		var r seqDay
+		for rows.Next() {
+			if err := rows.Scan(&r.seq, &r.day); err != nil {
+				return wrapErr("inserted seqs", err)
+			}
+			seen[ingest.RecordDay{Seq: r.seq, Day: ingest.DayOf(r.day)}] = true
+		}
+		return wrapErr("inserted seqs", rows.Err())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return seen, nil
+}
+
+// CompleteViews makes every rollup hold every insert of node's records
+// fromSeq..toSeq (items within tsFrom..tsTo) that events holds: for each
+// marker of those records in events that a rollup lacks, it runs that
+// rollup's view over the insert's rows of that day and shard, marker
+// included, in one INSERT (so one part: the rows and their marker commit
+// together, and a repair cut short is found and redone by the next call).
+// It returns how many (insert, rollup) pairs it completed.
+func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (int, error) {
+	views, err := db.rollupViews()
+	if err != nil {
+		return 0, err
+	}
+	tables := []string{"events"}
+	for _, v := range views {
+		tables = append(tables, v.table)
+	}
+	first, last := analytics.UTCDay(clampTime(tsFrom)), analytics.UTCDay(clampTime(tsTo))
+	var ranges []string
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		p := markerDayPrefix(d, node)
+		ranges = append(ranges, fmt.Sprintf("(mcp_id >= %s AND mcp_id < %s)", QuoteString(p), QuoteString(p[:len(p)-1]+"0")))
+	}
+	find := fmt.Sprintf("SELECT DISTINCT mcp_id, toDate(ts) FROM %s WHERE ts >= %s AND ts < %s AND (%s)",
+		db.local("events"), timeLit(first), timeLit(last.AddDate(0, 0, 1)), strings.Join(ranges, " OR "))
+	completed := 0
+	err = db.onEveryShard(ctx, tables, func(ctx context.Context, conn driver.Conn) error {
+		type block struct {
+			day     time.Time
+			runs    []run
+			markers []string
+		}
+		blocks := map[string]*block{}
+		var all []string
+		rows, err := conn.Query(ctx, find)
+		if err != nil {
+			return wrapErr("insert markers", err)
+		}
+		for rows.Next() {
+			var id string
+			var day time.Time
+			if err := rows.Scan(&id, &day); err != nil {
+				rows.Close()
+				return wrapErr("insert markers", err)
+			}
+			key, runs, ok := parseMarker(id, markerDayPrefix(day, node))
+			if !ok || !slices.ContainsFunc(runs, func(r run) bool { return r.to >= fromSeq && r.from <= toSeq }) {
+				continue
+			}
+			if blocks[key] == nil {
+				blocks[key] = &block{day: day, runs: runs}
+			}
+			blocks[key].markers = append(blocks[key].markers, id)
+			all = append(all, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return wrapErr("insert markers", err)
+		}
+		if len(all) == 0 {
+			return nil
+		}
+		keys := make([]string, 0, len(blocks))
+		for k := range blocks {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, v := range views {
+			present := map[string]bool{}
+			rows, err := conn.Query(ctx, fmt.Sprintf("SELECT DISTINCT mcp_id FROM %s WHERE mcp_id IN (%s)", v.target, quoteList(all)))
+			if err != nil {
+				return wrapErr("insert markers of "+v.table, err)
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return wrapErr("insert markers of "+v.table, err)
+				}
+				present[id] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return wrapErr("insert markers of "+v.table, err)
+			}
+			for _, k := range keys {
+				b := blocks[k]
+				if slices.ContainsFunc(b.markers, func(id string) bool { return present[id] }) {
+					continue // the insert's part of this rollup is there
+				}
+				if err := db.completeView(ctx, conn, v, node, b.day, b.runs, b.markers); err != nil {
+					return err
+				}
+				completed++
+			}
+		}
+		return nil
+	})
+	return completed, err
+}
+
+// completeView re-derives into one rollup the rows (and markers) of one
+// insert of one day, as its view would have, in one INSERT.
+func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, node string, day time.Time, runs []run, markers []string) error {
+	var cols []string
+	rows, err := conn.Query(ctx, "DESCRIBE TABLE "+v.target)
+	if err != nil {
+		return wrapErr("describe "+v.table, err)
+	}
+	for rows.Next() {
+		vals := make([]any, len(rows.Columns()))
+		var name string
+		vals[0] = &name
+		for i := 1; i < len(vals); i++ {
+			vals[i] = new(string)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			rows.Close()
+			return wrapErr("describe "+v.table, err)
+		}
+		cols = append(cols, name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return wrapErr("describe "+v.table, err)
+	}
+	seqs := make([]string, len(runs))
+	for i, r := range runs {
+		seqs[i] = fmt.Sprintf("ingest_seq BETWEEN %d AND %d", r.from, r.to)
+	}
+	source := fmt.Sprintf("(SELECT * FROM %s WHERE ts >= %s AND ts < %s AND ingest_node = %s AND (mcp_id IN (%s) OR %s))",
+		db.local("events"), timeLit(day), timeLit(day.AddDate(0, 0, 1)), QuoteString(node), quoteList(markers), strings.Join(seqs, " OR "))
+	from := regexp.MustCompile(`FROM ` + regexp.QuoteMeta(db.local("events")) + `(\s|$)`)
+	query := from.ReplaceAllLiteralString(v.query, "FROM "+source+"\n")
+	stmt := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s)", v.target, strings.Join(cols, ", "), strings.Join(cols, ", "), query)
+	return wrapErr("complete "+v.table, conn.Exec(ctx, stmt))
+}
