@@ -459,3 +459,102 @@ func grepLines(s, substr string) string {
 	}
 	return b.String()
 }
+
+// TestViewFailingForOneInsert: a rollup view fails while the flusher's
+// insert runs (a column its target does not fill), so the insert stores
+// the raw rows and every other rollup, then fails. Once the view works
+// again, the retry finds the rows stored, leaves them out, and completes
+// the one rollup that lacks them from the insert's marker: the tool read
+// (tool_daily) and the overview (mcp_daily) count every item once.
+func TestViewFailingForOneInsert(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	chAddr := testenv.ClickHouseAddr(t)
+	cfg := testConfig(t, chAddr)
+	bin := buildBinary(t)
+	svc := startEdge(t, bin, cfg, testenv.FreePort(t))
+	token, mcpID, key := api{t, svc.base}.newTenant("view-fails")
+	first := idRange("first", 20)
+	if status, _, body := svc.ingest(key, first); status != 202 {
+		t.Fatalf("ingest: %d %v", status, body)
+	}
+	waitStoredOnce(t, chAddr, cfg.ClickHouse.Database, mcpID, first)
+
+	conn, err := ch.Open(&ch.Options{Addr: []string{chAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	db := cfg.ClickHouse.Database
+	if err := conn.Exec(ctx, "ALTER TABLE "+db+".tool_daily ADD COLUMN boom UInt8 DEFAULT throwIf(mcp_id != '')"); err != nil {
+		t.Fatal(err)
+	}
+	second := idRange("second", 20)
+	if status, _, body := svc.ingest(key, second); status != 202 {
+		t.Fatalf("ingest: %d %v", status, body)
+	}
+	// The raw rows are in; the insert failed at tool_daily's view.
+	waitStoredOnce(t, chAddr, db, mcpID, append(first, second...))
+	eventually(t, 20*time.Second, func() error {
+		if !strings.Contains(svc.logs.String(), "while pushing to view") {
+			return fmt.Errorf("the insert has not failed at the view yet")
+		}
+		return nil
+	})
+	var short uint64
+	if err := conn.QueryRow(ctx, "SELECT countMerge(calls) FROM "+db+".tool_daily WHERE mcp_id = ?", mcpID).Scan(&short); err != nil || short != 20 {
+		t.Fatalf("tool_daily counts %d calls (%v) while its view fails; want the first 20", short, err)
+	}
+	if err := conn.Exec(ctx, "ALTER TABLE "+db+".tool_daily DROP COLUMN boom"); err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().UTC().Format(time.DateOnly)
+	a := api{t, svc.base}
+	eventually(t, 30*time.Second, func() error {
+		tools := a.must(200, "GET", "/v1/mcps/"+mcpID+"/tools?from="+today+"&to="+today, token, nil)
+		items, _ := tools["items"].([]any)
+		if len(items) != 1 {
+			return fmt.Errorf("tools: %v", tools)
+		}
+		if calls := items[0].(map[string]any)["calls"]; calls != float64(40) {
+			return fmt.Errorf("the tool read counts %v calls, want 40", calls)
+		}
+		return nil
+	})
+	if o := a.must(200, "GET", "/v1/mcps/"+mcpID+"/overview?from="+today+"&to="+today, token, nil); o["calls"] != float64(40) {
+		t.Errorf("the overview counts %v calls, want 40", o["calls"])
+	}
+	waitStoredOnce(t, chAddr, db, mcpID, append(first, second...))
+	// The flusher completes the rollups the failed insert left out (the
+	// views run in parallel: the failing one may stop others), then acks.
+	eventually(t, 30*time.Second, func() error {
+		if n := scrape(t, svc.base+"/metrics")["telemetry_flush_views_completed_total"]; n < 1 {
+			return fmt.Errorf("telemetry_flush_views_completed_total = %v, want at least 1 (tool_daily)", n)
+		}
+		if strings.Contains(svc.logs.String(), "the rollups were completed") {
+			return nil
+		}
+		return fmt.Errorf("the completion was not logged")
+	})
+	// Every rollup counts each item once: none short, none twice.
+	for _, r := range []string{"countMerge(calls) FROM mcp_daily", "countMerge(calls) FROM tool_daily", "countMerge(calls) FROM session_daily",
+		"countMerge(calls) FROM client_daily", "toUInt64(sum(calls)) FROM tool_client_daily", "toUInt64(sum(calls)) FROM user_daily",
+		"toUInt64(sum(events)) FROM usage_daily", "countMerge(calls) FROM tool_monthly", "countMerge(calls) FROM client_monthly",
+		"countMerge(calls) FROM mcp_hourly", "countMerge(calls) FROM tool_hourly", "countMerge(calls) FROM breakdown_daily WHERE dim = 'tool' AND"} {
+		sel, table, _ := strings.Cut(r, " FROM ")
+		where := " WHERE mcp_id = ?"
+		if strings.HasSuffix(table, " AND") {
+			where = " " + strings.TrimSuffix(table[strings.Index(table, " "):], "AND") + "AND mcp_id = ?"
+			table = table[:strings.Index(table, " ")]
+		}
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT "+sel+" FROM "+db+"."+table+where, mcpID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 40 {
+			t.Errorf("%s counts %d items, want 40", table, n)
+		}
+	}
+}
