@@ -238,7 +238,8 @@ func (db *DB) syncReplica(ctx context.Context, conn driver.Conn, tables []string
 	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"receive_timeout": int(syncReplicaTimeout / time.Second)}))
 	for _, t := range tables {
 		if err := conn.Exec(ctx, "SYSTEM SYNC REPLICA "+db.local(t)); err != nil {
-			return wrapErr("sync replica "+t, err)
+			return wrapErr("waiting for this replica to fetch the parts of "+t+" its shard committed "+
+				"(a replica that is down may hold the only copy of an insert that was cut short)", err)
 		}
 	}
 	return nil
