@@ -46,8 +46,8 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 	}
 	// The markers of the insert (ledger.go): in the same block, so in the
 	// same parts as the rows they name, in events and in every rollup.
-	rows = append(rows[:len(rows):len(rows)], markerRows(rows, slots)...)
-	n := len(rows)
+	markers := markerRows(rows, slots)
+	n := len(rows) + len(markers)
 	var (
 		account, mcp, id, session, method, name  = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		errType, errMsg, client, clientVer, serv = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -59,8 +59,13 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 		attrK, attrV                             = make([][]string, n), make([][]string, n)
 		seq                                      = make([]uint64, n)
 	)
-	for i := range rows {
-		r := &rows[i]
+	for i := range n {
+		var r *ingest.Row
+		if i < len(rows) {
+			r = &rows[i]
+		} else {
+			r = &markers[i-len(rows)]
+		}
 		it := &r.Item
 		t := it.Timestamp.UTC()
 		account[i], mcp[i], id[i], session[i], method[i], name[i] = r.AccountID, r.MCPID, it.ID, it.SessionID, it.Method, it.Name
