@@ -50,8 +50,14 @@ func scrape(t *testing.T, url string) map[string]float64 {
 // the rows a moment before.
 func settled(t *testing.T, url string) map[string]float64 {
 	t.Helper()
+	return settledWithin(t, url, 10*time.Second)
+}
+
+// settledWithin is settled with its own patience.
+func settledWithin(t *testing.T, url string, d time.Duration) map[string]float64 {
+	t.Helper()
 	var m map[string]float64
-	eventually(t, 10*time.Second, func() error {
+	eventually(t, d, func() error {
 		m = scrape(t, url)
 		if n := m["telemetry_wal_backlog_records"]; n != 0 {
 			return fmt.Errorf("%s: %v records still in the write-ahead log", url, n)

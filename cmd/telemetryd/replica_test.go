@@ -204,16 +204,20 @@ nightly: {enabled: false}
 	}
 	mu.Unlock()
 
-	// Every instance has flushed its log; then the killed replica has
-	// caught up with its peer.
-	for _, in := range []*instance{single, c1, c2} {
-		settled(t, in.base+"/metrics")
-	}
+	// The replicas catch up with each other: the killed one fetches what
+	// it missed, and its peer what only the killed one had committed (an
+	// instance whose insert the kill cut waits for that before its retry
+	// judges what is stored, README "What a lost replica costs"). Then
+	// every instance has flushed its log, and the replicas are synced again.
 	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{hosts[3]}, Database: dbCluster, Cluster: cluster, Replicated: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	eventually(t, 90*time.Second, func() error { return db.SyncReplicas(ctx) })
+	for _, in := range []*instance{single, c1, c2} {
+		settledWithin(t, in.base+"/metrics", 60*time.Second)
+	}
 	eventually(t, 60*time.Second, func() error { return db.SyncReplicas(ctx) })
 	var counts []uint64
 	for _, h := range shard1 {
