@@ -221,6 +221,9 @@ type DB struct {
 	// rawRows is the row budget of raw breakdowns; 0 means
 	// analytics.MaxRawBreakdownRows (tests lower it).
 	rawRows int
+	// proveExport, set by the ClickHouse 26 proof in tests, is given each
+	// export query (which runs on a connection of its own, not conn).
+	proveExport func(ctx context.Context, query string)
 }
 
 var (
