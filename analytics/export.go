@@ -82,12 +82,12 @@ type ExportWriter struct {
 	times [2]timeCache
 }
 
-// timeCache holds the last second formatted, since consecutive items
-// mostly share their second.
+// timeCache holds the last day formatted ("2006-01-02T"): an export
+// runs in time order, so the date changes rarely.
 type timeCache struct {
-	sec    int64
+	day    int64
 	ok     bool
-	prefix []byte // "2006-01-02T15:04:05."
+	prefix []byte
 }
 
 // NewExportWriter writes format (ExportNDJSON or ExportCSV) onto w; a CSV
@@ -109,16 +109,23 @@ func NewExportWriter(w *bufio.Writer, format string) *ExportWriter {
 }
 
 // appendTime appends t as exportTimeLayout (UTC, milliseconds truncated,
-// as time.Format does), formatting the date and clock once per second.
+// as time.Format does), formatting the date once per day.
 func (e *ExportWriter) appendTime(b []byte, slot int, t time.Time) []byte {
 	c := &e.times[slot]
-	if sec := t.Unix(); !c.ok || sec != c.sec {
-		c.prefix = t.UTC().AppendFormat(c.prefix[:0], "2006-01-02T15:04:05.")
-		c.sec, c.ok = sec, true
+	sec := t.Unix()
+	day, clock := sec/86400, sec%86400
+	if clock < 0 {
+		day, clock = day-1, clock+86400
+	}
+	if !c.ok || day != c.day {
+		c.prefix = t.UTC().AppendFormat(c.prefix[:0], "2006-01-02T")
+		c.day, c.ok = day, true
 	}
 	b = append(b, c.prefix...)
+	h, m, s := clock/3600, clock/60%60, clock%60
 	ms := t.Nanosecond() / 1e6
-	return append(b, byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
+	return append(b, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10), ':', byte('0'+s/10), byte('0'+s%10),
+		'.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // Write encodes one item. NDJSON lines leave out what the item did not

@@ -121,7 +121,7 @@ func TestExportTimesAsFormat(t *testing.T) {
 	e := NewExportWriter(bufio.NewWriter(&bytes.Buffer{}), ExportNDJSON)
 	base := time.Date(2026, 11, 20, 23, 59, 58, 0, time.UTC)
 	for i, d := range []time.Duration{0, 1, 999 * time.Millisecond, 1000 * time.Millisecond, 1500 * time.Millisecond, 1999999999, 2 * time.Second,
-		-time.Second, 24 * time.Hour, 999*time.Millisecond + 999999} {
+		-time.Second, 24 * time.Hour, 999*time.Millisecond + 999999, 2 * time.Hour, -70 * 365 * 24 * time.Hour, -60 * 365 * 24 * time.Hour} {
 		ts := base.Add(d)
 		for _, tt := range []time.Time{ts, ts.In(time.FixedZone("x", 3600))} {
 			if got, want := string(e.appendTime(nil, i%2, tt)), tt.UTC().Format(exportTimeLayout); got != want {

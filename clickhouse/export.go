@@ -100,6 +100,10 @@ func (db *DB) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID string,
 			return
 		}
 		defer c.close()
+		cols.src.br = nil
+		if !c.compress {
+			cols.src.br = c.br
+		}
 		var qid [8]byte
 		_, _ = rand.Read(qid[:])
 		s.err = c.query(ctx, "export-"+hex.EncodeToString(qid[:]), q, cols.results, func(rows int) error {
@@ -158,20 +162,23 @@ const exportColumns = `toUInt32(ts), ts_ms, toUInt32(received_at), id, session_i
 type exportCols struct {
 	ts, received                           chproto.ColUInt32
 	ms                                     chproto.ColUInt16
-	id, session, name, errMsg, user        chproto.ColStr
+	id, session, name, errMsg, user        colStr
 	method, errType, client, clientV, serv colLCString
 	duration                               chproto.ColFloat64
 	hasDur, isErr                          chproto.ColUInt8
-	attrKeys, attrValues                   *chproto.ColStr
-	attrKeysArr, attrValuesArr             *chproto.ColArr[string]
+	attrKeys, attrValues                   colArrStr
 	results                                chproto.Results
+	src                                    strSource
 }
 
 func newExportCols() *exportCols {
-	c := &exportCols{attrKeys: new(chproto.ColStr), attrValues: new(chproto.ColStr)}
-	c.attrKeysArr, c.attrValuesArr = c.attrKeys.Array(), c.attrValues.Array()
+	c := &exportCols{}
+	for _, s := range []*colStr{&c.id, &c.session, &c.name, &c.errMsg, &c.user, &c.method.dict, &c.errType.dict,
+		&c.client.dict, &c.clientV.dict, &c.serv.dict, &c.attrKeys.data, &c.attrValues.data} {
+		s.src = &c.src
+	}
 	for _, col := range []chproto.ColResult{&c.ts, &c.ms, &c.received, &c.id, &c.session, &c.method, &c.name, &c.duration,
-		&c.hasDur, &c.isErr, &c.errType, &c.errMsg, &c.client, &c.clientV, &c.serv, &c.user, c.attrKeysArr, c.attrValuesArr} {
+		&c.hasDur, &c.isErr, &c.errType, &c.errMsg, &c.client, &c.clientV, &c.serv, &c.user, &c.attrKeys, &c.attrValues} {
 		c.results = append(c.results, chproto.ResultColumn{Data: col}) // names taken from the block
 	}
 	return c
@@ -189,10 +196,10 @@ func (c *exportCols) each(rows int, it *analytics.ExportedItem, f func(*analytic
 	for i := 0; i < rows; i++ {
 		it.Timestamp = time.Unix(int64(c.ts[i]), int64(c.ms[i])*int64(time.Millisecond)).UTC()
 		it.ReceivedAt = time.Unix(int64(c.received[i]), 0).UTC()
-		it.ID, it.SessionID, it.Name = strAt(&c.id, i), strAt(&c.session, i), strAt(&c.name, i)
-		it.Method, it.ErrorType, it.ErrorMessage = c.method.at(i), c.errType.at(i), strAt(&c.errMsg, i)
+		it.ID, it.SessionID, it.Name = strAt(&c.id.ColStr, i), strAt(&c.session.ColStr, i), strAt(&c.name.ColStr, i)
+		it.Method, it.ErrorType, it.ErrorMessage = c.method.at(i), c.errType.at(i), strAt(&c.errMsg.ColStr, i)
 		it.ClientName, it.ClientVersion, it.ServerVersion = c.client.at(i), c.clientV.at(i), c.serv.at(i)
-		it.UserID = strAt(&c.user, i)
+		it.UserID = strAt(&c.user.ColStr, i)
 		it.DurationMs = c.duration[i]
 		it.HasDuration = c.hasDur[i] == 1
 		it.Status = analytics.StatusOK
@@ -200,12 +207,12 @@ func (c *exportCols) each(rows int, it *analytics.ExportedItem, f func(*analytic
 			it.Status = analytics.StatusError
 		}
 		it.AttrKeys, it.AttrValues = it.AttrKeys[:0], it.AttrValues[:0]
-		kEnd, vEnd := c.attrKeysArr.Offsets[i], c.attrValuesArr.Offsets[i]
+		kEnd, vEnd := c.attrKeys.offsets[i], c.attrValues.offsets[i]
 		for j := kStart; j < kEnd; j++ {
-			it.AttrKeys = append(it.AttrKeys, strAt(c.attrKeys, int(j)))
+			it.AttrKeys = append(it.AttrKeys, strAt(&c.attrKeys.data.ColStr, int(j)))
 		}
 		for j := vStart; j < vEnd; j++ {
-			it.AttrValues = append(it.AttrValues, strAt(c.attrValues, int(j)))
+			it.AttrValues = append(it.AttrValues, strAt(&c.attrValues.data.ColStr, int(j)))
 		}
 		kStart, vStart = kEnd, vEnd
 		if err := f(it); err != nil {

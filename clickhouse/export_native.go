@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ const exportRevision = 54412
 // exportConn is one native-protocol connection running one query.
 type exportConn struct {
 	conn     net.Conn
+	br       *bufio.Reader // under r, which uses it as is (big enough)
 	r        *chproto.Reader
 	revision int
 	compress bool
@@ -63,7 +65,8 @@ func (db *DB) dialExport(ctx context.Context) (*exportConn, error) {
 		}
 		return nil, err
 	}
-	c := &exportConn{conn: nc, r: chproto.NewReader(bufio.NewReaderSize(nc, 256<<10)), compress: !isLoopback(nc.RemoteAddr())}
+	c := &exportConn{conn: nc, br: bufio.NewReaderSize(nc, 256<<10), compress: !isLoopback(nc.RemoteAddr())}
+	c.r = chproto.NewReader(c.br)
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(dl)
 	} else {
@@ -231,7 +234,7 @@ func (c *exportConn) close() { _ = c.conn.Close() }
 // row's string in place (ch-go's own LowCardinality column allocates a
 // string per row).
 type colLCString struct {
-	dict chproto.ColStr
+	dict colStr
 	keys []int
 	k8   chproto.ColUInt8
 	k16  chproto.ColUInt16
@@ -337,7 +340,7 @@ func (c *colLCString) DecodeColumn(r *chproto.Reader, rows int) error {
 }
 
 // at is row i's string, valid until the column decodes the next block.
-func (c *colLCString) at(i int) string { return strAt(&c.dict, c.keys[i]) }
+func (c *colLCString) at(i int) string { return strAt(&c.dict.ColStr, c.keys[i]) }
 
 // strAt is row i of a String column in place, valid until the column
 // decodes the next block (the export hands each row to its callback, which
@@ -348,4 +351,91 @@ func strAt(c *chproto.ColStr, i int) string {
 		return ""
 	}
 	return unsafe.String(&c.Buf[p.Start], p.End-p.Start)
+}
+
+// strSource is where the export's String columns read their bytes: the
+// connection's buffered reader itself when the query is not compressed
+// (ch-go's Reader reads that very bufio.Reader then, so skipping it is
+// exact), nil to go through ch-go's Reader (which decompresses). A
+// String column is most of a block, and ch-go's Reader reads a length
+// byte by byte through two interfaces.
+type strSource struct{ br *bufio.Reader }
+
+// colStr is a String column decoded from src when it can.
+type colStr struct {
+	chproto.ColStr
+	src *strSource
+}
+
+func (c *colStr) DecodeColumn(r *chproto.Reader, rows int) error {
+	if c.src == nil || c.src.br == nil {
+		return c.ColStr.DecodeColumn(r, rows)
+	}
+	br := c.src.br
+	c.Pos = c.Pos[:0]
+	buf := c.Buf[:0]
+	end := 0
+	for i := 0; i < rows; i++ {
+		var n uint64
+		for shift := uint(0); ; shift += 7 {
+			b, err := br.ReadByte()
+			if err != nil {
+				return fmt.Errorf("string %d: %w", i, err)
+			}
+			if shift > 63 {
+				return fmt.Errorf("string %d: length overflows", i)
+			}
+			n |= uint64(b&0x7f) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		if n > 1<<30 {
+			return fmt.Errorf("string %d: length %d", i, n)
+		}
+		start := end
+		end += int(n)
+		if end > cap(buf) {
+			grown := make([]byte, len(buf), max(2*cap(buf), end+int(n)*(rows-i)))
+			copy(grown, buf)
+			buf = grown
+		}
+		buf = buf[:end]
+		if _, err := io.ReadFull(br, buf[start:end]); err != nil {
+			return fmt.Errorf("string %d: %w", i, err)
+		}
+		c.Pos = append(c.Pos, chproto.Position{Start: start, End: end})
+	}
+	c.Buf = buf
+	return nil
+}
+
+// colArrStr is an Array(String) column: offsets and the elements.
+type colArrStr struct {
+	offsets chproto.ColUInt64
+	data    colStr
+}
+
+var _ chproto.ColResult = (*colArrStr)(nil)
+
+func (c *colArrStr) Type() chproto.ColumnType { return "Array(String)" }
+func (c *colArrStr) Rows() int                { return len(c.offsets) }
+func (c *colArrStr) Reset() {
+	c.offsets.Reset()
+	c.data.Reset()
+}
+
+func (c *colArrStr) DecodeColumn(r *chproto.Reader, rows int) error {
+	c.offsets.Reset()
+	if err := c.offsets.DecodeColumn(r, rows); err != nil {
+		return err
+	}
+	n := 0
+	if rows > 0 {
+		n = int(c.offsets[rows-1])
+	}
+	if n < 0 || n > 1<<31 {
+		return fmt.Errorf("array of %d elements", n)
+	}
+	return c.data.DecodeColumn(r, n)
 }
