@@ -53,6 +53,9 @@ func BenchmarkExport(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	if v, err := strconv.ParseUint(os.Getenv("TELEMETRY_BENCH_EXPORT_CHUNK"), 10, 64); err == nil {
+		db.SetExportChunkRows(v) // to compare chunk sizes
+	}
 	for _, format := range []string{analytics.ExportNDJSON, analytics.ExportCSV, "none"} {
 		b.Run(format, func(b *testing.B) {
 			var rows int64

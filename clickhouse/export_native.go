@@ -66,6 +66,9 @@ func (db *DB) dialExport(ctx context.Context) (*exportConn, error) {
 		return nil, err
 	}
 	c := &exportConn{conn: nc, br: bufio.NewReaderSize(nc, 256<<10), compress: !isLoopback(nc.RemoteAddr())}
+	if db.exportCompress != 0 {
+		c.compress = db.exportCompress > 0
+	}
 	c.r = chproto.NewReader(c.br)
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(dl)
