@@ -45,9 +45,11 @@ func (db *DB) Export(ctx context.Context, mcpID string, r analytics.Range, each 
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
-	defer wg.Wait() // after cancel: no query outlives Export
+	defer func() {
+		cancel()
+		wg.Wait() // no query outlives Export, even when each panics
+	}()
 	cols := [2]*exportCols{newExportCols(), newExportCols()}
 	it := &analytics.ExportedItem{}
 	var next *exportStream
