@@ -188,7 +188,7 @@ func (c *exportConn) query(ctx context.Context, id, body string, result chproto.
 			return err
 		}
 		switch code {
-		case proto.ServerData, proto.ServerTotals, proto.ServerExtremes:
+		case proto.ServerData: // the query has no totals nor extremes
 			if _, err := c.r.Str(); err != nil { // the temporary table's name
 				return err
 			}
@@ -196,16 +196,12 @@ func (c *exportConn) query(ctx context.Context, id, body string, result chproto.
 				c.r.EnableCompression()
 			}
 			var block chproto.Block
-			target := result
-			if code != proto.ServerData {
-				target = nil
-			}
-			err := block.DecodeBlock(c.r, c.revision, target)
+			err := block.DecodeBlock(c.r, c.revision, result)
 			c.r.DisableCompression()
 			if err != nil {
 				return fmt.Errorf("decode block: %w", err)
 			}
-			if code == proto.ServerData && block.Rows > 0 {
+			if block.Rows > 0 {
 				if err := onBlock(block.Rows); err != nil {
 					return err
 				}
