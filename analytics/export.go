@@ -3,9 +3,10 @@ package analytics
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcpscope/telemetry"
@@ -71,24 +72,60 @@ var ExportColumns = []string{"id", "timestamp", "received_at", "session_id", "me
 // the column sorts as text and has one width.
 const exportTimeLayout = "2006-01-02T15:04:05.000Z"
 
-// ExportWriter encodes items as NDJSON or CSV onto a buffered writer.
+// ExportWriter encodes items as NDJSON or CSV onto a buffered writer. It
+// appends each line to a reused buffer (no per-item allocation) and writes
+// CSV exactly as encoding/csv would (comma, LF line ends).
 type ExportWriter struct {
-	w      *bufio.Writer
-	csv    *csv.Writer
-	buf    []byte
-	record []string
+	w     *bufio.Writer
+	csv   bool
+	buf   []byte
+	times [2]timeCache
+}
+
+// timeCache holds the last day formatted ("2006-01-02T"): an export
+// runs in time order, so the date changes rarely.
+type timeCache struct {
+	day    int64
+	ok     bool
+	prefix []byte
 }
 
 // NewExportWriter writes format (ExportNDJSON or ExportCSV) onto w; a CSV
 // export starts with the header line. Call Flush at the end.
 func NewExportWriter(w *bufio.Writer, format string) *ExportWriter {
-	e := &ExportWriter{w: w, buf: make([]byte, 0, 1024)}
-	if format == ExportCSV {
-		e.csv = csv.NewWriter(w)
-		e.record = make([]string, len(ExportColumns))
-		_ = e.csv.Write(ExportColumns)
+	e := &ExportWriter{w: w, buf: make([]byte, 0, 1024), csv: format == ExportCSV}
+	if e.csv {
+		b := e.buf[:0]
+		for i, c := range ExportColumns {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCSVField(b, c)
+		}
+		e.buf = append(b, '\n')
+		_, _ = w.Write(e.buf)
 	}
 	return e
+}
+
+// appendTime appends t as exportTimeLayout (UTC, milliseconds truncated,
+// as time.Format does), formatting the date once per day.
+func (e *ExportWriter) appendTime(b []byte, slot int, t time.Time) []byte {
+	c := &e.times[slot]
+	sec := t.Unix()
+	day, clock := sec/86400, sec%86400
+	if clock < 0 {
+		day, clock = day-1, clock+86400
+	}
+	if !c.ok || day != c.day {
+		c.prefix = t.UTC().AppendFormat(c.prefix[:0], "2006-01-02T")
+		c.day, c.ok = day, true
+	}
+	b = append(b, c.prefix...)
+	h, m, s := clock/3600, clock/60%60, clock%60
+	ms := t.Nanosecond() / 1e6
+	return append(b, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10), ':', byte('0'+s/10), byte('0'+s%10),
+		'.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // Write encodes one item. NDJSON lines leave out what the item did not
@@ -96,42 +133,36 @@ func NewExportWriter(w *bufio.Writer, format string) *ExportWriter {
 // absent is not 0), so that a line is a valid ingest item; CSV cells are
 // empty instead, and attributes are one cell holding a JSON object.
 func (e *ExportWriter) Write(it *ExportedItem) error {
-	if e.csv != nil {
+	if e.csv {
 		return e.writeCSV(it)
 	}
-	b := e.buf[:0]
-	b = append(b, '{')
-	first := true
-	str := func(key, v string, always bool) {
-		if v == "" && !always {
-			return
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, '"')
-		b = append(b, key...)
-		b = append(b, '"', ':')
-		b = AppendJSONString(b, v)
+	b := append(e.buf[:0], '{')
+	if it.ID != "" {
+		b = append(b, `"id":`...)
+		b = AppendJSONString(b, it.ID)
+		b = append(b, ',')
 	}
-	str("id", it.ID, false)
-	str("timestamp", it.Timestamp.UTC().Format(exportTimeLayout), true)
-	str("received_at", it.ReceivedAt.UTC().Format(exportTimeLayout), true)
-	str("session_id", it.SessionID, true)
-	str("method", it.Method, true)
-	str("name", it.Name, false)
+	b = append(b, `"timestamp":"`...)
+	b = e.appendTime(b, 0, it.Timestamp)
+	b = append(b, `","received_at":"`...)
+	b = e.appendTime(b, 1, it.ReceivedAt)
+	b = append(b, `","session_id":`...)
+	b = AppendJSONString(b, it.SessionID)
+	b = append(b, `,"method":`...)
+	b = AppendJSONString(b, it.Method)
+	b = appendJSONField(b, `,"name":`, it.Name)
 	if it.HasDuration {
 		b = append(b, `,"duration_ms":`...)
 		b = strconv.AppendFloat(b, it.DurationMs, 'f', -1, 64)
 	}
-	str("status", it.Status, true)
-	str("error_type", it.ErrorType, false)
-	str("error_message", it.ErrorMessage, false)
-	str("client_name", it.ClientName, false)
-	str("client_version", it.ClientVersion, false)
-	str("server_version", it.ServerVersion, false)
-	str("user_id", it.UserID, false)
+	b = append(b, `,"status":`...)
+	b = AppendJSONString(b, it.Status)
+	b = appendJSONField(b, `,"error_type":`, it.ErrorType)
+	b = appendJSONField(b, `,"error_message":`, it.ErrorMessage)
+	b = appendJSONField(b, `,"client_name":`, it.ClientName)
+	b = appendJSONField(b, `,"client_version":`, it.ClientVersion)
+	b = appendJSONField(b, `,"server_version":`, it.ServerVersion)
+	b = appendJSONField(b, `,"user_id":`, it.UserID)
 	if len(it.AttrKeys) > 0 {
 		b = append(b, `,"attributes":`...)
 		b = appendAttributes(b, it)
@@ -142,33 +173,114 @@ func (e *ExportWriter) Write(it *ExportedItem) error {
 	return err
 }
 
+// appendJSONField appends key and v unless v is empty.
+func appendJSONField(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return AppendJSONString(append(b, key...), v)
+}
+
 func (e *ExportWriter) writeCSV(it *ExportedItem) error {
-	r := e.record
-	r[0], r[1], r[2] = it.ID, it.Timestamp.UTC().Format(exportTimeLayout), it.ReceivedAt.UTC().Format(exportTimeLayout)
-	r[3], r[4], r[5] = it.SessionID, it.Method, it.Name
-	r[6] = ""
+	b := appendCSVField(e.buf[:0], it.ID)
+	b = append(b, ',')
+	b = e.appendTime(b, 0, it.Timestamp)
+	b = append(b, ',')
+	b = e.appendTime(b, 1, it.ReceivedAt)
+	b = append(b, ',')
+	b = appendCSVField(b, it.SessionID)
+	b = append(b, ',')
+	b = appendCSVField(b, it.Method)
+	b = append(b, ',')
+	b = appendCSVField(b, it.Name)
+	b = append(b, ',')
 	if it.HasDuration {
-		r[6] = strconv.FormatFloat(it.DurationMs, 'f', -1, 64)
+		b = strconv.AppendFloat(b, it.DurationMs, 'f', -1, 64) // no quotes needed: digits, '.', '-'
 	}
-	r[7], r[8], r[9] = it.Status, it.ErrorType, it.ErrorMessage
-	r[10], r[11], r[12], r[13] = it.ClientName, it.ClientVersion, it.ServerVersion, it.UserID
-	r[14] = ""
+	for _, v := range [...]string{it.Status, it.ErrorType, it.ErrorMessage, it.ClientName, it.ClientVersion, it.ServerVersion, it.UserID} {
+		b = append(b, ',')
+		b = appendCSVField(b, v)
+	}
+	b = append(b, ',')
 	if len(it.AttrKeys) > 0 {
-		e.buf = appendAttributes(e.buf[:0], it)
-		r[14] = string(e.buf)
+		start := len(b)
+		b = appendAttributes(b, it)
+		// The object always needs quotes (it holds '"'): quote it in place.
+		attrs := len(b) - start
+		n := attrs + 2
+		for _, c := range b[start:] {
+			if c == '"' {
+				n++
+			}
+		}
+		b = append(b, make([]byte, n-attrs)...)
+		// Copy backwards, doubling quotes, into the grown tail.
+		j := len(b) - 1
+		b[j] = '"'
+		j--
+		for i := start + attrs - 1; i >= start; i-- {
+			c := b[i]
+			b[j] = c
+			j--
+			if c == '"' {
+				b[j] = '"'
+				j--
+			}
+		}
+		b[j] = '"'
 	}
-	return e.csv.Write(r)
+	b = append(b, '\n')
+	e.buf = b
+	_, err := e.w.Write(b)
+	return err
+}
+
+// appendCSVField appends a field as encoding/csv writes it (comma
+// separator, UseCRLF false): quoted, with quotes doubled, when it holds a
+// comma, quote, CR or LF, starts with a space character or is \.; as is
+// otherwise.
+func appendCSVField(b []byte, f string) []byte {
+	if !csvNeedsQuotes(f) {
+		return append(b, f...)
+	}
+	b = append(b, '"')
+	for {
+		i := strings.IndexByte(f, '"')
+		if i < 0 {
+			break
+		}
+		b = append(b, f[:i+1]...)
+		b = append(b, '"')
+		f = f[i+1:]
+	}
+	b = append(b, f...)
+	return append(b, '"')
+}
+
+// csvNeedsQuotes is encoding/csv's fieldNeedsQuotes for a comma.
+func csvNeedsQuotes(f string) bool {
+	if f == "" {
+		return false
+	}
+	if f == `\.` {
+		return true
+	}
+	for i := 0; i < len(f); i++ {
+		switch f[i] {
+		case '\n', '\r', '"', ',':
+			return true
+		}
+	}
+	if c := f[0]; c < utf8.RuneSelf {
+		return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+	}
+	r1, _ := utf8.DecodeRuneInString(f)
+	return unicode.IsSpace(r1)
 }
 
 // Flush writes what is buffered to the underlying writer of the
 // bufio.Writer (not further).
 func (e *ExportWriter) Flush() error {
-	if e.csv != nil {
-		e.csv.Flush()
-		if err := e.csv.Error(); err != nil {
-			return err
-		}
-	}
 	return e.w.Flush()
 }
 

@@ -96,3 +96,37 @@ func TestExportWriterRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzExportCSVField checks that a CSV field is written exactly as
+// encoding/csv writes it (the writer appends fields itself).
+func FuzzExportCSVField(f *testing.F) {
+	for _, s := range []string{"", "plain", `\.`, `\.x`, " lead", "\tlead", "\u00a0nbsp", "\u2003em", "\u0085nel", "a,b", `say "hi"`,
+		"cr\rlf\n", "trail ", "bad \xff utf8", "\xffstart", "搜索", "=1+2", `""`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		w := csv.NewWriter(&want)
+		_ = w.Write([]string{s})
+		w.Flush()
+		if got := string(appendCSVField(nil, s)) + "\n"; got != want.String() {
+			t.Errorf("%q: got %q, encoding/csv gives %q", s, got, want.String())
+		}
+	})
+}
+
+// TestExportTimesAsFormat checks the cached time formatting against
+// time.Format over times sharing and changing seconds, in both slots.
+func TestExportTimesAsFormat(t *testing.T) {
+	e := NewExportWriter(bufio.NewWriter(&bytes.Buffer{}), ExportNDJSON)
+	base := time.Date(2026, 11, 20, 23, 59, 58, 0, time.UTC)
+	for i, d := range []time.Duration{0, 1, 999 * time.Millisecond, 1000 * time.Millisecond, 1500 * time.Millisecond, 1999999999, 2 * time.Second,
+		-time.Second, 24 * time.Hour, 999*time.Millisecond + 999999, 2 * time.Hour, -70 * 365 * 24 * time.Hour, -60 * 365 * 24 * time.Hour} {
+		ts := base.Add(d)
+		for _, tt := range []time.Time{ts, ts.In(time.FixedZone("x", 3600))} {
+			if got, want := string(e.appendTime(nil, i%2, tt)), tt.UTC().Format(exportTimeLayout); got != want {
+				t.Errorf("%v: got %s, want %s", tt, got, want)
+			}
+		}
+	}
+}

@@ -224,6 +224,13 @@ type DB struct {
 	// rawRows is the row budget of raw breakdowns; 0 means
 	// analytics.MaxRawBreakdownRows (tests lower it).
 	rawRows int
+	// proveExport, set by the ClickHouse 26 proof in tests, is given each
+	// export query (which runs on a connection of its own, not conn).
+	proveExport func(ctx context.Context, query string)
+	// exportChunk and exportCompress override exportChunkRows and the
+	// choice of compression by address (1 on, -1 off). Tests only.
+	exportChunk    uint64
+	exportCompress int
 }
 
 var (

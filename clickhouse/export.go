@@ -5,10 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	chproto "github.com/ClickHouse/ch-go/proto"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
@@ -19,75 +19,113 @@ var _ analytics.Exporter = (*DB)(nil)
 // long range is one query per run of consecutive days holding at most
 // this many items (or one day, however big), so the server sorts a day or
 // a few, never the whole range (18.16 cannot read a MergeTree in its
-// order, so ORDER BY sorts everything the query reads).
-const exportChunkRows = 1_000_000
+// order, so ORDER BY sorts everything the query reads). 18.16's sort is
+// slower per row the more rows it merges: BenchmarkExport streamed about
+// 1.5 M rows/s in chunks of 250,000 and 0.85 M in chunks of a million
+// (100,000 was no faster: more queries).
+const exportChunkRows = 250_000
 
 // Export implements analytics.Exporter from the raw table. The days to
 // read come from mcp_daily (a few rollup rows), grouped into chunks of at
 // most exportChunkRows items; each chunk is one query sorted by (ts, ts_ms,
-// id, session_id), read row by row from the driver's blocks (about 65,000
-// rows each), so memory stays flat. Export queries carry the query id
-// prefix "export-" and no max_execution_time: they last as long as the
-// client reads, and a cancelled ctx cancels the query on the server.
+// id, session_id), read block by block (about 65,000 rows each) over a
+// native connection of its own (export_native.go) into reused columns, so
+// memory stays flat and a row costs no allocation. Export queries carry
+// the query id prefix "export-" and no max_execution_time: they last as
+// long as the client reads, and a cancelled ctx cancels the query on the
+// server.
 //
 // The next chunk's query is sent while the current one streams (on a
-// second pooled connection), so the server sorts it meanwhile instead of
-// the client waiting for the sort between chunks; it blocks on sending
-// once the socket's buffers are full, so memory stays bounded.
+// second connection), so the server sorts it meanwhile instead of the
+// client waiting for the sort between chunks; it blocks on sending once
+// the socket's buffers are full, so memory stays bounded.
 func (db *DB) Export(ctx context.Context, mcpID string, r analytics.Range, each func(*analytics.ExportedItem) error) error {
 	chunks, err := db.exportChunks(ctx, mcpID, r)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait() // no query outlives Export, even when each panics
+	}()
+	cols := [2]*exportCols{newExportCols(), newExportCols()}
 	it := &analytics.ExportedItem{}
-	var next chan exportQuery
+	var next *exportStream
 	if len(chunks) > 0 {
-		next = db.startExportQuery(ctx, mcpID, chunks[0])
+		next = db.startExport(ctx, &wg, mcpID, chunks[0], cols[0])
 	}
 	for i := range chunks {
-		q := <-next
+		s := next
 		next = nil
 		if i+1 < len(chunks) {
-			next = db.startExportQuery(ctx, mcpID, chunks[i+1])
+			next = db.startExport(ctx, &wg, mcpID, chunks[i+1], cols[(i+1)%2])
 		}
-		if q.err == nil {
-			q.err = scanExport(q.rows, it, each)
-			q.rows.Close()
-		}
-		if q.err != nil {
-			cancel()
-			if next != nil {
-				if p := <-next; p.rows != nil {
-					p.rows.Close()
-				}
+		for rows := range s.blocks {
+			if err := s.cols.each(rows, it, each); err != nil {
+				cancel()
+				return err
 			}
-			return q.err
+			s.ack <- struct{}{}
+		}
+		if s.err != nil {
+			cancel()
+			return wrapErr("export", s.err)
 		}
 	}
 	return nil
 }
 
-// exportQuery is a sent export query: its rows, or why it failed.
-type exportQuery struct {
-	rows driver.Rows
-	err  error
+// exportStream is a chunk's query running in the background: it sends the
+// row count of each block decoded into cols on blocks and waits on ack
+// before decoding the next; err is set when blocks is closed.
+type exportStream struct {
+	cols   *exportCols
+	blocks chan int
+	ack    chan struct{}
+	err    error
 }
 
-// startExportQuery sends the query of one chunk in the background.
-func (db *DB) startExportQuery(ctx context.Context, mcpID string, r analytics.Range) chan exportQuery {
-	ch := make(chan exportQuery, 1)
+// startExport sends the query of one chunk in the background.
+func (db *DB) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID string, r analytics.Range, cols *exportCols) *exportStream {
+	s := &exportStream{cols: cols, blocks: make(chan int), ack: make(chan struct{})}
+	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = %s AND ts >= %s AND ts < %s
+		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, QuoteString(mcpID), timeLit(r.Lower()), timeLit(r.End()))
+	if db.proveExport != nil {
+		db.proveExport(ctx, q)
+	}
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
+		defer close(s.blocks)
+		c, err := db.dialExport(ctx)
+		if err != nil {
+			s.err = err
+			return
+		}
+		defer c.close()
+		cols.src.br = nil
+		if !c.compress {
+			cols.src.br = c.br
+		}
 		var qid [8]byte
 		_, _ = rand.Read(qid[:])
-		qctx := clickhouse.Context(ctx, clickhouse.WithQueryID("export-"+hex.EncodeToString(qid[:])))
-		q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = ? AND ts >= %s AND ts < %s
-		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, timeLit(r.Lower()), timeLit(r.End()))
-		rows, err := db.conn.Query(qctx, q, mcpID)
-		ch <- exportQuery{rows: rows, err: wrapErr("export", err)}
+		s.err = c.query(ctx, "export-"+hex.EncodeToString(qid[:]), q, cols.results, func(rows int) error {
+			select {
+			case s.blocks <- rows:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case <-s.ack:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
 	}()
-	return ch
+	return s
 }
 
 // exportChunks plans the queries of an export: runs of consecutive days
@@ -104,13 +142,17 @@ func (db *DB) exportChunks(ctx context.Context, mcpID string, r analytics.Range)
 	}
 	var chunks []analytics.Range
 	var sum uint64
+	limit := uint64(exportChunkRows)
+	if db.exportChunk > 0 {
+		limit = db.exportChunk
+	}
 	for _, d := range days {
 		if d.n == 0 {
 			continue
 		}
 		day := analytics.UTCDay(d.day)
 		last := len(chunks) - 1
-		if last >= 0 && chunks[last].To.AddDate(0, 0, 1).Equal(day) && sum+d.n <= exportChunkRows {
+		if last >= 0 && chunks[last].To.AddDate(0, 0, 1).Equal(day) && sum+d.n <= limit {
 			chunks[last].To, sum = day, sum+d.n
 			continue
 		}
@@ -119,40 +161,72 @@ func (db *DB) exportChunks(ctx context.Context, mcpID string, r analytics.Range)
 	return chunks, nil
 }
 
-// ExportColumns are the columns an export reads, in scan order.
-const exportColumns = `ts, ts_ms, received_at, id, session_id, method, name, duration_ms, has_duration, is_error,
+// exportColumns are the columns an export reads, in the order of
+// exportCols.results. Times come as UInt32 seconds (the columns'
+// DateTime('UTC') type carries its zone in its name).
+const exportColumns = `toUInt32(ts), ts_ms, toUInt32(received_at), id, session_id, method, name, duration_ms, has_duration, is_error,
 	error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values`
 
-// scanExport reads the rows of one chunk into it, calling each per row.
-func scanExport(rows driver.Rows, it *analytics.ExportedItem, each func(*analytics.ExportedItem) error) error {
-	var (
-		ts, received          time.Time
-		ms                    uint16
-		hasDur, isErr         uint8
-		method, errType       string
-		client, clientV, serv string
-	)
-	dest := []any{&ts, &ms, &received, &it.ID, &it.SessionID, &method, &it.Name, &it.DurationMs, &hasDur, &isErr,
-		&errType, &it.ErrorMessage, &client, &clientV, &serv, &it.UserID, &it.AttrKeys, &it.AttrValues}
-	for rows.Next() {
-		it.AttrKeys, it.AttrValues = it.AttrKeys[:0], it.AttrValues[:0]
-		if err := rows.Scan(dest...); err != nil {
-			return wrapErr("export", err)
-		}
-		it.Timestamp = ts.Add(time.Duration(ms) * time.Millisecond)
-		it.ReceivedAt = received
-		it.Method, it.ErrorType, it.ClientName, it.ClientVersion, it.ServerVersion = method, errType, client, clientV, serv
-		it.HasDuration = hasDur == 1
-		it.Status = analytics.StatusOK
-		if isErr == 1 {
-			it.Status = analytics.StatusError
-		}
-		if err := each(it); err != nil {
-			return err
+// exportCols are the decoded columns of one block of an export query.
+type exportCols struct {
+	ts, received                           chproto.ColUInt32
+	ms                                     chproto.ColUInt16
+	id, session, name, errMsg, user        colStr
+	method, errType, client, clientV, serv colLCString
+	duration                               chproto.ColFloat64
+	hasDur, isErr                          chproto.ColUInt8
+	attrKeys, attrValues                   colArrStr
+	results                                chproto.Results
+	src                                    strSource
+}
+
+func newExportCols() *exportCols {
+	c := &exportCols{}
+	for _, s := range []*colStr{&c.id, &c.session, &c.name, &c.errMsg, &c.user, &c.method.dict, &c.errType.dict,
+		&c.client.dict, &c.clientV.dict, &c.serv.dict, &c.attrKeys.data, &c.attrValues.data} {
+		s.src = &c.src
+	}
+	for _, col := range []chproto.ColResult{&c.ts, &c.ms, &c.received, &c.id, &c.session, &c.method, &c.name, &c.duration,
+		&c.hasDur, &c.isErr, &c.errType, &c.errMsg, &c.client, &c.clientV, &c.serv, &c.user, &c.attrKeys, &c.attrValues} {
+		c.results = append(c.results, chproto.ResultColumn{Data: col}) // names taken from the block
+	}
+	return c
+}
+
+// each calls f for each of the block's rows, filling it with the row's
+// cells in place (valid during the call only).
+func (c *exportCols) each(rows int, it *analytics.ExportedItem, f func(*analytics.ExportedItem) error) error {
+	for _, col := range c.results {
+		if col.Data.Rows() != rows {
+			return fmt.Errorf("export: column %s has %d rows of %d", col.Name, col.Data.Rows(), rows)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return wrapErr("export", err)
+	var kStart, vStart uint64
+	for i := 0; i < rows; i++ {
+		it.Timestamp = time.Unix(int64(c.ts[i]), int64(c.ms[i])*int64(time.Millisecond)).UTC()
+		it.ReceivedAt = time.Unix(int64(c.received[i]), 0).UTC()
+		it.ID, it.SessionID, it.Name = strAt(&c.id.ColStr, i), strAt(&c.session.ColStr, i), strAt(&c.name.ColStr, i)
+		it.Method, it.ErrorType, it.ErrorMessage = c.method.at(i), c.errType.at(i), strAt(&c.errMsg.ColStr, i)
+		it.ClientName, it.ClientVersion, it.ServerVersion = c.client.at(i), c.clientV.at(i), c.serv.at(i)
+		it.UserID = strAt(&c.user.ColStr, i)
+		it.DurationMs = c.duration[i]
+		it.HasDuration = c.hasDur[i] == 1
+		it.Status = analytics.StatusOK
+		if c.isErr[i] == 1 {
+			it.Status = analytics.StatusError
+		}
+		it.AttrKeys, it.AttrValues = it.AttrKeys[:0], it.AttrValues[:0]
+		kEnd, vEnd := c.attrKeys.offsets[i], c.attrValues.offsets[i]
+		for j := kStart; j < kEnd; j++ {
+			it.AttrKeys = append(it.AttrKeys, strAt(&c.attrKeys.data.ColStr, int(j)))
+		}
+		for j := vStart; j < vEnd; j++ {
+			it.AttrValues = append(it.AttrValues, strAt(&c.attrValues.data.ColStr, int(j)))
+		}
+		kStart, vStart = kEnd, vEnd
+		if err := f(it); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -8,6 +8,19 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
+// SetExportChunkRows sets the items an export query reads at most (a day
+// at least). Tests only.
+func (db *DB) SetExportChunkRows(n uint64) { db.exportChunk = n }
+
+// SetExportCompression turns the compression of export reads on or off,
+// whatever the address. Tests only.
+func (db *DB) SetExportCompression(on bool) {
+	db.exportCompress = -1
+	if on {
+		db.exportCompress = 1
+	}
+}
+
 // SetRawBreakdownRows sets the row budget of raw breakdowns. Tests only.
 func (db *DB) SetRawBreakdownRows(n int) { db.rawRows = n }
 

@@ -79,7 +79,9 @@ func ProveOn26(t testing.TB, db *DB) bool {
 	if proofErr != nil {
 		t.Fatalf("ClickHouse 26 (libchdb %s): %v", lib, proofErr)
 	}
-	db.conn = &proofConn{Conn: db.conn, t: t, s: proofSession, db: db.db, http: "http://" + http + "/"}
+	pc := &proofConn{Conn: db.conn, t: t, s: proofSession, db: db.db, http: "http://" + http + "/"}
+	db.conn = pc
+	db.proveExport = func(ctx context.Context, q string) { pc.compare(ctx, q, nil) }
 	return true
 }
 

@@ -119,7 +119,7 @@ func (s *Server) exportItems(ctx context.Context, in *exportInput) (*huma.Stream
 	}}, nil
 }
 
-// streamExport writes the export through a 64 KiB buffer, flushing each
+// streamExport writes the export through a 256 KiB buffer, flushing each
 // full buffer to the client. An error before the first byte went out is a
 // problem document; after it, the connection is aborted so that the client
 // sees a truncated body, never a short export that looks complete.
@@ -137,7 +137,7 @@ func (s *Server) streamExport(hctx huma.Context, mcpID string, r analytics.Range
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
-	ew := analytics.NewExportWriter(bufio.NewWriterSize(fw, 64<<10), format)
+	ew := analytics.NewExportWriter(bufio.NewWriterSize(fw, 256<<10), format)
 	err := s.opts.Exporter.Export(ctx, mcpID, r, ew.Write)
 	if err == nil {
 		err = ew.Flush()

@@ -36,6 +36,9 @@
 #   BENCH_CONNS [8]            load generator connections
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
 #   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile direct reads export alerting
+#   BENCH_EXPORT_BASELINE      a telemetryd binary (e.g. built from an older
+#                              commit) whose export runs first, side by side
+#                              with bin/telemetryd's, on the same data
 #   BENCH_GO                   a -bench regexp: run these Go benchmarks of every
 #                              package instead of the alerting ones ("." for all)
 #   BENCHTIME [3x]             their -benchtime
@@ -115,7 +118,7 @@ start_service() {
 		TELEMETRY_INGEST_RATE_LIMIT_PER_MINUTE=10000000 \
 		TELEMETRY_ALERTING_SECRET_KEY_FILE=$dir/secret.key \
 		TELEMETRY_LOG_LEVEL=warn \
-		"$@" bin/telemetryd serve >>"$dir/telemetryd.log" 2>&1 &
+		"$@" "${svc_bin:-bin/telemetryd}" serve >>"$dir/telemetryd.log" 2>&1 &
 	svc_pid=$!
 	for i in $(seq 1 300); do
 		if curl -sS -o /dev/null "$ENDPOINT/health" 2>/dev/null; then break; fi
@@ -177,6 +180,14 @@ fi
 
 if want export; then
 	step "export: GET /v1/mcps/{id}/export of the seeded MCP over $DAYS days, streamed to a client here"
+	if [ -n "${BENCH_EXPORT_BASELINE:-}" ]; then
+		echo "baseline: $BENCH_EXPORT_BASELINE (its figures are not in the summary)"
+		stop_service
+		svc_bin=$BENCH_EXPORT_BASELINE start_service TELEMETRY_EXPORT_PER_MINUTE=100
+		"$bench" export -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -clickhouse "$CH" -database telemetry \
+			-days "$DAYS" -pid "$svc_pid" -out "$dir/export-baseline.jsonl"
+		echo "this build: bin/telemetryd"
+	fi
 	stop_service
 	start_service TELEMETRY_EXPORT_PER_MINUTE=100
 	"$bench" export -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -clickhouse "$CH" -database telemetry \
