@@ -422,27 +422,28 @@ func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uin
 // completeView re-derives into one rollup the rows (and markers) of one
 // insert of one day, as its view would have, in one INSERT.
 func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, node string, day time.Time, runs []run, markers []string) error {
+	// The rollup's columns, named in the INSERT and picked by name from
+	// the view's SELECT (whose column order may differ from the table's).
 	var cols []string
-	rows, err := conn.Query(ctx, "DESCRIBE TABLE "+v.target)
+	database, table, _ := strings.Cut(v.target, ".")
+	rows, err := conn.Query(ctx, "SELECT name FROM system.columns WHERE database = ? AND table = ? ORDER BY name", database, table)
 	if err != nil {
-		return wrapErr("describe "+v.table, err)
+		return wrapErr("columns of "+v.table, err)
 	}
 	for rows.Next() {
-		vals := make([]any, len(rows.Columns()))
 		var name string
-		vals[0] = &name
-		for i := 1; i < len(vals); i++ {
-			vals[i] = new(string)
-		}
-		if err := rows.Scan(vals...); err != nil {
+		if err := rows.Scan(&name); err != nil {
 			rows.Close()
-			return wrapErr("describe "+v.table, err)
+			return wrapErr("columns of "+v.table, err)
 		}
 		cols = append(cols, name)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return wrapErr("describe "+v.table, err)
+		return wrapErr("columns of "+v.table, err)
+	}
+	if len(cols) == 0 {
+		return fmt.Errorf("clickhouse: complete %s: no columns found for %s", v.table, v.target)
 	}
 	seqs := make([]string, len(runs))
 	for i, r := range runs {
