@@ -65,6 +65,12 @@ func (db *DB) dialExport(ctx context.Context) (*exportConn, error) {
 		}
 		return nil, err
 	}
+	hello := false
+	defer func() {
+		if !hello {
+			nc.Close()
+		}
+	}()
 	c := &exportConn{conn: nc, br: bufio.NewReaderSize(nc, 256<<10), compress: !isLoopback(nc.RemoteAddr())}
 	if db.exportCompress != 0 {
 		c.compress = db.exportCompress > 0
@@ -87,31 +93,26 @@ func (db *DB) dialExport(ctx context.Context) (*exportConn, error) {
 	b.PutString(user)
 	b.PutString(db.cfg.Password)
 	if _, err := nc.Write(b.Buf); err != nil {
-		nc.Close()
 		return nil, err
 	}
 	code, err := c.r.UInt8()
 	if err != nil {
-		nc.Close()
 		return nil, err
 	}
 	switch code {
 	case proto.ServerHello:
 		var srv proto.ServerHandshake
 		if err := srv.Decode(c.r); err != nil {
-			nc.Close()
 			return nil, err
 		}
 		c.revision = int(min(srv.Revision, exportRevision))
 	case proto.ServerException:
-		err := c.exception()
-		nc.Close()
-		return nil, err
+		return nil, c.exception()
 	default:
-		nc.Close()
 		return nil, fmt.Errorf("handshake: unexpected packet %d", code)
 	}
 	_ = nc.SetDeadline(time.Time{})
+	hello = true
 	return c, nil
 }
 

@@ -30,7 +30,6 @@ package clickhouse
 import (
 	"context"
 	"fmt"
-	"net"
 	"regexp"
 	"slices"
 	"sort"
@@ -180,51 +179,43 @@ func (db *DB) onEveryShard(ctx context.Context, sync []string, f func(context.Co
 	if db.cluster == "" {
 		return f(ctx, db.conn)
 	}
-	type replica struct {
-		shard uint32
-		host  string
-		port  uint16
-	}
-	var replicas []replica
-	err := db.query(ctx, "cluster shards", "SELECT shard_num, host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num",
-		[]any{db.cluster}, func() []any { r := appendRow(&replicas); return []any{&r.shard, &r.host, &r.port} })
+	shards, err := db.shardReplicas(ctx)
 	if err != nil {
 		return err
 	}
-	for i := 0; i < len(replicas); {
-		j := i
-		for j < len(replicas) && replicas[j].shard == replicas[i].shard {
-			j++
+	for n, replicas := range shards {
+		if err := db.onFirstAnswering(ctx, replicas, sync, f); err != nil {
+			return wrapErr(fmt.Sprintf("shard %d", n+1), err)
 		}
-		var lastErr error
-		done := false
-		for _, r := range replicas[i:j] {
-			addr := net.JoinHostPort(r.host, strconv.Itoa(int(r.port)))
-			conn, err := dial(db.cfg, []string{addr}, 1)
-			if err == nil {
-				if err = conn.Ping(ctx); err == nil {
-					err = db.syncReplica(ctx, conn, sync)
-				}
-				if err == nil {
-					err = f(ctx, conn)
-					done = true
-				}
-				conn.Close()
-			}
-			if done {
-				if err != nil {
-					return fmt.Errorf("host %s: %w", addr, err)
-				}
-				break
-			}
-			lastErr = fmt.Errorf("host %s: %w", addr, err)
-		}
-		if !done {
-			return wrapErr(fmt.Sprintf("shard %d", replicas[i].shard), lastErr)
-		}
-		i = j
 	}
 	return nil
+}
+
+// onFirstAnswering runs f once, on the first of replicas that answers and
+// syncs (syncReplica); a failure of f is not retried on another replica.
+func (db *DB) onFirstAnswering(ctx context.Context, replicas []string, sync []string, f func(context.Context, driver.Conn) error) error {
+	var lastErr error
+	for _, addr := range replicas {
+		conn, err := dial(db.cfg, []string{addr}, 1)
+		if err != nil {
+			lastErr = fmt.Errorf("host %s: %w", addr, err)
+			continue
+		}
+		if err = conn.Ping(ctx); err == nil {
+			err = db.syncReplica(ctx, conn, sync)
+		}
+		if err == nil {
+			err = f(ctx, conn)
+			conn.Close()
+			if err != nil {
+				return fmt.Errorf("host %s: %w", addr, err)
+			}
+			return nil
+		}
+		conn.Close()
+		lastErr = fmt.Errorf("host %s: %w", addr, err)
+	}
+	return lastErr
 }
 
 // syncReplicaTimeout bounds the wait for a replica to fetch its shard's
@@ -246,11 +237,12 @@ func (db *DB) syncReplica(ctx context.Context, conn driver.Conn, tables []string
 }
 
 // rollupView is a materialized view on events: the rollup it writes to and
-// its SELECT, as the migrations render them for this store.
+// its SELECT, as the migrations render them for this store, split around
+// the events table it reads (which a completion replaces).
 type rollupView struct {
-	table  string // the rollup's name ("mcp_daily"), local or not
-	target string // what the view writes to: db.table or db.table_local
-	query  string // the view's SELECT, reading from the local events
+	table         string // the rollup's name ("mcp_daily"), local or not
+	target        string // what the view writes to: db.table or db.table_local
+	before, after string // the view's SELECT up to "FROM <events>", and after it
 }
 
 var viewStatement = regexp.MustCompile(`(?s)^CREATE MATERIALIZED VIEW IF NOT EXISTS \S+(?: ON CLUSTER '(?:[^'\\]|\\.)*')? TO (\S+) AS\s+(SELECT.*)$`)
@@ -269,11 +261,12 @@ func (db *DB) rollupViews() ([]rollupView, error) {
 			if v == nil {
 				continue
 			}
-			if len(from.FindAllStringIndex(v[2], -1)) != 1 {
+			at := from.FindAllStringIndex(v[2], -1)
+			if len(at) != 1 {
 				return nil, fmt.Errorf("clickhouse: view into %s: its SELECT must read events once", v[1])
 			}
 			name := strings.TrimSuffix(strings.TrimPrefix(v[1], db.db+"."), "_local")
-			views = append(views, rollupView{table: name, target: v[1], query: v[2]})
+			views = append(views, rollupView{table: name, target: v[1], before: v[2][:at[0][0]], after: v[2][at[0][1]:]})
 		}
 	}
 	return views, nil
@@ -294,27 +287,19 @@ func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint
 		seq uint64
 		day time.Time
 	}
-	seen := map[ingest.RecordDay]bool{}
+	var found []seqDay
 	q := "SELECT DISTINCT ingest_seq, toDate(ts) FROM " + db.local("events") +
 		" WHERE ts >= ? AND ts <= ? AND ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?"
 	args := []any{clampTime(tsFrom.Add(-time.Second)), clampTime(tsTo.Add(time.Second)), node, max(fromSeq, 1), toSeq}
 	err := db.onEveryShard(ctx, []string{"events"}, func(ctx context.Context, conn driver.Conn) error {
-		rows, err := conn.Query(ctx, q, args...)
-		if err != nil {
-			return wrapErr("inserted seqs", err)
-		}
-		defer rows.Close()
-		var r seqDay
-		for rows.Next() {
-			if err := rows.Scan(&r.seq, &r.day); err != nil {
-				return wrapErr("inserted seqs", err)
-			}
-			seen[ingest.RecordDay{Seq: r.seq, Day: ingest.DayOf(r.day)}] = true
-		}
-		return wrapErr("inserted seqs", rows.Err())
+		return db.queryOn(ctx, conn, "inserted seqs", q, args, func() []any { r := appendRow(&found); return []any{&r.seq, &r.day} })
 	})
 	if err != nil {
 		return nil, err
+	}
+	seen := make(map[ingest.RecordDay]bool, len(found))
+	for _, r := range found {
+		seen[ingest.RecordDay{Seq: r.seq, Day: ingest.DayOf(r.day)}] = true
 	}
 	return seen, nil
 }
@@ -345,6 +330,14 @@ func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uin
 		db.local("events"), timeLit(first), timeLit(last.AddDate(0, 0, 1)), strings.Join(ranges, " OR "))
 	completed := 0
 	err = db.onEveryShard(ctx, tables, func(ctx context.Context, conn driver.Conn) error {
+		type marker struct {
+			id  string
+			day time.Time
+		}
+		var found []marker
+		if err := db.queryOn(ctx, conn, "insert markers", find, nil, func() []any { m := appendRow(&found); return []any{&m.id, &m.day} }); err != nil {
+			return err
+		}
 		type block struct {
 			day     time.Time
 			runs    []run
@@ -352,30 +345,16 @@ func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uin
 		}
 		blocks := map[string]*block{}
 		var all []string
-		rows, err := conn.Query(ctx, find)
-		if err != nil {
-			return wrapErr("insert markers", err)
-		}
-		for rows.Next() {
-			var id string
-			var day time.Time
-			if err := rows.Scan(&id, &day); err != nil {
-				rows.Close()
-				return wrapErr("insert markers", err)
-			}
-			key, runs, ok := parseMarker(id, markerDayPrefix(day, node))
+		for _, m := range found {
+			key, runs, ok := parseMarker(m.id, markerDayPrefix(m.day, node))
 			if !ok || !slices.ContainsFunc(runs, func(r run) bool { return r.to >= fromSeq && r.from <= toSeq }) {
 				continue
 			}
 			if blocks[key] == nil {
-				blocks[key] = &block{day: day, runs: runs}
+				blocks[key] = &block{day: m.day, runs: runs}
 			}
-			blocks[key].markers = append(blocks[key].markers, id)
-			all = append(all, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return wrapErr("insert markers", err)
+			blocks[key].markers = append(blocks[key].markers, m.id)
+			all = append(all, m.id)
 		}
 		if len(all) == 0 {
 			return nil
@@ -386,29 +365,22 @@ func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uin
 		}
 		sort.Strings(keys)
 		for _, v := range views {
-			present := map[string]bool{}
-			rows, err := conn.Query(ctx, fmt.Sprintf("SELECT DISTINCT mcp_id FROM %s WHERE mcp_id IN (%s)", v.target, quoteList(all)))
-			if err != nil {
-				return wrapErr("insert markers of "+v.table, err)
-			}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return wrapErr("insert markers of "+v.table, err)
-				}
-				present[id] = true
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return wrapErr("insert markers of "+v.table, err)
+			var present, cols []string
+			if err := db.queryOn(ctx, conn, "insert markers of "+v.table, fmt.Sprintf("SELECT DISTINCT mcp_id FROM %s WHERE mcp_id IN (%s)", v.target, quoteList(all)),
+				nil, func() []any { return []any{appendRow(&present)} }); err != nil {
+				return err
 			}
 			for _, k := range keys {
 				b := blocks[k]
-				if slices.ContainsFunc(b.markers, func(id string) bool { return present[id] }) {
+				if slices.ContainsFunc(b.markers, func(id string) bool { return slices.Contains(present, id) }) {
 					continue // the insert's part of this rollup is there
 				}
-				if err := db.completeView(ctx, conn, v, node, b.day, b.runs, b.markers); err != nil {
+				if cols == nil {
+					if cols, err = db.rollupColumns(ctx, conn, v); err != nil {
+						return err
+					}
+				}
+				if err := db.completeView(ctx, conn, v, cols, node, b.day, b.runs, b.markers); err != nil {
 					return err
 				}
 				completed++
@@ -419,40 +391,32 @@ func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uin
 	return completed, err
 }
 
-// completeView re-derives into one rollup the rows (and markers) of one
-// insert of one day, as its view would have, in one INSERT.
-func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, node string, day time.Time, runs []run, markers []string) error {
-	// The rollup's columns, named in the INSERT and picked by name from
-	// the view's SELECT (whose column order may differ from the table's).
+// rollupColumns lists the columns of a view's rollup, which a completion
+// names in its INSERT and picks by name from the view's SELECT (whose
+// column order may differ from the table's).
+func (db *DB) rollupColumns(ctx context.Context, conn driver.Conn, v rollupView) ([]string, error) {
 	var cols []string
 	database, table, _ := strings.Cut(v.target, ".")
-	rows, err := conn.Query(ctx, "SELECT name FROM system.columns WHERE database = ? AND table = ? ORDER BY name", database, table)
-	if err != nil {
-		return wrapErr("columns of "+v.table, err)
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return wrapErr("columns of "+v.table, err)
-		}
-		cols = append(cols, name)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return wrapErr("columns of "+v.table, err)
+	if err := db.queryOn(ctx, conn, "columns of "+v.table, "SELECT name FROM system.columns WHERE database = ? AND table = ? ORDER BY name",
+		[]any{database, table}, func() []any { return []any{appendRow(&cols)} }); err != nil {
+		return nil, err
 	}
 	if len(cols) == 0 {
-		return fmt.Errorf("clickhouse: complete %s: no columns found for %s", v.table, v.target)
+		return nil, fmt.Errorf("clickhouse: complete %s: no columns found for %s", v.table, v.target)
 	}
+	return cols, nil
+}
+
+// completeView re-derives into one rollup the rows (and markers) of one
+// insert of one day, as its view would have, in one INSERT.
+func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, cols []string, node string, day time.Time, runs []run, markers []string) error {
 	seqs := make([]string, len(runs))
 	for i, r := range runs {
 		seqs[i] = fmt.Sprintf("ingest_seq BETWEEN %d AND %d", r.from, r.to)
 	}
 	source := fmt.Sprintf("(SELECT * FROM %s WHERE ts >= %s AND ts < %s AND ingest_node = %s AND (mcp_id IN (%s) OR %s))",
 		db.local("events"), timeLit(day), timeLit(day.AddDate(0, 0, 1)), QuoteString(node), quoteList(markers), strings.Join(seqs, " OR "))
-	from := regexp.MustCompile(`FROM ` + regexp.QuoteMeta(db.local("events")) + `(\s|$)`)
-	query := from.ReplaceAllLiteralString(v.query, "FROM "+source+"\n")
-	stmt := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s)", v.target, strings.Join(cols, ", "), strings.Join(cols, ", "), query)
+	list := strings.Join(cols, ", ")
+	stmt := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%sFROM %s\n%s)", v.target, list, list, v.before, source, v.after)
 	return wrapErr("complete "+v.table, conn.Exec(ctx, stmt))
 }

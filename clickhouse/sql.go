@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
@@ -132,12 +133,17 @@ const latencyCols = "sumMerge(dur_n), sumMerge(dur_sum), quantilesTDigestIfMerge
 // of GROUP BY ... WITH TOTALS is scanned into them: the states of every
 // group merged again, so that its distinct counts are true ones.
 func (db *DB) query(ctx context.Context, op, q string, args []any, next func() []any, totals ...any) error {
+	return db.queryOn(ctx, db.conn, op, q, args, next, totals...)
+}
+
+// queryOn is query on a given connection (one host of a cluster).
+func (db *DB) queryOn(ctx context.Context, conn driver.Conn, op, q string, args []any, next func() []any, totals ...any) error {
 	if secs := int(db.cfg.ReadTimeout / time.Second); secs > 0 {
 		// The server stops the query (TIMEOUT_EXCEEDED, answered as
 		// unavailable) instead of holding a connection and a core.
 		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"max_execution_time": secs}))
 	}
-	rows, err := db.conn.Query(ctx, q, args...)
+	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
 		return wrapErr(op, err)
 	}

@@ -111,12 +111,17 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			continue
 		}
 		start := time.Now()
-		// The batch as read, before any of it is left out: what a retry
-		// checks and completes.
-		batch := spanOf(rows)
+		// What a retry checks and completes: the batch before the check
+		// leaves stored rows out. Taken by the first attempt that checks
+		// (an attempt before it leaves out only rows it did not insert),
+		// so the usual path, which never checks, does not pay for it.
+		var batch span
 		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
 			retried := checkStored
 			if checkStored {
+				if batch.toSeq == 0 {
+					batch = spanOf(rows)
+				}
 				var err error
 				if rows, err = p.withoutStored(ctx, rows, batch); err != nil {
 					return struct{}{}, err
