@@ -81,6 +81,9 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 		if format == "csv" {
 			rows-- // the header line (a CSV value may hold newlines; the bench's do not)
 		}
+		if rows <= 0 {
+			return fmt.Errorf("export %s: the MCP holds no items in the range; the reads part seeds them (leave reads out of BENCH_SKIP)", format)
+		}
 		rate := float64(rows) / elapsed.Seconds()
 		fmt.Fprintf(out, "export %-6s %d days: %d rows, %.0f MiB in %.1f s: %.0f rows/s, %.0f MiB/s; service peak RSS %.0f MiB\n",
 			format, *days, rows, float64(bytesRead)/(1<<20), elapsed.Seconds(), rate, float64(bytesRead)/(1<<20)/elapsed.Seconds(), peak)
