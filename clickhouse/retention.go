@@ -39,24 +39,20 @@ func (db *DB) PlanRetention(ctx context.Context, installation int, accounts []an
 		step := analytics.RetentionStep{Kind: "drop", Before: dropBefore}
 		parts := map[string]bool{}
 		err := db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
-			rows, err := conn.Query(ctx, `SELECT table, partition_id, sum(rows) FROM system.parts
-				WHERE database = ? AND active GROUP BY table, partition_id`, db.db)
+			rows, err := conn.Query(ctx, `SELECT DISTINCT table, partition_id FROM system.parts
+				WHERE database = ? AND active`, db.db)
 			if err != nil {
 				return err
 			}
 			defer rows.Close()
 			for rows.Next() {
 				var table, id string
-				var n uint64
-				if err := rows.Scan(&table, &id, &n); err != nil {
+				if err := rows.Scan(&table, &id); err != nil {
 					return err
 				}
 				table = strings.TrimSuffix(table, "_local")
 				if p, ok := droppable(table, id, dropBefore); ok {
 					parts[table+":"+p] = true
-					if table == "events" {
-						step.Rows += n
-					}
 				}
 			}
 			return rows.Err()
@@ -69,6 +65,19 @@ func (db *DB) PlanRetention(ctx context.Context, installation int, accounts []an
 		}
 		sort.Strings(step.Partitions)
 		if len(step.Partitions) > 0 {
+			// The items counted once per shard (system.parts lists every
+			// replica's copy), less the insert ledger's marker rows (one per
+			// insert and day: they go with their partitions but are not
+			// items; they lead the sorting key, so counting them is cheap).
+			var all, markers uint64
+			q := fmt.Sprintf("SELECT count() FROM %s.events WHERE ts < %s", db.db, timeLit(dropBefore))
+			if err := db.conn.QueryRow(ctx, q).Scan(&all); err != nil {
+				return nil, wrapErr("retention plan", err)
+			}
+			if err := db.conn.QueryRow(ctx, q+" AND mcp_id LIKE '"+MarkerPrefix+"%'").Scan(&markers); err != nil {
+				return nil, wrapErr("retention plan", err)
+			}
+			step.Rows = all - min(markers, all)
 			steps = append(steps, step)
 		}
 	}

@@ -11,7 +11,7 @@
 # then, on a replicated topology (ZooKeeper from Debian on loopback, two
 # shards of two replicas each), the store tests with replicated tables and
 # the cluster tests again, with the replica-loss test (SIGKILL of a replica
-# under ingest), and stops the servers even when the tests fail.
+# under ingest) and the data-lifecycle tests, and stops the servers even when the tests fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -51,5 +51,5 @@ export TELEMETRY_TEST_CLICKHOUSE_REPLICATED=1
 export TELEMETRY_TEST_CLUSTER_DIR=$rdir # lets a test kill and restart a replica
 echo "== go test (replicated: two shards of two replicas, ZooKeeper)"
 "$GO" test -count=1 -timeout 15m ${GOTEST_FLAGS:-} ./clickhouse
-"$GO" test -count=1 -timeout 15m ${GOTEST_FLAGS:-} -run 'TestReplicaLoss|TestClusterMatchesSingleServer|TestTwoInstances|TestIngestAndReadBackThroughTheAPI' ./cmd/telemetryd
+"$GO" test -count=1 -timeout 15m ${GOTEST_FLAGS:-} -run 'TestReplicaLoss|TestClusterMatchesSingleServer|TestTwoInstances|TestIngestAndReadBackThroughTheAPI|TestExport|TestDeletePersonAndMCP|TestRetention|TestRedactionEndToEnd' ./cmd/telemetryd
 echo "== cluster tests passed"
