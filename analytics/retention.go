@@ -32,9 +32,18 @@ type RetentionStep struct {
 // String describes the step for progress output.
 func (s RetentionStep) String() string {
 	if s.Kind == "drop" {
-		return fmt.Sprintf("drop %d partitions before %s (%d raw items)", len(s.Partitions), s.Before.Format(DateLayout), s.Rows)
+		return fmt.Sprintf("drop %s before %s (%s)", Count(len(s.Partitions), "partition"), s.Before.Format(DateLayout), Count(int(s.Rows), "raw item"))
 	}
-	return fmt.Sprintf("delete account %s (%d MCPs) before %s (%d raw items)", s.AccountID, len(s.MCPIDs), s.Before.Format(DateLayout), s.Rows)
+	return fmt.Sprintf("delete account %s (%s) before %s (%s)", s.AccountID, Count(len(s.MCPIDs), "MCP"), s.Before.Format(DateLayout), Count(int(s.Rows), "raw item"))
+}
+
+// Count is n and the noun, plural unless n is 1 ("1 partition", "2
+// partitions"), for progress output.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // RetentionStore carries out retention in the metrics store.

@@ -48,3 +48,11 @@ func TestRangeLowerAndKeptFrom(t *testing.T) {
 		t.Error("KeptFrom")
 	}
 }
+
+func TestCountNoun(t *testing.T) {
+	for n, want := range map[int]string{0: "0 raw items", 1: "1 raw item", 2: "2 raw items"} {
+		if got := Count(n, "raw item"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

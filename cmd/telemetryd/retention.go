@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/postgres"
 )
 
@@ -38,7 +39,7 @@ func (m *Main) RunRetention(ctx context.Context, dryRun bool, out io.Writer) (ra
 		if installation > 0 {
 			kept = fmt.Sprintf("%d days", installation)
 		}
-		say("retention: installation keeps %s; %d accounts; %d steps", kept, len(accts), len(steps))
+		say("retention: installation keeps %s; %s; %s", kept, analytics.Count(len(accts), "account"), analytics.Count(len(steps), "step"))
 		for i, s := range steps {
 			if dryRun {
 				say("[%d/%d] would %s", i+1, len(steps), s)

@@ -119,7 +119,7 @@ func TestRetention(t *testing.T) {
 	// Ages 60, 70 and 100 of both accounts go with their partitions (the
 	// insert ledger's marker rows are not counted); ages 30, 45 and 59 of A
 	// by a delete.
-	if s := out.String(); !strings.Contains(s, "(6 raw items)") || !strings.Contains(s, "would delete account "+accA+" (1 MCPs) before "+
+	if s := out.String(); !strings.Contains(s, "(6 raw items)") || !strings.Contains(s, "would delete account "+accA+" (1 MCP) before "+
 		today.AddDate(0, 0, -29).Format("2006-01-02")+" (3 raw items)") ||
 		!strings.Contains(s, "would drop") ||
 		strings.Contains(s, "account "+accB) || !strings.Contains(s, "nothing was changed") {
