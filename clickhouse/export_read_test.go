@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,6 +84,13 @@ func TestExportMatchesDriver(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+
+	if os.Getenv(clickhouse.EnvLibCHDB) != "" && testenv.ClickHouseCluster() == "" {
+		// The proof decoded each chunk's answer from ClickHouse 26 too.
+		if n := clickhouse.ExportRowsProvenOn26(); n < int64(4*len(want)) {
+			t.Errorf("the export's decoders read %d rows from ClickHouse 26, want at least %d", n, 4*len(want))
 		}
 	}
 
