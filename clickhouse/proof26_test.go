@@ -162,19 +162,28 @@ func (c *proofConn) compare(ctx context.Context, q string, args []any) {
 	if !strings.Contains(text, c.db+".") {
 		return // system tables, constants: not the store's data
 	}
-	old, err := httpQuery(ctx, c.http+"?default_format=TSVWithNamesAndTypes", text)
-	if err != nil {
-		c.t.Errorf("18.16 over HTTP: %v\n%s", err, text)
-		return
-	}
-	got, err := c.s.Query(text, "TSVWithNamesAndTypes")
-	if err != nil {
-		c.t.Errorf("ClickHouse 26 refused a query 18.16 answered: %v\n%s", err, text)
+	old, got, ok := c.answers(ctx, text, "TSVWithNamesAndTypes")
+	if !ok {
 		return
 	}
 	if diff := compareTSV(string(old), got); diff != "" {
 		c.t.Errorf("ClickHouse 26 answers otherwise than 18.16: %s\n%s\n-- 18.16:\n%s-- 26:\n%s", diff, text, old, got)
 	}
+}
+
+// answers runs a query on both versions, in format; ok is false (and the
+// test failed) when either refused it.
+func (c *proofConn) answers(ctx context.Context, text, format string) (old, got string, ok bool) {
+	old, err := httpQuery(ctx, c.http+"?default_format="+format, text)
+	if err != nil {
+		c.t.Errorf("18.16 over HTTP: %v\n%s", err, text)
+		return "", "", false
+	}
+	if got, err = c.s.Query(text, format); err != nil {
+		c.t.Errorf("ClickHouse 26 refused a query 18.16 answered: %v\n%s", err, text)
+		return "", "", false
+	}
+	return old, got, true
 }
 
 // compareExportBlocks checks the export's own block decoders
@@ -186,14 +195,8 @@ func (c *proofConn) compare(ctx context.Context, q string, args []any) {
 // give the same lines. The export itself streams from 18.16 alone (libchdb
 // listens on no port), so this is how its decoders meet 26.
 func (c *proofConn) compareExportBlocks(ctx context.Context, q string) {
-	old, err := httpQuery(ctx, c.http+"?default_format=Native", q)
-	if err != nil {
-		c.t.Errorf("18.16 over HTTP: %v\n%s", err, q)
-		return
-	}
-	got, err := c.s.Query(q, "Native")
-	if err != nil {
-		c.t.Errorf("ClickHouse 26 refused the export query: %v\n%s", err, q)
+	old, got, ok := c.answers(ctx, q, "Native")
+	if !ok {
 		return
 	}
 	decode := func(version, data string) []string {
