@@ -21,8 +21,11 @@ var mcpTables = []string{"events", "mcp_daily", "tool_daily", "session_daily", "
 	"tool_client_daily", "user_daily", "tool_monthly", "error_monthly", "client_monthly", "nightly"}
 
 // mutationPoll is how often a deletion checks whether its mutations are
-// done.
+// done; resubmitAfterIdlePolls polls in a row with rows left and no
+// mutation running run the mutations again (deleteUntilGone).
 var mutationPoll = 500 * time.Millisecond
+
+const resubmitAfterIdlePolls = 4
 
 // DeleteUserTelemetry implements accounts.TelemetryDeleter with mutations
 // (ALTER TABLE ... DELETE, asynchronous on the server) on every host's
@@ -30,52 +33,129 @@ var mutationPoll = 500 * time.Millisecond
 // user_daily rows (the exact per-user sets of the nightly figures), and
 // the session_daily rows of the sessions they used (those keep the first
 // user id of a session). It waits until no raw item of the person
-// received before the call is left; items received later are not deleted.
-// What the other rollups hold stays: counts, sums, latency digests and
-// distinct-count sketches (uniqHLL12) aggregated with everyone else's,
-// which cannot be taken apart item by item; they hold no user id.
+// received before the call is left (waitGone); items received later are
+// not deleted. What the other rollups hold stays: counts, sums, latency
+// digests and distinct-count sketches (uniqHLL12) aggregated with
+// everyone else's, which cannot be taken apart item by item; they hold no
+// user id.
 func (db *DB) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) error {
 	cutoff := time.Now()
-	var sessions []string
-	err := db.query(ctx, "deletion sessions", "SELECT DISTINCT session_id FROM "+db.db+".events WHERE mcp_id = ? AND user_id = ?",
-		[]any{mcpID, userID}, func() []any { s := appendRow(&sessions); return []any{s} })
-	if err != nil {
-		return err
-	}
 	mcp := QuoteString(mcpID)
-	stmts := []string{
-		fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND user_id = %s", db.local("events"), mcp, QuoteString(userID)),
-		fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND user_key = %s", db.local("user_daily"), mcp, QuoteString(UserKey(userID, ""))),
-	}
-	for len(sessions) > 0 {
-		n := min(len(sessions), 1000)
-		quoted := make([]string, n)
-		for i, s := range sessions[:n] {
-			quoted[i] = QuoteString(s)
+	stmts := func() ([]string, error) {
+		var sessions []string
+		err := db.query(ctx, "deletion sessions", "SELECT DISTINCT session_id FROM "+db.db+".events WHERE mcp_id = ? AND user_id = ?",
+			[]any{mcpID, userID}, func() []any { s := appendRow(&sessions); return []any{s} })
+		if err != nil {
+			return nil, err
 		}
-		stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND session_id IN (%s)",
-			db.local("session_daily"), mcp, strings.Join(quoted, ", ")))
-		sessions = sessions[n:]
+		stmts := []string{
+			fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND user_id = %s", db.local("events"), mcp, QuoteString(userID)),
+			fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND user_key = %s", db.local("user_daily"), mcp, QuoteString(UserKey(userID, ""))),
+		}
+		for len(sessions) > 0 {
+			n := min(len(sessions), 1000)
+			quoted := make([]string, n)
+			for i, s := range sessions[:n] {
+				quoted[i] = QuoteString(s)
+			}
+			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND session_id IN (%s)",
+				db.local("session_daily"), mcp, strings.Join(quoted, ", ")))
+			sessions = sessions[n:]
+		}
+		return stmts, nil
 	}
-	if err := db.mutate(ctx, stmts); err != nil {
-		return err
-	}
-	return db.waitGone(ctx, cutoff, "mcp_id = ? AND user_id = ?", mcpID, userID)
+	return db.deleteUntilGone(ctx, cutoff, stmts, "mcp_id = ? AND user_id = ?", mcpID, userID)
 }
 
 // DeleteMCPTelemetry implements accounts.TelemetryDeleter: mutations on
 // every per-MCP table (mcpTables) of every host, then a wait until the raw
-// table holds none of its rows.
+// table holds none of its rows received before the call.
 func (db *DB) DeleteMCPTelemetry(ctx context.Context, mcpID string) error {
 	cutoff := time.Now()
 	stmts := make([]string, len(mcpTables))
 	for i, t := range mcpTables {
 		stmts[i] = fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s", db.local(t), QuoteString(mcpID))
 	}
-	if err := db.mutate(ctx, stmts); err != nil {
+	return db.deleteUntilGone(ctx, cutoff, func() ([]string, error) { return stmts, nil }, "mcp_id = ?", mcpID)
+}
+
+// deleteUntilGone runs the mutations stmts lists, then polls until no raw
+// item matching cond and received up to cutoff's second is left (through
+// the Distributed table on a cluster). received_at holds whole seconds, so
+// an item of the request's own second counts as received before it.
+//
+// A mutation changes only the parts that exist when it starts. An item
+// received before the request may still wait in some instance's
+// write-ahead log then, and be inserted after: so while such items are
+// left once every mutation of the raw table has finished, the mutations
+// are listed (stmts is called again: the sessions may have grown) and run
+// again. Items received later are not the request's: waiting for them
+// could last forever while ingest goes on.
+func (db *DB) deleteUntilGone(ctx context.Context, cutoff time.Time, stmts func() ([]string, error), cond string, args ...any) error {
+	run := func() error {
+		list, err := stmts()
+		if err == nil {
+			err = db.mutate(ctx, list)
+		}
 		return err
 	}
-	return db.waitGone(ctx, cutoff, "mcp_id = ?", mcpID)
+	if err := run(); err != nil {
+		return err
+	}
+	q := fmt.Sprintf("SELECT count() FROM %s.events WHERE %s AND received_at <= %s", db.db, cond, timeLit(cutoff))
+	idle := 0 // polls in a row that found no mutation of the raw table running
+	for {
+		var n uint64
+		if err := db.conn.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+			return wrapErr("delete wait", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		running, err := db.mutationsRunning(ctx, "events")
+		if err != nil {
+			return err
+		}
+		if running {
+			idle = 0
+		} else {
+			idle++
+		}
+		// A few idle polls in a row, not one: a replica lists a mutation
+		// only once it has read it from ZooKeeper, and a mutation run
+		// again for nothing rewrites parts.
+		if idle >= resubmitAfterIdlePolls {
+			if err := run(); err != nil {
+				return err
+			}
+			idle = 0
+		}
+		select {
+		case <-ctx.Done():
+			return wrapErr("delete wait", ctx.Err())
+		case <-time.After(mutationPoll):
+		}
+	}
+}
+
+// mutationsRunning reports whether a mutation of table is unfinished on
+// some host.
+func (db *DB) mutationsRunning(ctx context.Context, table string) (bool, error) {
+	name := table
+	if db.cluster != "" {
+		name += "_local"
+	}
+	running := false
+	err := db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = ? AND table = ? AND NOT is_done",
+			db.db, name).Scan(&n); err != nil {
+			return err
+		}
+		running = running || n > 0
+		return nil
+	})
+	return running, wrapErr("delete wait", err)
 }
 
 // mutate runs the statements on every host (the local tables of a
@@ -89,26 +169,4 @@ func (db *DB) mutate(ctx context.Context, stmts []string) error {
 		}
 		return nil
 	}))
-}
-
-// waitGone polls until no raw item matching cond and received before
-// cutoff is left (through the Distributed table on a cluster). Items
-// received later are not the mutation's: waiting for them could last
-// forever while ingest goes on.
-func (db *DB) waitGone(ctx context.Context, cutoff time.Time, cond string, args ...any) error {
-	q := fmt.Sprintf("SELECT count() FROM %s.events WHERE %s AND received_at < %s", db.db, cond, timeLit(cutoff))
-	for {
-		var n uint64
-		if err := db.conn.QueryRow(ctx, q, args...).Scan(&n); err != nil {
-			return wrapErr("delete wait", err)
-		}
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return wrapErr("delete wait", ctx.Err())
-		case <-time.After(mutationPoll):
-		}
-	}
 }

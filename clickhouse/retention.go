@@ -174,11 +174,9 @@ func (db *DB) ApplyRetention(ctx context.Context, step analytics.RetentionStep) 
 	default:
 		return fmt.Errorf("retention: unknown step %q", step.Kind)
 	}
-	if err := db.mutate(ctx, stmts); err != nil {
-		return err
-	}
 	if step.Kind == "delete" {
-		return db.waitGone(ctx, time.Now().Add(time.Second), fmt.Sprintf("mcp_id IN (%s) AND ts < %s", quoteList(step.MCPIDs), timeLit(step.Before)))
+		return db.deleteUntilGone(ctx, time.Now(), func() ([]string, error) { return stmts, nil },
+			fmt.Sprintf("mcp_id IN (%s) AND ts < %s", quoteList(step.MCPIDs), timeLit(step.Before)))
 	}
-	return nil
+	return db.mutate(ctx, stmts)
 }

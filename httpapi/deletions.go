@@ -16,9 +16,12 @@ type DeletionAccepted struct {
 }
 
 const deletionDoc = "The request is carried out in the background: status goes `pending` → `running` → `done` (or `failed`, " +
-	"which operators see in the service's log). In ClickHouse the worker runs `ALTER TABLE … DELETE` mutations (on every host's " +
-	"local tables in cluster mode) and reports `done` once no raw item of the person received before the request is left; " +
-	"items the MCP sends for that user id afterwards are stored as usual.\n\n" +
+	"which operators see in the service's log). The worker first waits until its instance has flushed to ClickHouse the " +
+	"items it accepted before the request ran, then runs `ALTER TABLE … DELETE` mutations (on every host's local tables in " +
+	"cluster mode, again if items received before the request were stored after they started) and reports `done` once no " +
+	"raw item of the person received before the request is left; items the MCP sends for that user id afterwards are " +
+	"stored as usual. With several instances, an item still in another instance's write-ahead log at that moment (during " +
+	"a ClickHouse outage, say) is stored later and stays: request the deletion again then.\n\n" +
 	"**What goes and what stays.** Every raw item of the MCP whose `user_id` is the person's goes (so exports and session " +
 	"timelines no longer show them), with the rollup rows that name them: the per-user rows of the nightly figures, and " +
 	"the per-session rows of their sessions (their sessions leave the sessions list). The other rollups keep what they " +

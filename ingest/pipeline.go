@@ -333,3 +333,21 @@ func (p *Pipeline) LogHealth(context.Context) error { return p.log.Health() }
 
 // Stats describe the log backlog.
 func (p *Pipeline) Stats() wal.Stats { return p.log.Stats() }
+
+// WaitFlushed returns once every record this instance's log took before
+// through is in the sink (acknowledged), or with ctx's error. Deleting a
+// person's data waits so first: an item of theirs accepted just before the
+// request may still be in the log, and a mutation changes only the rows
+// already stored.
+func (p *Pipeline) WaitFlushed(ctx context.Context, through time.Time) error {
+	for {
+		if st := p.log.Stats(); st.OldestUnacked.IsZero() || st.OldestUnacked.After(through) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

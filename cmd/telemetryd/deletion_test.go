@@ -105,6 +105,39 @@ func TestDeletePersonAndMCP(t *testing.T) {
 	})
 }
 
+// TestDeletionWaitsForTheLog deletes a person's data while their items are
+// still in the write-ahead log (a long flush interval): the deletion waits
+// for the log to flush them, so they go too, and it is done only once
+// they are gone.
+func TestDeletionWaitsForTheLog(t *testing.T) {
+	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	cfg.Storage.DeletionPoll = 100 * time.Millisecond
+	cfg.Ingest.FlushInterval = 3 * time.Second
+	cfg.Export.PerMinute = 1000
+	_, base := startMain(t, cfg)
+	a := api{t, base}
+	token, mcp, key := a.newTenant("logged")
+	var items []map[string]any
+	now := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339Nano)
+	for i, u := range []string{"grace", "grace", "u-2"} {
+		items = append(items, map[string]any{"id": fmt.Sprint("i", i), "timestamp": now, "session_id": "s-" + u,
+			"method": "tools/call", "name": "search", "user_id": u})
+	}
+	if status, res := postIngest(t, base, key, items, false); status != 202 || num(res["accepted"]) != 3 {
+		t.Fatalf("ingest: %d %v", status, res)
+	}
+	id := a.must(202, "DELETE", "/v1/mcps/"+mcp+"/users/grace", token, nil)["id"].(string)
+	eventually(t, 30*time.Second, func() error {
+		if d := a.must(200, "GET", "/v1/account/deletions/"+id, token, nil); d["status"] != "done" {
+			return fmt.Errorf("deletion: %v", d)
+		}
+		return nil
+	})
+	if left := exportedItems(t, base, mcp, token); countIDs(left) != 1 || left["i2"]["user_id"] != "u-2" {
+		t.Errorf("once the deletion is done the export holds %v", left)
+	}
+}
+
 // countIDs counts the items of exportedItems (each is also keyed by
 // session).
 func countIDs(m map[string]map[string]any) int {
