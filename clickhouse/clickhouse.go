@@ -231,6 +231,9 @@ type DB struct {
 	// choice of compression by address (1 on, -1 off). Tests only.
 	exportChunk    uint64
 	exportCompress int
+	// afterMutations, set by tests, runs after a deletion's first
+	// mutations (to store a late row meanwhile).
+	afterMutations func()
 }
 
 var (

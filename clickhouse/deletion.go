@@ -102,6 +102,9 @@ func (db *DB) deleteUntilGone(ctx context.Context, cutoff time.Time, stmts func(
 	if err := run(); err != nil {
 		return err
 	}
+	if db.afterMutations != nil {
+		db.afterMutations()
+	}
 	q := fmt.Sprintf("SELECT count() FROM %s.events WHERE %s AND received_at <= %s", db.db, cond, timeLit(cutoff))
 	idle := 0 // polls in a row that found no mutation of the raw table running
 	for {

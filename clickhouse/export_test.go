@@ -21,6 +21,10 @@ func (db *DB) SetExportCompression(on bool) {
 	}
 }
 
+// SetAfterMutations sets a function a deletion runs after its first
+// mutations. Tests only.
+func (db *DB) SetAfterMutations(f func()) { db.afterMutations = f }
+
 // SetRawBreakdownRows sets the row budget of raw breakdowns. Tests only.
 func (db *DB) SetRawBreakdownRows(n int) { db.rawRows = n }
 
