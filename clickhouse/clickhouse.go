@@ -154,6 +154,11 @@ type Config struct {
 	// whole seconds); a read that runs longer fails with EUNAVAILABLE. 0:
 	// no bound.
 	ReadTimeout time.Duration
+	// DeletionGrace is how long a deletion keeps watching, once none of
+	// the rows it deletes is left, for such rows other instances store
+	// late (their flush lag); any that come are deleted too. 0: it returns
+	// at once.
+	DeletionGrace time.Duration
 }
 
 // Defaults of Config.
@@ -231,9 +236,9 @@ type DB struct {
 	// choice of compression by address (1 on, -1 off). Tests only.
 	exportChunk    uint64
 	exportCompress int
-	// afterMutations, set by tests, runs after a deletion's first
-	// mutations (to store a late row meanwhile).
-	afterMutations func()
+	// deletionPolled, set by tests, is given what each poll of a deletion
+	// found left (to store a late row meanwhile).
+	deletionPolled func(left uint64)
 }
 
 var (

@@ -21,9 +21,9 @@ func (db *DB) SetExportCompression(on bool) {
 	}
 }
 
-// SetAfterMutations sets a function a deletion runs after its first
-// mutations. Tests only.
-func (db *DB) SetAfterMutations(f func()) { db.afterMutations = f }
+// SetDeletionPolled sets a function given what each poll of a deletion
+// found left. Tests only.
+func (db *DB) SetDeletionPolled(f func(left uint64)) { db.deletionPolled = f }
 
 // SetRawBreakdownRows sets the row budget of raw breakdowns. Tests only.
 func (db *DB) SetRawBreakdownRows(n int) { db.rawRows = n }

@@ -21,13 +21,18 @@ func TestMain(m *testing.M) {
 // openTestDB opens a fresh, migrated database that is dropped when the test
 // ends; in cluster mode when TELEMETRY_TEST_CLICKHOUSE_CLUSTER names a
 // cluster of the test server (`make test-cluster` runs the package so).
-func openTestDB(t testing.TB) *clickhouse.DB {
+// Options change the configuration first.
+func openTestDB(t testing.TB, options ...func(*clickhouse.Config)) *clickhouse.DB {
 	t.Helper()
 	addr := testenv.ClickHouseAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t"),
-		Cluster: testenv.ClickHouseCluster(), Replicated: testenv.ClickHouseReplicated()})
+	cfg := clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t"),
+		Cluster: testenv.ClickHouseCluster(), Replicated: testenv.ClickHouseReplicated()}
+	for _, o := range options {
+		o(&cfg)
+	}
+	db, err := clickhouse.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

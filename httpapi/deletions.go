@@ -20,8 +20,9 @@ const deletionDoc = "The request is carried out in the background: status goes `
 	"items it accepted before the request ran, then runs `ALTER TABLE … DELETE` mutations (on every host's local tables in " +
 	"cluster mode, again if items received before the request were stored after they started) and reports `done` once no " +
 	"raw item of the person received before the request is left; items the MCP sends for that user id afterwards are " +
-	"stored as usual. With several instances, an item still in another instance's write-ahead log at that moment (during " +
-	"a ClickHouse outage, say) is stored later and stays: request the deletion again then.\n\n" +
+	"stored as usual. It keeps watching a few seconds longer (two flush intervals and a second) for such items other " +
+	"instances flush late. With several instances, an item another instance holds in its write-ahead log longer than that " +
+	"(during a ClickHouse outage, say) is stored later and stays: request the deletion again then.\n\n" +
 	"**What goes and what stays.** Every raw item of the MCP whose `user_id` is the person's goes (so exports and session " +
 	"timelines no longer show them), with the rollup rows that name them: the per-user rows of the nightly figures, and " +
 	"the per-session rows of their sessions (their sessions leave the sessions list). The other rollups keep what they " +

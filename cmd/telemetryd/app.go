@@ -91,7 +91,11 @@ func (m *Main) Connect(ctx context.Context) error {
 	}
 	m.PG = pg
 	m.closers = append(m.closers, pg.Close)
-	ch, err := clickhouse.Open(ctx, m.Config.ClickHouse.storeConfig())
+	chCfg := m.Config.ClickHouse.storeConfig()
+	// A deletion keeps watching for rows other instances flush late: two
+	// flush intervals and a second (instances are configured alike).
+	chCfg.DeletionGrace = 2*m.Config.Ingest.FlushInterval + time.Second
+	ch, err := clickhouse.Open(ctx, chCfg)
 	if err != nil {
 		return fmt.Errorf("clickhouse: %w", err)
 	}
