@@ -33,9 +33,9 @@ const resubmitAfterIdlePolls = 4
 // user_daily rows (the exact per-user sets of the nightly figures), and
 // the session_daily rows of the sessions they used (those keep the first
 // user id of a session). It waits until no raw item of the person
-// received before the call is left (waitGone); items received later are
-// not deleted. What the other rollups hold stays: counts, sums, latency
-// digests and distinct-count sketches (uniqHLL12) aggregated with
+// received before the call is left (deleteUntilGone); items received
+// later are not deleted. What the other rollups hold stays: counts, sums,
+// latency digests and distinct-count sketches (uniqHLL12) aggregated with
 // everyone else's, which cannot be taken apart item by item; they hold no
 // user id.
 func (db *DB) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) error {
@@ -136,29 +136,26 @@ func (db *DB) deleteUntilGone(ctx context.Context, cutoff time.Time, stmts func(
 			if time.Since(noneLeftSince) >= db.cfg.DeletionGrace {
 				return nil
 			}
-			if err := sleepCtx(ctx, mutationPoll); err != nil {
-				return wrapErr("delete wait", err)
-			}
-			continue
-		}
-		noneLeftSince = time.Time{}
-		running, err := db.mutationsRunning(ctx, "events")
-		if err != nil {
-			return err
-		}
-		if running {
-			idle = 0
 		} else {
-			idle++
-		}
-		// A few idle polls in a row, not one: a replica lists a mutation
-		// only once it has read it from ZooKeeper, and a mutation run
-		// again for nothing rewrites parts.
-		if idle >= resubmitAfterIdlePolls {
-			if err := run(); err != nil {
+			noneLeftSince = time.Time{}
+			running, err := db.mutationsRunning(ctx, "events")
+			if err != nil {
 				return err
 			}
-			idle = 0
+			if running {
+				idle = 0
+			} else {
+				idle++
+			}
+			// A few idle polls in a row, not one: a replica lists a
+			// mutation only once it has read it from ZooKeeper, and a
+			// mutation run again for nothing rewrites parts.
+			if idle >= resubmitAfterIdlePolls {
+				if err := run(); err != nil {
+					return err
+				}
+				idle = 0
+			}
 		}
 		if err := sleepCtx(ctx, mutationPoll); err != nil {
 			return wrapErr("delete wait", err)
@@ -184,10 +181,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // mutationsRunning reports whether a mutation of table is unfinished on
 // some host.
 func (db *DB) mutationsRunning(ctx context.Context, table string) (bool, error) {
-	name := table
-	if db.cluster != "" {
-		name += "_local"
-	}
+	name := strings.TrimPrefix(db.local(table), db.db+".")
 	running := false
 	err := db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
 		var n uint64

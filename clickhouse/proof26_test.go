@@ -207,7 +207,6 @@ func (c *proofConn) compareExportBlocks(ctx context.Context, q string) {
 		cols := newExportCols()
 		br := bufio.NewReaderSize(strings.NewReader(data), 256<<10)
 		r := chproto.NewReader(br) // reads br as it is (big enough), so br.Peek sees the end
-		var lines []string
 		var buf bytes.Buffer
 		bw := bufio.NewWriter(&buf)
 		ew := analytics.NewExportWriter(bw, analytics.ExportNDJSON)
@@ -229,7 +228,7 @@ func (c *proofConn) compareExportBlocks(ctx context.Context, q string) {
 		if err := ew.Flush(); err != nil {
 			c.t.Error(err)
 		}
-		lines = strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 		sort.Strings(lines) // rows equal in the ORDER BY keys may come in either order
 		return lines
 	}
