@@ -98,7 +98,7 @@
 // ON CLUSTER, and the backfill INSERTs once per shard (schema.go). Schema
 // renders the DDL of any topology without a server (telemetryd schema).
 // Retried inserts of the same block are also deduplicated by the
-// replicated tables themselves (README, "Replicated tables").
+// replicated tables themselves (docs/operations.md, "Replicated tables").
 package clickhouse
 
 import (
@@ -144,7 +144,7 @@ type Config struct {
 	// under ZooKeeperPath, and the DDL runs ON CLUSTER through the
 	// distributed DDL queue instead of host by host. The servers need
 	// the {shard} and {replica} macros and internal_replication in the
-	// cluster definition (README, "Running at scale").
+	// cluster definition (docs/operations.md, "Replicated tables").
 	Replicated bool
 	// ZooKeeperPath prefixes the ZooKeeper path of every replicated table
 	// (then /<database>/<table>); it must hold the {shard} macro. Default

@@ -92,7 +92,7 @@ func (db *DB) DeleteMCPTelemetry(ctx context.Context, mcpID string) error {
 // again. Once none is left, it keeps polling for Config.DeletionGrace:
 // another instance may store such an item within its flush lag (an
 // instance that cannot reach ClickHouse for longer stores it after the
-// deletion; README). Items received later are not the request's: waiting
+// deletion; docs/data-lifecycle.md). Items received later are not the request's: waiting
 // for them could last forever while ingest goes on.
 func (db *DB) deleteUntilGone(ctx context.Context, cutoff time.Time, stmts func() ([]string, error), cond string, args ...any) error {
 	run := func() error {

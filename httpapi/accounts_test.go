@@ -139,7 +139,8 @@ func signupBody(email, name string, extra ...string) string {
 	return b + `}`
 }
 
-// TestNewUserWalkthrough is the issue's curl walk-through.
+// TestNewUserWalkthrough is a new user's first steps: sign up, an MCP, a
+// key, the account's members.
 func TestNewUserWalkthrough(t *testing.T) {
 	s := accountServer(t, accounts.AuthPolicy{})
 	ada := uniqueEmail("ada")

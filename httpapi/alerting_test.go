@@ -75,7 +75,7 @@ const (
 	ruleAllChans   = `{"name":"Search errors","metric":"error_rate","comparator":">","threshold":0.1,"window_minutes":5,"channels":["slack","email","in_app","discord"]}`
 )
 
-// The issue's walk-through, as a new user would: connect Slack, create a
+// The alerting walk-through (docs/alerting.md), as a new user would: connect Slack, create a
 // rule naming Slack, email, in-app and an unconnected Discord, send errors
 // until it fires, see the inbox items, the queued email and Slack
 // deliveries, and nothing for Discord.

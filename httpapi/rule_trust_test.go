@@ -86,7 +86,7 @@ func TestRuleFieldValidation(t *testing.T) {
 	expect(t, s, "GET", "/v1/rules/rul_nosuchrule/events", tm.owner, "", 404, "not_found")
 }
 
-// The walk-through: a rule with notify_on_resolve and min_calls is
+// The rules walk-through (docs/alerting.md): a rule with notify_on_resolve and min_calls is
 // driven to firing and back by telemetry; both notices reach every inbox,
 // the history has two rows; snoozed, it changes state without deliveries.
 func TestResolveNoticesHistoryAndSnooze(t *testing.T) {

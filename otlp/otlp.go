@@ -6,7 +6,7 @@
 //
 // The mapping follows the OpenTelemetry semantic conventions for the Model
 // Context Protocol (semconv v1.39 and later); MAPPING.md in this directory is
-// the same text for the README and /docs. In short:
+// the same text for docs/sdks.md and /docs. In short:
 //
 // Which spans are stored: a span is an MCP call when it carries the string
 // attribute mcp.method.name. Only server-side spans count: kind SERVER, and

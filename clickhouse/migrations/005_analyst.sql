@@ -1,4 +1,4 @@
--- Analyst reads (issue 17): session timelines, breakdowns, hourly series.
+-- Analyst reads (docs/analyst-reads.md): session timelines, breakdowns, hourly series.
 --
 -- Existing installations: each table is created, then backfilled (from a
 -- rollup where one holds the same states, from events otherwise) only

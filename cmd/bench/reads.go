@@ -213,7 +213,8 @@ func seed(ctx context.Context, out io.Writer, p *progress, addr, db, mcp, accoun
 	return nil
 }
 
-// analystRead is one timed read of issue 17 with its raw counterpart.
+// analystRead is one timed analyst read (docs/analyst-reads.md) with its
+// raw counterpart.
 type analystRead struct {
 	name, path string
 	raw        []string

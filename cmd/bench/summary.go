@@ -14,7 +14,7 @@ import (
 )
 
 // runSummary prints every recorded figure as one table, with the goals of
-// the issues next to them.
+// docs/benchmarks.md next to them.
 func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench summary", flag.ContinueOnError)
 	in := fs.String("in", "", "results file written with -out")
@@ -128,7 +128,7 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 					name, h50, h95, r50, ratio, goal, verdict), " "))
 			}
 		}
-		// The analyst reads (issue 17) and their goals.
+		// The analyst reads and their goals (docs/benchmarks.md).
 		goals := map[string]float64{"breakdown client_name 365d": 200, "session timeline": 50, "hourly overview 14d": 50}
 		for _, name := range analystNames {
 			h50, ok := get("reads", name, "http_p50_ms")
@@ -161,7 +161,7 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(out, "Go benchmarks (time per operation; goals of the alerting issue)")
+		fmt.Fprintln(out, "Go benchmarks (time per operation; goals in docs/benchmarks.md)")
 		for _, r := range results {
 			goal, verdict := "", ""
 			switch {

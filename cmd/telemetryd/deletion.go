@@ -19,8 +19,8 @@ const flushWait = 2 * time.Minute
 // has flushed every item it accepted before (and in the same second as)
 // the deletion started: a mutation changes only the rows already stored,
 // so a person's item still in the log would outlive the request.
-// Other instances' logs are not waited for (README, "Deleting a person's
-// data").
+// Other instances' logs are not waited for (docs/data-lifecycle.md,
+// "Deleting a person's data").
 type flushedDeleter struct {
 	accounts.TelemetryDeleter
 	pipeline *ingest.Pipeline

@@ -207,7 +207,7 @@ nightly: {enabled: false}
 	// The replicas catch up with each other: the killed one fetches what
 	// it missed, and its peer what only the killed one had committed (an
 	// instance whose insert the kill cut waits for that before its retry
-	// judges what is stored, README "What a lost replica costs"). Then
+	// judges what is stored, docs/operations.md, "What a lost replica costs"). Then
 	// every instance has flushed its log, and the replicas are synced again.
 	db, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{hosts[3]}, Database: dbCluster, Cluster: cluster, Replicated: true})
 	if err != nil {

@@ -1,4 +1,4 @@
--- 006: data lifecycle (issue 18). Server-side redaction per MCP (off by
+-- 006: data lifecycle (docs/data-lifecycle.md). Server-side redaction per MCP (off by
 -- default: strings stay exactly as sent), the account's own retention
 -- (null: the installation's storage.retention_days), and the requests to
 -- delete telemetry that a background worker carries out in ClickHouse: one
