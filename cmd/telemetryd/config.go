@@ -189,7 +189,7 @@ func DefaultConfig() Config {
 			ZooKeeperPath: clickhouse.DefaultZooKeeperPath},
 		Postgres: PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32, StatementTimeout: 30 * time.Second},
 		Auth:     AuthConfig(accounts.DefaultAuthPolicy()),
-		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
+		Ingest: IngestConfig{RateLimitPerMinute: 600, RefusedPerMinute: 60, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
 			CacheMaxIDs:       4 << 20,
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes},
@@ -234,6 +234,13 @@ func LoadConfig(path string) (Config, error) {
 // setDefaults registers every key with viper, so that environment variables
 // override keys the file does not mention (viper ignores them otherwise).
 func setDefaults(v *viper.Viper, prefix string, val reflect.Value) {
+	walkConfig(prefix, val, func(key string, f reflect.Value) { v.SetDefault(key, f.Interface()) })
+}
+
+// walkConfig calls fn for every key of a configuration struct: one per leaf
+// field, named by its mapstructure tags joined with dots (nested structs,
+// but durations, are sections). docs/configuration.md lists the same keys.
+func walkConfig(prefix string, val reflect.Value, fn func(key string, f reflect.Value)) {
 	t := val.Type()
 	for i := 0; i < t.NumField(); i++ {
 		key := t.Field(i).Tag.Get("mapstructure")
@@ -242,10 +249,10 @@ func setDefaults(v *viper.Viper, prefix string, val reflect.Value) {
 		}
 		f := val.Field(i)
 		if f.Kind() == reflect.Struct && f.Type() != reflect.TypeOf(time.Duration(0)) {
-			setDefaults(v, key, f)
+			walkConfig(key, f, fn)
 			continue
 		}
-		v.SetDefault(key, f.Interface())
+		fn(key, f)
 	}
 }
 
