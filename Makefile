@@ -10,12 +10,13 @@ TEST_PG_PORT ?= 25432
 TEST_CH_HTTP_PORT ?= 29123
 GO           ?= go
 
-.PHONY: help run stop build test test-cluster bench vet fmt
+.PHONY: help run stop build test test-cluster bench lint vet fmt
 
 help:
 	@echo "make run    install what is missing, start ClickHouse and PostgreSQL under $(DATA_DIR)/, migrate, serve on http://127.0.0.1:8080"
 	@echo "make stop   stop the database servers make run started"
-	@echo "make test   run go vet and every test against fresh servers of its own (with the ClickHouse 26 proof, libchdb under $(DATA_DIR)/chdb)"
+	@echo "make lint   gofmt, go vet and staticcheck (pinned, from the Go module proxy)"
+	@echo "make test   run make lint and every test against fresh servers of its own (with the ClickHouse 26 proof, libchdb under $(DATA_DIR)/chdb)"
 	@echo "make test-cluster  two ClickHouse shards, two telemetryd instances in cluster mode: reads must match a single server"
 	@echo "make bench  run the benchmarks (ingest, reads, alerting) and print the figures"
 
@@ -39,6 +40,9 @@ test-cluster:
 
 bench: build
 	@scripts/bench.sh
+
+lint:
+	@GO=$(GO) scripts/lint.sh
 
 vet:
 	$(GO) vet ./...

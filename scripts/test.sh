@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: start ClickHouse and PostgreSQL of our own in a temporary
-# directory, run go vet and every test against them, stop them even when the
-# tests fail.
+# directory, run the linters (scripts/lint.sh) and every test against them,
+# stop them even when the tests fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -45,8 +45,7 @@ for pkg in sdk/typescript e2e/node; do
 		(cd "$pkg" && npm ci --no-audit --no-fund --cache "$PWD/../../.data/npm-cache")
 	fi
 done
-echo "== go vet"
-"$GO" vet ./...
+GO="$GO" scripts/lint.sh # gofmt, go vet, staticcheck
 echo "== go test"
 "$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
 if [ -x scripts/fuzz.sh ]; then
