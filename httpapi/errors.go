@@ -40,7 +40,9 @@ func (p *Problem) ContentType(string) string      { return "application/problem+
 func (p *Problem) GetHeaders() http.Header        { return p.headers }
 func (p *Problem) ErrorDetail() *huma.ErrorDetail { return &huma.ErrorDetail{Message: p.Detail} }
 
-// codeStatus is the one table from error codes to HTTP statuses.
+// codeStatus is the one table from error codes to HTTP statuses: every code
+// of error.go but EOTHER (which stands for whatever status the HTTP stack
+// raised) has its row; TestEveryErrorCodeHasAStatus holds it so.
 var codeStatus = map[string]int{
 	telemetry.EBADREQUEST:         http.StatusBadRequest,
 	telemetry.EINVALIDDATE:        http.StatusBadRequest,
@@ -61,6 +63,8 @@ var codeStatus = map[string]int{
 	telemetry.ERATELIMITED:        http.StatusTooManyRequests,
 	telemetry.EUNAVAILABLE:        http.StatusServiceUnavailable,
 	telemetry.EINTERNAL:           http.StatusInternalServerError,
+	telemetry.EMETHODNOTALLOWED:   http.StatusMethodNotAllowed,
+	telemetry.ENOTACCEPTABLE:      http.StatusNotAcceptable,
 }
 
 // statusCode is the default code for problems that huma or gin raise
