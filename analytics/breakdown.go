@@ -7,7 +7,7 @@ import (
 	"github.com/mcpscope/telemetry"
 )
 
-// Breakdown dimensions (the by parameter). The first six are read from
+// Breakdown dimensions (the by parameter). The first seven are read from
 // rollups when no filter but status is given; ByUserID, attribute:<key>
 // and the filters tool, method and client_name scan the matching raw
 // events, within MaxRawBreakdownRows.
@@ -17,8 +17,10 @@ const (
 	ByClientName    = "client_name"
 	ByClientVersion = "client_version"
 	ByServerVersion = "server_version"
-	ByErrorType     = "error_type"
-	ByUserID        = "user_id"
+	// ByProtocolVersion is the MCP protocol revision of the items.
+	ByProtocolVersion = "protocol_version"
+	ByErrorType       = "error_type"
+	ByUserID          = "user_id"
 	// ByAttributePrefix starts an attribute dimension: attribute:region.
 	ByAttributePrefix = "attribute:"
 )
@@ -65,12 +67,12 @@ func (q BreakdownQuery) Raw() bool { return q.By == ByUserID || q.AttributeKey !
 func ParseBreakdownQuery(by, tool, method, clientName, status string, limit int) (BreakdownQuery, error) {
 	q := BreakdownQuery{By: by, Tool: tool, Method: method, ClientName: clientName, Status: status, Limit: limit}
 	switch by {
-	case ByTool, ByMethod, ByClientName, ByClientVersion, ByServerVersion, ByErrorType, ByUserID:
+	case ByTool, ByMethod, ByClientName, ByClientVersion, ByServerVersion, ByProtocolVersion, ByErrorType, ByUserID:
 	default:
 		key, ok := strings.CutPrefix(by, ByAttributePrefix)
 		if !ok || key == "" || utf8.RuneCountInString(key) > MaxAttributeKeyLen || !utf8.ValidString(key) {
 			return q, telemetry.FieldError(telemetry.EINVALID, "query.by",
-				"by must be one of tool, method, client_name, client_version, server_version, error_type, user_id or attribute:<key> (a key of 1 to %d characters).", MaxAttributeKeyLen)
+				"by must be one of tool, method, client_name, client_version, server_version, protocol_version, error_type, user_id or attribute:<key> (a key of 1 to %d characters).", MaxAttributeKeyLen)
 		}
 		q.AttributeKey = key
 	}
@@ -133,7 +135,8 @@ type PreviousRange struct {
 
 // BreakdownDoc documents GET /v1/mcps/{id}/breakdown.
 const BreakdownDoc = `The MCP's figures split by one dimension: ` + "`by`" + ` is ` + "`tool`" + ` (` + "`tools/call`" + ` items, by tool name),
-` + "`method`" + `, ` + "`client_name`" + `, ` + "`client_version`" + `, ` + "`server_version`" + `, ` + "`error_type`" + ` (error items only, by type),
+` + "`method`" + `, ` + "`client_name`" + `, ` + "`client_version`" + `, ` + "`server_version`" + `, ` + "`protocol_version`" + ` (the MCP protocol
+revision, e.g. ` + "`2025-06-18`" + `), ` + "`error_type`" + ` (error items only, by type),
 ` + "`user_id`" + ` or ` + "`attribute:<key>`" + ` (the value of that attribute; the key is everything after the first
 colon, up to 256 characters, percent-encoded in the query). Items that did not carry the value count under
 ` + "`\"\"`" + `. Filters ` + "`tool`" + `, ` + "`method`" + `, ` + "`client_name`" + ` and ` + "`status`" + ` (` + "`ok`" + ` or ` + "`error`" + `) narrow the items first.

@@ -16,8 +16,10 @@ reads, so its figures agree with them.
   most frequent errors of any method, grouped by method, name (tool, resource or prompt) and
   error type (empty when the items said only ` + "`status: error`" + `), with the last message and when it
   was seen; at most ` + "`limit`" + ` (10), count descending then most recent.
-- ` + "`clients`" + ` ` + "`{limit, items: [{client_name, client_version, calls, sessions, call_share, session_share}]}`" + `:
+- ` + "`clients`" + ` ` + "`{limit, items: [{client_name, client_version, protocol_versions, calls, sessions, call_share, session_share}]}`" + `:
   client name and version (empty when not sent) by calls descending, at most ` + "`limit`" + ` (20).
+  ` + "`protocol_versions`" + ` lists the MCP protocol revisions the client made its calls under,
+  by calls descending (empty when its items carried no ` + "`protocol_version`" + `).
   ` + "`call_share`" + ` is calls over all calls of the range; ` + "`session_share`" + ` sessions over all
   sessions (a session that changed client counts for each, so session shares can sum to more
   than 1).

@@ -38,8 +38,11 @@ type ExportedItem struct {
 	ClientVersion string
 	ServerVersion string
 	UserID        string
-	AttrKeys      []string
-	AttrValues    []string
+	// ProtocolVersion comes last in an export (a later addition: CSV
+	// readers that go by position keep their columns).
+	ProtocolVersion string
+	AttrKeys        []string
+	AttrValues      []string
 }
 
 // Exporter streams stored items.
@@ -66,7 +69,7 @@ func ParseExportFormat(f string) (string, error) {
 // ExportColumns are the CSV header, in column order; an NDJSON line has
 // the same fields in the same order.
 var ExportColumns = []string{"id", "timestamp", "received_at", "session_id", "method", "name", "duration_ms", "status",
-	"error_type", "error_message", "client_name", "client_version", "server_version", "user_id", "attributes"}
+	"error_type", "error_message", "client_name", "client_version", "server_version", "user_id", "attributes", "protocol_version"}
 
 // exportTimeLayout writes every exported time with milliseconds, so that
 // the column sorts as text and has one width.
@@ -167,6 +170,7 @@ func (e *ExportWriter) Write(it *ExportedItem) error {
 		b = append(b, `,"attributes":`...)
 		b = appendAttributes(b, it)
 	}
+	b = appendJSONField(b, `,"protocol_version":`, it.ProtocolVersion)
 	b = append(b, '}', '\n')
 	e.buf = b
 	_, err := e.w.Write(b)
@@ -229,6 +233,8 @@ func (e *ExportWriter) writeCSV(it *ExportedItem) error {
 		}
 		b[j] = '"'
 	}
+	b = append(b, ',')
+	b = appendCSVField(b, it.ProtocolVersion)
 	b = append(b, '\n')
 	e.buf = b
 	_, err := e.w.Write(b)
@@ -369,12 +375,12 @@ const ExportDoc = "Streams every stored item of the MCP in the range, oldest fir
 	"cell starting with `=`, `+`, `-` or `@` as a formula, so open untrusted exports as text.\n\n" +
 	"Example (ndjson):\n\n" +
 	"```\n" +
-	`{"id":"6f1c2a9e","timestamp":"2026-11-20T10:00:00.120Z","received_at":"2026-11-20T10:00:01.000Z","session_id":"s-81","method":"tools/call","name":"search_docs","duration_ms":182.5,"status":"error","error_type":"TimeoutError","error_message":"upstream timed out","client_name":"claude-desktop","user_id":"u-42","attributes":{"region":"eu"}}` + "\n" +
+	`{"id":"6f1c2a9e","timestamp":"2026-11-20T10:00:00.120Z","received_at":"2026-11-20T10:00:01.000Z","session_id":"s-81","method":"tools/call","name":"search_docs","duration_ms":182.5,"status":"error","error_type":"TimeoutError","error_message":"upstream timed out","client_name":"claude-desktop","user_id":"u-42","attributes":{"region":"eu"},"protocol_version":"2025-06-18"}` + "\n" +
 	"```\n\n" +
 	"Example (csv):\n\n" +
 	"```\n" +
-	"id,timestamp,received_at,session_id,method,name,duration_ms,status,error_type,error_message,client_name,client_version,server_version,user_id,attributes\n" +
-	`6f1c2a9e,2026-11-20T10:00:00.120Z,2026-11-20T10:00:01.000Z,s-81,tools/call,search_docs,182.5,error,TimeoutError,upstream timed out,claude-desktop,,,u-42,"{""region"":""eu""}"` + "\n" +
+	"id,timestamp,received_at,session_id,method,name,duration_ms,status,error_type,error_message,client_name,client_version,server_version,user_id,attributes,protocol_version\n" +
+	`6f1c2a9e,2026-11-20T10:00:00.120Z,2026-11-20T10:00:01.000Z,s-81,tools/call,search_docs,182.5,error,TimeoutError,upstream timed out,claude-desktop,,,u-42,"{""region"":""eu""}",2025-06-18` + "\n" +
 	"```\n\n" +
 	"The response is streamed as it is read from the store: memory stays flat whatever the size, and a client that disconnects " +
 	"cancels the query. An error after the first bytes were sent ends the response early (the chunked body has no terminating " +

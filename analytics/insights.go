@@ -101,8 +101,12 @@ type ClientShares struct {
 type ClientShare struct {
 	ClientName    string `json:"client_name"`
 	ClientVersion string `json:"client_version"`
-	Calls         int64  `json:"calls"`
-	Sessions      int64  `json:"sessions"`
+	// ProtocolVersions are the MCP protocol revisions this client version
+	// made its calls under in the range, by calls descending (empty when
+	// it sent none).
+	ProtocolVersions []string `json:"protocol_versions"`
+	Calls            int64    `json:"calls"`
+	Sessions         int64    `json:"sessions"`
 	// CallShare is Calls over all calls of the range (any method).
 	CallShare float64 `json:"call_share"`
 	// SessionShare is Sessions over all sessions of the range.

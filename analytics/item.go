@@ -15,7 +15,7 @@ const (
 	MaxMethodLen      = 64
 	MaxNameLen        = 256
 	MaxIDLen          = 64
-	MaxShortStringLen = 128 // client_name, client_version, server_version, user_id
+	MaxShortStringLen = 128 // client_name, client_version, server_version, protocol_version, user_id
 	MaxErrorMessage   = 1024
 	MaxAttributes     = 32
 	MaxDurationMs     = 86_400_000
@@ -33,20 +33,23 @@ const MethodToolsCall = "tools/call"
 // Item is one telemetry item: one MCP request handled by a server. It is the
 // unit of ingest, of the write-ahead log and of the raw ClickHouse table.
 type Item struct {
-	ID            string            `json:"id,omitempty"`
-	Timestamp     time.Time         `json:"timestamp"`
-	SessionID     string            `json:"session_id"`
-	Method        string            `json:"method"`
-	Name          string            `json:"name,omitempty"`
-	DurationMs    *float64          `json:"duration_ms,omitempty"`
-	Status        string            `json:"status"`
-	ErrorType     string            `json:"error_type,omitempty"`
-	ErrorMessage  string            `json:"error_message,omitempty"`
-	ClientName    string            `json:"client_name,omitempty"`
-	ClientVersion string            `json:"client_version,omitempty"`
-	ServerVersion string            `json:"server_version,omitempty"`
-	UserID        string            `json:"user_id,omitempty"`
-	Attributes    map[string]string `json:"attributes,omitempty"`
+	ID            string    `json:"id,omitempty"`
+	Timestamp     time.Time `json:"timestamp"`
+	SessionID     string    `json:"session_id"`
+	Method        string    `json:"method"`
+	Name          string    `json:"name,omitempty"`
+	DurationMs    *float64  `json:"duration_ms,omitempty"`
+	Status        string    `json:"status"`
+	ErrorType     string    `json:"error_type,omitempty"`
+	ErrorMessage  string    `json:"error_message,omitempty"`
+	ClientName    string    `json:"client_name,omitempty"`
+	ClientVersion string    `json:"client_version,omitempty"`
+	ServerVersion string    `json:"server_version,omitempty"`
+	// ProtocolVersion is the MCP protocol revision the request was made
+	// under ("2025-06-18"), as the client negotiated or declared it.
+	ProtocolVersion string            `json:"protocol_version,omitempty"`
+	UserID          string            `json:"user_id,omitempty"`
+	Attributes      map[string]string `json:"attributes,omitempty"`
 }
 
 // Normalize applies the defaults and the rules that repair rather than
@@ -84,7 +87,7 @@ func (it *Item) Validate(now time.Time) bool {
 	if !lenBetween(it.ID, 0, MaxIDLen) {
 		return false
 	}
-	for _, s := range []string{it.ClientName, it.ClientVersion, it.ServerVersion, it.UserID} {
+	for _, s := range []string{it.ClientName, it.ClientVersion, it.ServerVersion, it.ProtocolVersion, it.UserID} {
 		if !lenBetween(s, 0, MaxShortStringLen) {
 			return false
 		}

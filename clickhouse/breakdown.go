@@ -16,6 +16,7 @@ var rawValue = map[string]string{
 	analytics.ByTool: "name", analytics.ByMethod: "CAST(method AS String)", analytics.ByUserID: "user_id",
 	analytics.ByClientName: "CAST(client_name AS String)", analytics.ByClientVersion: "CAST(client_version AS String)",
 	analytics.ByServerVersion: "CAST(server_version AS String)", analytics.ByErrorType: "CAST(error_type AS String)",
+	analytics.ByProtocolVersion: "CAST(protocol_version AS String)",
 }
 
 // breakdownFigures is one group of a breakdown read.
@@ -74,13 +75,19 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 			sum(has_duration), sum(duration_ms), quantilesTDigestIf(0.5, 0.95, 0.99)(duration_ms, has_duration)`
 	} else {
 		cond := "mcp_id = ? AND dim = ? AND " + dayFilter(r)
+		table, cols := "breakdown_daily", breakdownCols
+		args = []any{mcpID, q.By}
+		if q.By == analytics.ByProtocolVersion { // its own rollup (migration 006)
+			cond = "mcp_id = ? AND " + dayFilter(r)
+			table, cols, args = "protocol_daily", "protocol_version AS dim_value"+breakdownCols[len("dim_value"):], []any{mcpID}
+		}
 		switch q.Status {
 		case analytics.StatusError:
 			cond += " AND is_error = 1"
 		case analytics.StatusOK:
 			cond += " AND is_error = 0"
 		}
-		from, args = fmt.Sprintf("(SELECT %s FROM %s.breakdown_daily WHERE %s)", breakdownCols, db.db, cond), []any{mcpID, q.By}
+		from = fmt.Sprintf("(SELECT %s FROM %s.%s WHERE %s)", cols, db.db, table, cond)
 		value = "dim_value"
 		aggs = "countMerge(calls) AS c, sumMerge(errors), uniqHLL12Merge(sessions), uniqHLL12Merge(users), " + latencyCols
 	}

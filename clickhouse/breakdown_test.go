@@ -28,6 +28,8 @@ func breakdownValue(q analytics.BreakdownQuery, it analytics.Item) (string, bool
 		return it.ClientVersion, true
 	case analytics.ByServerVersion:
 		return it.ServerVersion, true
+	case analytics.ByProtocolVersion:
+		return it.ProtocolVersion, true
 	case analytics.ByErrorType:
 		return it.ErrorType, it.Status == analytics.StatusError
 	case analytics.ByUserID:
@@ -106,7 +108,7 @@ func TestBreakdown(t *testing.T) {
 		seq++
 		it := analytics.Item{Timestamp: day0.AddDate(0, 0, i%7).Add(time.Duration(i) * time.Hour), SessionID: fmt.Sprintf("h-s%d", i%3),
 			Method: analytics.MethodToolsCall, Name: "hostile", DurationMs: ms(float64(3 * i)), ClientName: `c'?`, ClientVersion: `v\`,
-			ServerVersion: "2.0.0", UserID: fmt.Sprintf(`u'?%d`, i%4),
+			ServerVersion: "2.0.0", ProtocolVersion: []string{"", "2026-07-28", `p'?`}[i%3], UserID: fmt.Sprintf(`u'?%d`, i%4),
 			Attributes: map[string]string{hostileKey: fmt.Sprintf(`v'?\%d`, i%5), "region": []string{"eu", "us"}[i%2]}}
 		if i%4 == 0 {
 			it.ErrorType = `E'"?`
@@ -121,7 +123,7 @@ func TestBreakdown(t *testing.T) {
 		}
 	}
 	o := oracle{rows: rows}
-	dims := []string{"tool", "method", "client_name", "client_version", "server_version", "error_type", "user_id",
+	dims := []string{"tool", "method", "client_name", "client_version", "server_version", "protocol_version", "error_type", "user_id",
 		"attribute:region", "attribute:" + hostileKey, "attribute:absent"}
 	filters := []analytics.BreakdownQuery{{}, {Tool: "search_docs", ClientName: "cursor"}, {Method: "resources/read"},
 		{Status: "error"}, {Status: "ok", ClientName: `c'?`}, {Tool: "hostile", Method: "tools/call"}, {Tool: "hostile", Method: "initialize"}}
@@ -169,7 +171,7 @@ func TestBreakdown(t *testing.T) {
 		}
 	}
 	t.Run("unmerged", check)
-	for _, table := range []string{"breakdown_daily"} {
+	for _, table := range []string{"breakdown_daily", "protocol_daily"} {
 		if err := db.OptimizeFinal(ctx, table); err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ var _ accounts.TelemetryDeleter = (*DB)(nil)
 // is kept: usage counts what the account sent (an MCP deleted since shows
 // with a null name).
 var mcpTables = []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily",
-	"tool_client_daily", "user_daily", "tool_monthly", "error_monthly", "client_monthly", "nightly"}
+	"tool_client_daily", "user_daily", "tool_monthly", "error_monthly", "client_monthly", "nightly", "protocol_daily"}
 
 // mutationPoll is how often a deletion checks whether its mutations are
 // done; resubmitAfterIdlePolls polls in a row with rows left and no

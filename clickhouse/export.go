@@ -165,7 +165,7 @@ func (db *DB) exportChunks(ctx context.Context, mcpID string, r analytics.Range)
 // exportCols.results. Times come as UInt32 seconds (the columns'
 // DateTime('UTC') type carries its zone in its name).
 const exportColumns = `toUInt32(ts), ts_ms, toUInt32(received_at), id, session_id, method, name, duration_ms, has_duration, is_error,
-	error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values`
+	error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values, protocol_version`
 
 // exportCols are the decoded columns of one block of an export query.
 type exportCols struct {
@@ -173,6 +173,7 @@ type exportCols struct {
 	ms                                     chproto.ColUInt16
 	id, session, name, errMsg, user        colStr
 	method, errType, client, clientV, serv colLCString
+	proto                                  colLCString
 	duration                               chproto.ColFloat64
 	hasDur, isErr                          chproto.ColUInt8
 	attrKeys, attrValues                   colArrStr
@@ -183,11 +184,11 @@ type exportCols struct {
 func newExportCols() *exportCols {
 	c := &exportCols{}
 	for _, s := range []*colStr{&c.id, &c.session, &c.name, &c.errMsg, &c.user, &c.method.dict, &c.errType.dict,
-		&c.client.dict, &c.clientV.dict, &c.serv.dict, &c.attrKeys.data, &c.attrValues.data} {
+		&c.client.dict, &c.clientV.dict, &c.serv.dict, &c.proto.dict, &c.attrKeys.data, &c.attrValues.data} {
 		s.src = &c.src
 	}
 	for _, col := range []chproto.ColResult{&c.ts, &c.ms, &c.received, &c.id, &c.session, &c.method, &c.name, &c.duration,
-		&c.hasDur, &c.isErr, &c.errType, &c.errMsg, &c.client, &c.clientV, &c.serv, &c.user, &c.attrKeys, &c.attrValues} {
+		&c.hasDur, &c.isErr, &c.errType, &c.errMsg, &c.client, &c.clientV, &c.serv, &c.user, &c.attrKeys, &c.attrValues, &c.proto} {
 		c.results = append(c.results, chproto.ResultColumn{Data: col}) // names taken from the block
 	}
 	return c
@@ -208,7 +209,7 @@ func (c *exportCols) each(rows int, it *analytics.ExportedItem, f func(*analytic
 		it.ID, it.SessionID, it.Name = strAt(&c.id.ColStr, i), strAt(&c.session.ColStr, i), strAt(&c.name.ColStr, i)
 		it.Method, it.ErrorType, it.ErrorMessage = c.method.at(i), c.errType.at(i), strAt(&c.errMsg.ColStr, i)
 		it.ClientName, it.ClientVersion, it.ServerVersion = c.client.at(i), c.clientV.at(i), c.serv.at(i)
-		it.UserID = strAt(&c.user.ColStr, i)
+		it.UserID, it.ProtocolVersion = strAt(&c.user.ColStr, i), c.proto.at(i)
 		it.DurationMs = c.duration[i]
 		it.HasDuration = c.hasDur[i] == 1
 		it.Status = analytics.StatusOK

@@ -43,7 +43,7 @@ func TestExportMatchesDriver(t *testing.T) {
 		{"", "", "claude-desktop"},
 	} {
 		it := analytics.Item{ID: h.id, Timestamp: at, SessionID: "s-1", Method: "tools/call", Name: h.text, ErrorMessage: h.text,
-			ClientName: h.client, ClientVersion: h.text, ServerVersion: "1.0", UserID: h.text,
+			ClientName: h.client, ClientVersion: h.text, ServerVersion: "1.0", ProtocolVersion: h.client, UserID: h.text,
 			Attributes: map[string]string{"a": "1", "b\"": "", "c\n": "z\xff"}}
 		if i%2 == 0 {
 			it.DurationMs, it.ErrorType = &dur, "Timeout"+h.client
@@ -134,7 +134,7 @@ func driverConn(t *testing.T) chgo.Conn {
 // the export did before it had a connection of its own.
 func driverExport(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range) []analytics.ExportedItem {
 	rows, err := driverConn(t).Query(context.Background(), `SELECT ts, ts_ms, received_at, id, session_id, method, name, duration_ms,
-		has_duration, is_error, error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values
+		has_duration, is_error, error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values, protocol_version
 		FROM `+db.Database()+`.events WHERE mcp_id = ? AND ts >= ? AND ts < ? ORDER BY ts, ts_ms, id, session_id`, mcp, r.Lower(), r.End())
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func driverExport(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range
 			hasDur, isErr uint8
 		)
 		if err := rows.Scan(&ts, &ms, &it.ReceivedAt, &it.ID, &it.SessionID, &it.Method, &it.Name, &it.DurationMs, &hasDur, &isErr,
-			&it.ErrorType, &it.ErrorMessage, &it.ClientName, &it.ClientVersion, &it.ServerVersion, &it.UserID, &it.AttrKeys, &it.AttrValues); err != nil {
+			&it.ErrorType, &it.ErrorMessage, &it.ClientName, &it.ClientVersion, &it.ServerVersion, &it.UserID, &it.AttrKeys, &it.AttrValues, &it.ProtocolVersion); err != nil {
 			t.Fatal(err)
 		}
 		it.Timestamp = ts.Add(time.Duration(ms) * time.Millisecond).UTC()
@@ -171,7 +171,7 @@ func driverExport(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range
 func cloneItem(it *analytics.ExportedItem) analytics.ExportedItem {
 	c := *it
 	for _, s := range []*string{&c.ID, &c.SessionID, &c.Method, &c.Name, &c.Status, &c.ErrorType, &c.ErrorMessage,
-		&c.ClientName, &c.ClientVersion, &c.ServerVersion, &c.UserID} {
+		&c.ClientName, &c.ClientVersion, &c.ServerVersion, &c.UserID, &c.ProtocolVersion} {
 		*s = strings.Clone(*s)
 	}
 	c.AttrKeys, c.AttrValues = nil, nil

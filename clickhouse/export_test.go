@@ -125,3 +125,26 @@ func (db *DB) ForgetMigrations(ctx context.Context) error {
 
 // ShardReplicas lists the hosts of the cluster by shard. Tests only.
 func (db *DB) ShardReplicas(ctx context.Context) ([][]string, error) { return db.shardReplicas(ctx) }
+
+// ForgetProtocolVersion takes an installation back to before migration
+// 006: no protocol_version column in events, no protocol_daily. Tests
+// only.
+func (db *DB) ForgetProtocolVersion(ctx context.Context) error {
+	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		for _, t := range []string{db.db + ".protocol_daily_mv", db.db + ".protocol_daily", db.local("protocol_daily")} {
+			if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+				return err
+			}
+		}
+		tables := []string{db.local("events")}
+		if db.cluster != "" {
+			tables = append(tables, db.db+".events")
+		}
+		for _, t := range tables {
+			if err := conn.Exec(ctx, "ALTER TABLE "+t+" DROP COLUMN protocol_version"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -52,7 +52,8 @@ func (s itemSpec) row(seq uint64) ingest.Row {
 		ID: s.id, Timestamp: s.ts, SessionID: s.session, Method: s.method, Name: s.name,
 		DurationMs: s.dur, ErrorType: s.errType, ErrorMessage: s.errMsg,
 		ClientName: s.client, ClientVersion: s.clientVer, ServerVersion: "1.4.0", UserID: s.user,
-		Attributes: map[string]string{"region": "eu", "seq": fmt.Sprint(seq)},
+		ProtocolVersion: fixtureProtocols[s.clientVer],
+		Attributes:      map[string]string{"region": "eu", "seq": fmt.Sprint(seq)},
 	}
 	if s.isErr {
 		it.Status = analytics.StatusError
@@ -64,6 +65,10 @@ func (s itemSpec) row(seq uint64) ingest.Row {
 	}
 	return ingest.Row{AccountID: s.account, MCPID: s.mcp, Node: "node-1", Seq: seq, ReceivedAt: rec, Item: it}
 }
+
+// fixtureProtocols gives each client version the protocol revision its
+// items carry (none for the client that sends no version).
+var fixtureProtocols = map[string]string{"0.9.1": "2025-03-26", "1.2.0": "2025-06-18"}
 
 var clients = [][2]string{{"claude-desktop", "0.9.1"}, {"cursor", "1.2.0"}, {"", ""}}
 

@@ -17,7 +17,7 @@ import (
 // refuses a batch insert without one.
 const EventColumns = `account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
-	server_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq`
+	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq`
 
 // UserKey is the identity that "users" counts: the user id, or the
 // session id for an item without one. The prefixes keep a user id from
@@ -51,6 +51,7 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 	var (
 		account, mcp, id, session, method, name  = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		errType, errMsg, client, clientVer, serv = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		proto                                    = make([]string, n)
 		user, userKey, node                      = make([]string, n), make([]string, n), make([]string, n)
 		ts, received                             = make([]time.Time, n), make([]time.Time, n)
 		ms                                       = make([]uint16, n)
@@ -70,6 +71,7 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 		t := it.Timestamp.UTC()
 		account[i], mcp[i], id[i], session[i], method[i], name[i] = r.AccountID, r.MCPID, it.ID, it.SessionID, it.Method, it.Name
 		errType[i], errMsg[i], client[i], clientVer[i], serv[i] = it.ErrorType, it.ErrorMessage, it.ClientName, it.ClientVersion, it.ServerVersion
+		proto[i] = it.ProtocolVersion
 		user[i], userKey[i], node[i] = it.UserID, UserKey(it.UserID, it.SessionID), r.Node
 		ts[i], ms[i], received[i] = t.Truncate(time.Second), uint16(t.Nanosecond()/int(time.Millisecond)), r.ReceivedAt.UTC()
 		if it.Status == analytics.StatusError || it.ErrorType != "" {
@@ -87,7 +89,7 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 	}
 	columns := []any{account, mcp, ts, ms, received, id, session, method, name,
 		isErr, errType, errMsg, dur, hasDur, client, clientVer,
-		serv, user, userKey, attrK, attrV, node, seq}
+		serv, proto, user, userKey, attrK, attrV, node, seq}
 	for i, col := range columns {
 		if err := batch.Column(i).Append(col); err != nil {
 			_ = batch.Abort()

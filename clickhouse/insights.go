@@ -162,6 +162,38 @@ func (db *DB) clientShares(ctx context.Context, mcpID string, r analytics.Range)
 	for i := range out {
 		out[i].CallShare = analytics.Share(out[i].Calls, total.Calls)
 		out[i].SessionShare = analytics.Share(out[i].Sessions, total.Sessions)
+		out[i].ProtocolVersions = []string{}
 	}
-	return out, nil
+	return out, db.clientProtocols(ctx, mcpID, r, out)
+}
+
+// clientProtocols fills in the protocol versions each listed client used
+// over the range, by calls descending, from protocol_daily (a few rows per
+// client and day).
+func (db *DB) clientProtocols(ctx context.Context, mcpID string, r analytics.Range, clients []analytics.ClientShare) error {
+	if len(clients) == 0 {
+		return nil
+	}
+	at := make(map[[2]string]int, len(clients))
+	for i, c := range clients {
+		at[[2]string{c.ClientName, c.ClientVersion}] = i
+	}
+	type row struct{ name, version, protocol string }
+	var rows []row
+	q := fmt.Sprintf(`SELECT client_name, client_version, protocol_version FROM %s.protocol_daily
+		WHERE mcp_id = ? AND %s AND protocol_version != ''
+		GROUP BY client_name, client_version, protocol_version
+		ORDER BY countMerge(calls) DESC, protocol_version`, db.db, dayFilter(r))
+	if err := db.query(ctx, "client protocols", q, []any{mcpID}, func() []any {
+		p := appendRow(&rows)
+		return []any{&p.name, &p.version, &p.protocol}
+	}); err != nil {
+		return err
+	}
+	for _, p := range rows {
+		if i, ok := at[[2]string{p.name, p.version}]; ok {
+			clients[i].ProtocolVersions = append(clients[i].ProtocolVersions, p.protocol)
+		}
+	}
+	return nil
 }

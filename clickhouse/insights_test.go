@@ -105,10 +105,17 @@ func testInsights(t *testing.T, db *clickhouse.DB, o oracle) {
 			type ck struct{ name, version string }
 			calls := map[ck]int64{}
 			sessions := map[ck]map[string]bool{}
+			protocols := map[ck]map[string]int64{}
 			all := aggregate(o.in(mcp, r, nil))
 			for _, it := range o.in(mcp, r, nil) {
 				k := ck{it.ClientName, it.ClientVersion}
 				calls[k]++
+				if protocols[k] == nil {
+					protocols[k] = map[string]int64{}
+				}
+				if it.ProtocolVersion != "" {
+					protocols[k][it.ProtocolVersion]++
+				}
 				if sessions[k] == nil {
 					sessions[k] = map[string]bool{}
 				}
@@ -117,8 +124,16 @@ func testInsights(t *testing.T, db *clickhouse.DB, o oracle) {
 			var cl []analytics.ClientShare
 			for k, n := range calls {
 				s := int64(len(sessions[k]))
+				pv := []string{}
+				for p := range protocols[k] {
+					pv = append(pv, p)
+				}
+				sort.Slice(pv, func(i, j int) bool {
+					a, b := protocols[k][pv[i]], protocols[k][pv[j]]
+					return a > b || a == b && pv[i] < pv[j]
+				})
 				cl = append(cl, analytics.ClientShare{ClientName: k.name, ClientVersion: k.version, Calls: n, Sessions: s,
-					CallShare: analytics.Share(n, all.calls), SessionShare: analytics.Share(s, all.sessions)})
+					CallShare: analytics.Share(n, all.calls), SessionShare: analytics.Share(s, all.sessions), ProtocolVersions: pv})
 			}
 			sort.Slice(cl, func(i, j int) bool {
 				if cl[i].Calls != cl[j].Calls {

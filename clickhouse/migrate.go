@@ -25,6 +25,9 @@ import (
 //     server, on a cluster a statement creating the Distributed table
 //     db.events over the local ones (the sharding key, optional, is needed
 //     only by tables written through the Distributed table);
+//   - {{alterDistributed "events" "ADD COLUMN ..."}}: nothing on a single
+//     server, on a cluster the same change to the Distributed table (whose
+//     columns must follow its local tables');
 //   - {{engine "AggregatingMergeTree"}}: the table engine; with
 //     Config.Replicated, its Replicated variant under the ZooKeeper path
 //     prefix, the table's database and name, and the {replica} macro.
@@ -83,7 +86,7 @@ func migrateHost(ctx context.Context, conn driver.Conn, database string, migs []
 			continue
 		}
 		for _, stmt := range m.statements {
-			if err := conn.Exec(ctx, stmt); err != nil {
+			if err := execMigration(ctx, conn, stmt); err != nil {
 				return wrapErr("migrate "+m.name, err)
 			}
 		}
@@ -129,6 +132,38 @@ func (d templateData) distributed(name string, shardingKey ...string) string {
 	args = append(args, shardingKey...)
 	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s AS %s ENGINE = Distributed(%s);",
 		d.DB, name, d.local(name), strings.Join(args, ", "))
+}
+
+// alterDistributed renders, on a cluster, the ALTER TABLE that applies
+// change to the Distributed table name too; nothing on a single server.
+func (d templateData) alterDistributed(name, change string) string {
+	if d.Cluster == "" {
+		return ""
+	}
+	return fmt.Sprintf("ALTER TABLE %s.%s %s;", d.DB, name, change)
+}
+
+// addColumnIfMissing matches the one ALTER the migrations use: adding a
+// column to a table that may already have it.
+var addColumnIfMissing = regexp.MustCompile(`^ALTER TABLE ([A-Za-z0-9_]+)\.([A-Za-z0-9_]+) ADD COLUMN IF NOT EXISTS ([A-Za-z0-9_]+) `)
+
+// execMigration runs one migration statement on conn. ClickHouse 18.16
+// does not parse ADD COLUMN IF NOT EXISTS (later servers do): such a
+// statement runs without the clause, and only when the host's table lacks
+// the column, which keeps it idempotent on every version.
+func execMigration(ctx context.Context, conn driver.Conn, stmt string) error {
+	m := addColumnIfMissing.FindStringSubmatch(stmt)
+	if m == nil {
+		return conn.Exec(ctx, stmt)
+	}
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?", m[1], m[2], m[3]).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	return conn.Exec(ctx, strings.Replace(stmt, " ADD COLUMN IF NOT EXISTS ", " ADD COLUMN ", 1))
 }
 
 // tableMarker stands for the name of the table being created in a rendered
@@ -182,7 +217,8 @@ func loadMigrations(data templateData) ([]migration, error) {
 		return nil, err
 	}
 	sort.Strings(names)
-	funcs := template.FuncMap{"engine": data.engine, "local": data.local, "distributed": data.distributed}
+	funcs := template.FuncMap{"engine": data.engine, "local": data.local, "distributed": data.distributed,
+		"alterDistributed": data.alterDistributed}
 	var migs []migration
 	for _, path := range names {
 		base := strings.TrimPrefix(path, "migrations/")

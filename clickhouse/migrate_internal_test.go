@@ -6,7 +6,8 @@ import (
 )
 
 // The migrations render for a single server and, templated, for a cluster:
-// the same statements over local tables, plus a Distributed table for each.
+// the same statements over local tables, plus a Distributed table for each
+// and the same ALTER of each Distributed table as of its local one.
 func TestLoadMigrations(t *testing.T) {
 	single, err := loadMigrations(templateData{DB: "tdb"})
 	if err != nil {
@@ -24,9 +25,17 @@ func TestLoadMigrations(t *testing.T) {
 		if m.version != uint32(i+1) {
 			t.Errorf("migration %s: version %d", m.name, m.version)
 		}
-		var local []string // the cluster's statements without the Distributed ones
+		var local []string  // the cluster's statements without the Distributed ones
+		var alters []string // the cluster's ALTERs of Distributed tables
 		for _, c := range cluster[i].statements {
 			if strings.Contains(c, "ENGINE = Distributed(") {
+				continue
+			}
+			if strings.HasPrefix(c, "ALTER TABLE ") && !strings.HasPrefix(strings.Fields(c)[2], "tdb.") {
+				t.Errorf("%s: an ALTER of no table of the database: %q", m.name, c)
+			}
+			if strings.HasPrefix(c, "ALTER TABLE ") && !strings.HasSuffix(strings.Fields(c)[2], "_local") {
+				alters = append(alters, c)
 				continue
 			}
 			local = append(local, c)
@@ -34,10 +43,16 @@ func TestLoadMigrations(t *testing.T) {
 		if len(local) != len(m.statements) {
 			t.Fatalf("%s: %d statements, %d on a cluster besides Distributed tables", m.name, len(m.statements), len(local))
 		}
+		nAlters := 0
 		for j, stmt := range m.statements {
-			// Statements create tables and views, or backfill a new
-			// rollup from an older one (INSERT ... SELECT).
-			if !(strings.HasPrefix(stmt, "CREATE ") || strings.HasPrefix(stmt, "INSERT INTO ")) || strings.Contains(stmt, ";") || strings.Contains(stmt, "ON CLUSTER") ||
+			// Statements create tables and views, backfill a new rollup
+			// from an older one (INSERT ... SELECT), or add a column.
+			if strings.HasPrefix(stmt, "ALTER TABLE ") {
+				if nAlters >= len(alters) || alters[nAlters] != stmt {
+					t.Errorf("%s statement %d: no same ALTER of the Distributed table on a cluster: %q", m.name, j, stmt)
+				}
+				nAlters++
+			} else if !(strings.HasPrefix(stmt, "CREATE ") || strings.HasPrefix(stmt, "INSERT INTO ")) || strings.Contains(stmt, ";") || strings.Contains(stmt, "ON CLUSTER") ||
 				strings.Contains(stmt, "{{") || !strings.Contains(stmt, "tdb.") || strings.Contains(stmt, "_local") {
 				t.Errorf("%s statement %d: %q", m.name, j, stmt)
 			}
@@ -50,6 +65,9 @@ func TestLoadMigrations(t *testing.T) {
 			if !strings.Contains(local[j], "_local") || strings.ReplaceAll(local[j], "_local", "") != stmt {
 				t.Errorf("%s statement %d names no local table on a cluster: %q", m.name, j, local[j])
 			}
+		}
+		if nAlters != len(alters) {
+			t.Errorf("%s: %d ALTERs, %d of Distributed tables on a cluster", m.name, nAlters, len(alters))
 		}
 	}
 	var dist []string

@@ -22,7 +22,7 @@ var _ analytics.RetentionStore = (*DB)(nil)
 // (mutations), both on every host's local tables.
 var (
 	dayTables = []string{"mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily",
-		"tool_client_daily", "user_daily", "usage_daily", "nightly"}
+		"tool_client_daily", "user_daily", "usage_daily", "nightly", "protocol_daily"}
 	monthTables = []string{"tool_monthly", "error_monthly", "client_monthly"}
 )
 

@@ -14,9 +14,9 @@ import (
 // statements, each ';'-terminated with database-qualified names, under
 // comments naming their migration file. On a cluster without replication
 // the statements are to be run on every host; on a replicated cluster the
-// CREATE statements carry ON CLUSTER and run once, and the INSERT ...
-// SELECT backfills (which insert nothing on a fresh cluster) once per
-// shard. cfg is validated first (Addr is not needed).
+// CREATE statements carry ON CLUSTER and run once, the INSERT ... SELECT
+// backfills (which insert nothing on a fresh cluster) once per shard, and
+// the ALTERs on every host. cfg is validated first (Addr is not needed).
 func Schema(cfg Config) (string, error) {
 	if len(cfg.Addr) == 0 {
 		cfg.Addr = []string{"unused:9000"}
@@ -34,7 +34,7 @@ func Schema(cfg Config) (string, error) {
 	case cfg.Replicated:
 		fmt.Fprintf(&b, "-- telemetry schema, database %s, replicated cluster %s.\n", cfg.Database, QuoteString(cfg.Cluster))
 		b.WriteString("-- Run once on any host: CREATE statements run ON CLUSTER (distributed DDL, ZooKeeper);\n")
-		b.WriteString("-- run each INSERT once per shard (on a fresh cluster they insert nothing).\n")
+		b.WriteString("-- run each INSERT once per shard (on a fresh cluster they insert nothing), each ALTER on every host.\n")
 		b.WriteString("-- Tables are Replicated*MergeTree under " + cfg.ZooKeeperPath + "/" + cfg.Database + "/<table>, replica '{replica}'.\n")
 		b.WriteString("-- On ClickHouse 18.x, set allow_experimental_low_cardinality_type = 1 in the servers' default profile.\n")
 	case cfg.Cluster != "":
@@ -46,7 +46,9 @@ func Schema(cfg Config) (string, error) {
 	if !cfg.Replicated {
 		b.WriteString("-- On ClickHouse 18.x, run with SET allow_experimental_low_cardinality_type = 1.\n")
 	}
-	b.WriteString("-- Every statement is idempotent; telemetryd migrate records the versions it applies.\n\n")
+	b.WriteString("-- Every statement is idempotent; telemetryd migrate records the versions it applies.\n")
+	b.WriteString("-- ClickHouse 18.x does not parse ADD COLUMN IF NOT EXISTS: there, run such an ALTER without\n")
+	b.WriteString("-- IF NOT EXISTS where the column is missing (telemetryd migrate does).\n\n")
 	for _, stmt := range bookkeeping(data) {
 		b.WriteString(stmt + ";\n\n")
 	}
@@ -96,7 +98,10 @@ func ddlContext(ctx context.Context, conn driver.Conn) (context.Context, error) 
 // CLUSTER, through the store's connection (the server waits until every
 // host has run it, distributed_ddl_task_timeout at most, and fails if one
 // did not); each INSERT backfill once per shard, on its first replica that
-// answers (replication copies it to the others). A version counts as
+// answers (replication copies it to the others); each ALTER on every host
+// in turn, where its column is missing (a replicated table's ALTER reaches
+// the shard's other replicas through ZooKeeper, and the host that already
+// has the column skips it). A version counts as
 // applied when every host records it, and is recorded on every host.
 func (db *DB) migrateReplicated(ctx context.Context, migs []migration) error {
 	ctx, err := ddlContext(ctx, db.conn)
@@ -130,9 +135,18 @@ func (db *DB) migrateReplicated(ctx context.Context, migs []migration) error {
 			continue
 		}
 		for _, stmt := range m.statements {
-			if strings.HasPrefix(stmt, "CREATE ") {
+			switch {
+			case strings.HasPrefix(stmt, "CREATE "):
 				err = db.conn.Exec(ctx, stmt)
-			} else {
+			case strings.HasPrefix(stmt, "ALTER "):
+				err = db.onEveryHost(ctx, func(_ context.Context, conn driver.Conn) error {
+					hctx, err := ddlContext(ctx, conn)
+					if err == nil {
+						err = execMigration(hctx, conn, stmt)
+					}
+					return err
+				})
+			default:
 				err = onOneReplicaPerShard(ctx, db.cfg, shards, stmt)
 			}
 			if err != nil {

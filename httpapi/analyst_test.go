@@ -34,7 +34,7 @@ func TestAnalystReadsThroughTheAPI(t *testing.T) {
 	session := "s/1 é"
 	items := []map[string]any{
 		{"id": "i-1", "timestamp": at(yesterday, "10:00:00.000"), "session_id": session, "method": "initialize", "duration_ms": 3,
-			"client_name": "claude-desktop", "client_version": "0.9.1", "user_id": "u-1"},
+			"client_name": "claude-desktop", "client_version": "0.9.1", "user_id": "u-1", "protocol_version": "2025-06-18"},
 		{"timestamp": at(yesterday, "10:00:01.500"), "session_id": session, "method": "tools/call", "name": "search_docs",
 			"duration_ms": 100, "client_name": "claude-desktop", "client_version": "0.9.1", "user_id": "u-1",
 			"attributes": map[string]string{"plan": "pro", hostileKey: "v1"}},
@@ -44,9 +44,9 @@ func TestAnalystReadsThroughTheAPI(t *testing.T) {
 		{"timestamp": at(yesterday, "11:30:00.000"), "session_id": session, "method": "tools/call", "name": "fetch",
 			"duration_ms": 50, "client_name": "claude-desktop", "client_version": "0.9.1", "user_id": "u-1"},
 		{"timestamp": at(yesterday, "23:59:59.999"), "session_id": "s-2", "method": "tools/call", "name": "fetch",
-			"duration_ms": 10, "client_name": "cursor", "client_version": "1.2.0", "user_id": "u-2"},
+			"duration_ms": 10, "client_name": "cursor", "client_version": "1.2.0", "user_id": "u-2", "protocol_version": "2026-07-28"},
 		{"timestamp": at(today, "00:00:00.000"), "session_id": "s-2", "method": "tools/call", "name": "fetch",
-			"duration_ms": 20, "client_name": "cursor", "client_version": "1.2.0", "user_id": "u-2"},
+			"duration_ms": 20, "client_name": "cursor", "client_version": "1.2.0", "user_id": "u-2", "protocol_version": "2026-07-28"},
 		{"timestamp": at(old, "09:00:00.000"), "session_id": "s-old", "method": "tools/call", "name": "search_docs",
 			"duration_ms": 400, "client_name": "claude-desktop", "client_version": "0.9.0"},
 		{"timestamp": at(old, "09:05:00.000"), "session_id": "s-old", "method": "tools/call", "name": "search_docs",
@@ -174,6 +174,15 @@ func TestAnalystReadsThroughTheAPI(t *testing.T) {
 		if items := b["items"].([]any); len(items) != 2 || items[0].(map[string]any)["value"] != "" || items[0].(map[string]any)["calls"] != 5.0 ||
 			items[1].(map[string]any)["value"] != "v1" || items[1].(map[string]any)["calls"] != 1.0 {
 			t.Errorf("attribute breakdown %v", b)
+		}
+		b = expect(t, s, "GET", base+"/breakdown?by=protocol_version&"+week, token, "", 200, "")
+		var pv []string
+		for _, it := range b["items"].([]any) {
+			m := it.(map[string]any)
+			pv = append(pv, fmt.Sprintf("%s=%v/%v", m["value"], m["calls"], m["sessions"]))
+		}
+		if got := strings.Join(pv, " "); got != "=3/1 2026-07-28=2/1 2025-06-18=1/1" {
+			t.Errorf("by protocol_version: %s", got)
 		}
 		b = expect(t, s, "GET", base+"/breakdown?by=tool&status=error&"+week, token, "", 200, "")
 		if items := b["items"].([]any); len(items) != 1 || items[0].(map[string]any)["value"] != "search_docs" || items[0].(map[string]any)["errors"] != 1.0 {

@@ -81,6 +81,7 @@ Unknown item fields are ignored.
 | error_type, error_message | optional; the message is cut to 1024 characters |
 | id | optional, <= 64 characters; deduplicated per MCP for 24 hours |
 | client_name, client_version, server_version, user_id | optional, <= 128 characters |
+| protocol_version | optional, <= 128 characters: the MCP protocol revision the request was made under (` + "`2025-06-18`" + `, ` + "`2026-07-28`" + `), as negotiated by ` + "`initialize`" + ` or declared by the request; stored, exported, a breakdown dimension (` + "`by=protocol_version`" + `) and listed per client in the insights' ` + "`clients`" + ` |
 | attributes | optional object of string to string, at most 32 pairs |
 
 **202 means durable**: the accepted items are in the service's fsynced write-ahead log before

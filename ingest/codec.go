@@ -16,10 +16,15 @@ import (
 //	version(1) account mcp received_at(varint ns) n(uvarint) item*
 //	item: id ts(varint ns) session method name flags(1) [duration(8)]
 //	      error_type error_message client_name client_version server_version
-//	      user_id nattr(uvarint) (key value)*
+//	      protocol_version user_id nattr(uvarint) (key value)*
 //
-// Strings are uvarint length + bytes.
-const codecVersion = 1
+// Strings are uvarint length + bytes. Version 1 records (written before
+// items had a protocol_version) have no protocol_version string; they stay
+// readable, so a log written by an older build replays after an upgrade.
+const (
+	codecVersion   = 2
+	codecVersionV1 = 1
+)
 
 const (
 	flagDuration = 1 << iota
@@ -66,6 +71,7 @@ func (r Record) Encode(dst []byte) []byte {
 		dst = appendString(dst, it.ClientName)
 		dst = appendString(dst, it.ClientVersion)
 		dst = appendString(dst, it.ServerVersion)
+		dst = appendString(dst, it.ProtocolVersion)
 		dst = appendString(dst, it.UserID)
 		dst = binary.AppendUvarint(dst, uint64(len(it.Attributes)))
 		for k, v := range it.Attributes {
@@ -80,7 +86,8 @@ func (r Record) Encode(dst []byte) []byte {
 // arbitrary input; anything malformed is errCorrupt.
 func DecodeRecord(b []byte) (Record, error) {
 	d := decoder{b: b}
-	if d.byte() != codecVersion {
+	version := d.byte()
+	if version != codecVersion && version != codecVersionV1 {
 		return Record{}, errCorrupt
 	}
 	var r Record
@@ -113,6 +120,9 @@ func DecodeRecord(b []byte) (Record, error) {
 		it.ClientName = d.string()
 		it.ClientVersion = d.string()
 		it.ServerVersion = d.string()
+		if version >= 2 {
+			it.ProtocolVersion = d.string()
+		}
 		it.UserID = d.string()
 		na := d.uvarint()
 		if na > analytics.MaxAttributes {

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/hex"
 	"reflect"
 	"strconv"
 	"testing"
@@ -18,7 +19,7 @@ func sampleRecord() Record {
 		Items: []analytics.Item{
 			{ID: "6f1c", Timestamp: ts, SessionID: "s-81", Method: "tools/call", Name: "search_docs", DurationMs: &d,
 				Status: "error", ErrorType: "TimeoutError", ErrorMessage: "upstream timed out", ClientName: "claude-desktop",
-				ClientVersion: "0.9.1", ServerVersion: "1.4.0", UserID: "u-42", Attributes: map[string]string{"region": "eu", "é": "🚀"}},
+				ClientVersion: "0.9.1", ServerVersion: "1.4.0", ProtocolVersion: "2025-06-18", UserID: "u-42", Attributes: map[string]string{"region": "eu", "é": "🚀"}},
 			{Timestamp: ts, SessionID: "s", Method: "initialize", Status: "ok"},
 			{Timestamp: ts, SessionID: "s", Method: "tools/call", Name: "搜索/docs", Status: "ok", DurationMs: &zero},
 		},
@@ -33,6 +34,30 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, r) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, r)
+	}
+}
+
+// A version 1 record, written by the build before items had a
+// protocol_version (these bytes are its Encode output), still decodes: a log
+// left by an older build replays after an upgrade.
+func TestCodecReadsVersion1(t *testing.T) {
+	const v1 = "01056163635f31056d63705f3180e0f8e9eda0dce93101043666316380b8a2b0e6a0dce93104732d38310a746f6f6c732f63616c6c0b" +
+		"7365617263685f646f6373030000000000d066400c54696d656f75744572726f7212757073747265616d2074696d6564206f75740e636c" +
+		"617564652d6465736b746f7005302e392e3105312e342e3004752d34320106726567696f6e026575"
+	b, err := hex.DecodeString(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sampleRecord()
+	want.Items = want.Items[:1]
+	want.Items[0].ProtocolVersion = ""
+	want.Items[0].Attributes = map[string]string{"region": "eu"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 1 record:\n got %+v\nwant %+v", got, want)
 	}
 }
 

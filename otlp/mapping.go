@@ -27,6 +27,7 @@ const (
 	attrOldPromptName  = "mcp.prompt.name"
 	attrResourceURI    = "mcp.resource.uri"
 	attrSessionID      = "mcp.session.id"
+	attrProtocolVer    = "mcp.protocol.version"
 	attrErrorType      = "error.type"
 	attrRPCStatusCode  = "rpc.response.status_code"
 	attrClientName     = "mcp.client.name"
@@ -64,7 +65,7 @@ const maxAttributeValue = 256
 // 32-pair limit of an item. Span values win over resource values.
 var attributeKeys = struct{ span, resource []string }{
 	span: []string{
-		"mcp.protocol.version", "network.transport", "network.protocol.name",
+		attrProtocolVer, "network.transport", "network.protocol.name",
 		attrRPCStatusCode, "gen_ai.operation.name", "mcp.transport", "mcp.server.name",
 	},
 	resource: []string{
@@ -169,17 +170,18 @@ func mapSpan(span *tracepb.Span, resource []*commonpb.KeyValue, mcpSpans map[str
 	}
 	traceHex := hex.EncodeToString(span.GetTraceId())
 	it := analytics.Item{
-		ID:            traceHex + hex.EncodeToString(span.GetSpanId()),
-		Timestamp:     time.Unix(0, int64(start)),
-		SessionID:     firstNonEmpty(stringAttr(attrs, attrSessionID), stringAttr(resource, attrSessionID)),
-		Method:        method,
-		Name:          firstAttr(attrs, attrToolName, attrOldToolName, attrPromptName, attrOldPromptName, attrResourceURI),
-		DurationMs:    durationMs(start, span.GetEndTimeUnixNano()),
-		ClientName:    stringAttr(attrs, attrClientName),
-		ClientVersion: stringAttr(attrs, attrClientVersion),
-		ServerVersion: firstNonEmpty(stringAttr(resource, attrServiceVersion), stringAttr(attrs, attrSentryServerVersion)),
-		UserID:        firstAttr(attrs, attrUserID, attrEndUserID),
-		Attributes:    copyAttributes(attrs, resource),
+		ID:              traceHex + hex.EncodeToString(span.GetSpanId()),
+		Timestamp:       time.Unix(0, int64(start)),
+		SessionID:       firstNonEmpty(stringAttr(attrs, attrSessionID), stringAttr(resource, attrSessionID)),
+		Method:          method,
+		Name:            firstAttr(attrs, attrToolName, attrOldToolName, attrPromptName, attrOldPromptName, attrResourceURI),
+		DurationMs:      durationMs(start, span.GetEndTimeUnixNano()),
+		ClientName:      stringAttr(attrs, attrClientName),
+		ClientVersion:   stringAttr(attrs, attrClientVersion),
+		ServerVersion:   firstNonEmpty(stringAttr(resource, attrServiceVersion), stringAttr(attrs, attrSentryServerVersion)),
+		ProtocolVersion: firstNonEmpty(stringAttr(attrs, attrProtocolVer), stringAttr(resource, attrProtocolVer)),
+		UserID:          firstAttr(attrs, attrUserID, attrEndUserID),
+		Attributes:      copyAttributes(attrs, resource),
 	}
 	if it.SessionID == "" {
 		it.SessionID = sessionPrefix + traceHex

@@ -271,7 +271,7 @@ func TestMapSpan(t *testing.T) {
 			resource: []*commonpb.KeyValue{kv("mcp.protocol.version", "resource-loses")},
 			want: func() analytics.Item {
 				it := wantItem()
-				it.ClientName, it.ClientVersion = "claude-desktop", "0.9.1"
+				it.ClientName, it.ClientVersion, it.ProtocolVersion = "claude-desktop", "0.9.1", "2025-06-18"
 				it.Attributes = map[string]string{"mcp.protocol.version": "2025-06-18"}
 				return it
 			},

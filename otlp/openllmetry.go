@@ -82,7 +82,7 @@ func openLLMetryMethod(span *tracepb.Span) (method, name string, ok bool) {
 
 // peerInfo is what the initialize call of a trace tells about both ends:
 // clientInfo from its input, serverInfo from its output.
-type peerInfo struct{ clientName, clientVersion, serverVersion string }
+type peerInfo struct{ clientName, clientVersion, serverVersion, protocolVersion string }
 
 // openLLMetryPeers collects, per hex trace id, the clientInfo and serverInfo
 // of the request's OpenLLMetry initialize.mcp spans, so every call of that
@@ -99,7 +99,8 @@ func openLLMetryPeers(spans []scopedSpan) map[string]peerInfo {
 		client, _ := in["clientInfo"].(map[string]any)
 		server, _ := out["serverInfo"].(map[string]any)
 		p := peerInfo{clientName: jsonString(client, "name"), clientVersion: jsonString(client, "version"),
-			serverVersion: jsonString(server, "version")}
+			serverVersion:   jsonString(server, "version"),
+			protocolVersion: firstNonEmpty(jsonString(out, "protocolVersion"), jsonString(in, "protocolVersion"))}
 		if p == (peerInfo{}) {
 			continue
 		}
@@ -140,17 +141,18 @@ func mapOpenLLMetry(span *tracepb.Span, resource []*commonpb.KeyValue, peers map
 	traceHex := hex.EncodeToString(span.GetTraceId())
 	peer := peers[traceHex]
 	it := analytics.Item{
-		ID:            traceHex + callID(callSpan, method),
-		Timestamp:     time.Unix(0, int64(start)),
-		SessionID:     sessionPrefix + traceHex,
-		Method:        method,
-		Name:          name,
-		DurationMs:    durationMs(start, span.GetEndTimeUnixNano()),
-		ClientName:    peer.clientName,
-		ClientVersion: peer.clientVersion,
-		ServerVersion: firstNonEmpty(stringAttr(resource, attrServiceVersion), peer.serverVersion),
-		UserID:        firstAttr(resource, attrUserID, attrEndUserID),
-		Attributes:    copyAttributes(attrs, resource),
+		ID:              traceHex + callID(callSpan, method),
+		Timestamp:       time.Unix(0, int64(start)),
+		SessionID:       sessionPrefix + traceHex,
+		Method:          method,
+		Name:            name,
+		DurationMs:      durationMs(start, span.GetEndTimeUnixNano()),
+		ClientName:      peer.clientName,
+		ClientVersion:   peer.clientVersion,
+		ServerVersion:   firstNonEmpty(stringAttr(resource, attrServiceVersion), peer.serverVersion),
+		ProtocolVersion: firstNonEmpty(stringAttr(attrs, attrProtocolVer), stringAttr(resource, attrProtocolVer), peer.protocolVersion),
+		UserID:          firstAttr(resource, attrUserID, attrEndUserID),
+		Attributes:      copyAttributes(attrs, resource),
 	}
 	setError(&it, span)
 	if out := jsonAttr(attrs, attrTraceloopOutput); out["is_error"] == true {

@@ -1,9 +1,11 @@
 -- telemetry schema, database telemetry, replicated cluster 'telemetry'.
 -- Run once on any host: CREATE statements run ON CLUSTER (distributed DDL, ZooKeeper);
--- run each INSERT once per shard (on a fresh cluster they insert nothing).
+-- run each INSERT once per shard (on a fresh cluster they insert nothing), each ALTER on every host.
 -- Tables are Replicated*MergeTree under /clickhouse/tables/{shard}/telemetry/<table>, replica '{replica}'.
 -- On ClickHouse 18.x, set allow_experimental_low_cardinality_type = 1 in the servers' default profile.
 -- Every statement is idempotent; telemetryd migrate records the versions it applies.
+-- ClickHouse 18.x does not parse ADD COLUMN IF NOT EXISTS: there, run such an ALTER without
+-- IF NOT EXISTS where the column is missing (telemetryd migrate does).
 
 CREATE DATABASE IF NOT EXISTS telemetry ON CLUSTER 'telemetry';
 
@@ -625,4 +627,69 @@ SELECT
 FROM telemetry.events_local
 WHERE method = 'tools/call'
 GROUP BY mcp_id, hour, name;
+
+-- 006_protocol.sql
+ALTER TABLE telemetry.events_local ADD COLUMN IF NOT EXISTS protocol_version LowCardinality(String) AFTER server_version;
+
+ALTER TABLE telemetry.events ADD COLUMN IF NOT EXISTS protocol_version LowCardinality(String) AFTER server_version;
+
+CREATE TABLE IF NOT EXISTS telemetry.protocol_daily_local ON CLUSTER 'telemetry'
+(
+    mcp_id           String,
+    day              Date,
+    protocol_version String,
+    client_name      String,
+    client_version   String,
+    is_error         UInt8,
+    calls            AggregateFunction(count),
+    errors           AggregateFunction(sum, UInt64),
+    sessions         AggregateFunction(uniqHLL12, String),
+    users            AggregateFunction(uniqHLL12, String),
+    dur_n            AggregateFunction(sum, UInt64),
+    dur_sum          AggregateFunction(sum, Float64),
+    dur_q            AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/telemetry/protocol_daily_local', '{replica}')
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, protocol_version, client_name, client_version, is_error)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.protocol_daily ON CLUSTER 'telemetry' AS telemetry.protocol_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'protocol_daily_local');
+
+INSERT INTO telemetry.protocol_daily_local (mcp_id, day, protocol_version, client_name, client_version, is_error, calls, errors, sessions, users, dur_n, dur_sum, dur_q)
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    CAST(protocol_version AS String) AS protocol_version,
+    CAST(client_name AS String) AS client_name,
+    CAST(client_version AS String) AS client_version,
+    is_error,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+WHERE (SELECT count() FROM telemetry.protocol_daily_local) = 0
+GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.protocol_daily_mv ON CLUSTER 'telemetry' TO telemetry.protocol_daily_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    CAST(protocol_version AS String) AS protocol_version,
+    CAST(client_name AS String) AS client_name,
+    CAST(client_version AS String) AS client_version,
+    is_error,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
 

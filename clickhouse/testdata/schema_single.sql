@@ -1,6 +1,8 @@
 -- telemetry schema, database telemetry, single server.
 -- On ClickHouse 18.x, run with SET allow_experimental_low_cardinality_type = 1.
 -- Every statement is idempotent; telemetryd migrate records the versions it applies.
+-- ClickHouse 18.x does not parse ADD COLUMN IF NOT EXISTS: there, run such an ALTER without
+-- IF NOT EXISTS where the column is missing (telemetryd migrate does).
 
 CREATE DATABASE IF NOT EXISTS telemetry;
 
@@ -586,4 +588,65 @@ SELECT
 FROM telemetry.events
 WHERE method = 'tools/call'
 GROUP BY mcp_id, hour, name;
+
+-- 006_protocol.sql
+ALTER TABLE telemetry.events ADD COLUMN IF NOT EXISTS protocol_version LowCardinality(String) AFTER server_version;
+
+CREATE TABLE IF NOT EXISTS telemetry.protocol_daily
+(
+    mcp_id           String,
+    day              Date,
+    protocol_version String,
+    client_name      String,
+    client_version   String,
+    is_error         UInt8,
+    calls            AggregateFunction(count),
+    errors           AggregateFunction(sum, UInt64),
+    sessions         AggregateFunction(uniqHLL12, String),
+    users            AggregateFunction(uniqHLL12, String),
+    dur_n            AggregateFunction(sum, UInt64),
+    dur_sum          AggregateFunction(sum, Float64),
+    dur_q            AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, protocol_version, client_name, client_version, is_error)
+SETTINGS index_granularity = 256;
+
+INSERT INTO telemetry.protocol_daily (mcp_id, day, protocol_version, client_name, client_version, is_error, calls, errors, sessions, users, dur_n, dur_sum, dur_q)
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    CAST(protocol_version AS String) AS protocol_version,
+    CAST(client_name AS String) AS client_name,
+    CAST(client_version AS String) AS client_version,
+    is_error,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events
+WHERE (SELECT count() FROM telemetry.protocol_daily) = 0
+GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.protocol_daily_mv TO telemetry.protocol_daily AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    CAST(protocol_version AS String) AS protocol_version,
+    CAST(client_name AS String) AS client_name,
+    CAST(client_version AS String) AS client_version,
+    is_error,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events
+GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
 

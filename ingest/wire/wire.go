@@ -107,20 +107,21 @@ var itemsPath = []string{"items"}
 // wireItem mirrors analytics.Item with a textual timestamp so that a bad
 // timestamp invalidates the item, not the batch.
 type wireItem struct {
-	ID            string            `json:"id"`
-	Timestamp     string            `json:"timestamp"`
-	SessionID     string            `json:"session_id"`
-	Method        string            `json:"method"`
-	Name          string            `json:"name"`
-	DurationMs    *float64          `json:"duration_ms"`
-	Status        string            `json:"status"`
-	ErrorType     string            `json:"error_type"`
-	ErrorMessage  string            `json:"error_message"`
-	ClientName    string            `json:"client_name"`
-	ClientVersion string            `json:"client_version"`
-	ServerVersion string            `json:"server_version"`
-	UserID        string            `json:"user_id"`
-	Attributes    map[string]string `json:"attributes"`
+	ID              string            `json:"id"`
+	Timestamp       string            `json:"timestamp"`
+	SessionID       string            `json:"session_id"`
+	Method          string            `json:"method"`
+	Name            string            `json:"name"`
+	DurationMs      *float64          `json:"duration_ms"`
+	Status          string            `json:"status"`
+	ErrorType       string            `json:"error_type"`
+	ErrorMessage    string            `json:"error_message"`
+	ClientName      string            `json:"client_name"`
+	ClientVersion   string            `json:"client_version"`
+	ServerVersion   string            `json:"server_version"`
+	ProtocolVersion string            `json:"protocol_version"`
+	UserID          string            `json:"user_id"`
+	Attributes      map[string]string `json:"attributes"`
 }
 
 func decodeItem(raw json.RawMessage) (analytics.Item, bool) {
@@ -146,7 +147,7 @@ func (w *wireItem) item() (analytics.Item, bool) {
 		ID: w.ID, Timestamp: ts, SessionID: w.SessionID, Method: w.Method, Name: w.Name,
 		DurationMs: w.DurationMs, Status: w.Status, ErrorType: w.ErrorType, ErrorMessage: w.ErrorMessage,
 		ClientName: w.ClientName, ClientVersion: w.ClientVersion, ServerVersion: w.ServerVersion,
-		UserID: w.UserID, Attributes: w.Attributes,
+		ProtocolVersion: w.ProtocolVersion, UserID: w.UserID, Attributes: w.Attributes,
 	}, true
 }
 

@@ -107,7 +107,7 @@ func seedQuery(db string, o SeedOptions, start, span, offset, n int64) string {
 	return fmt.Sprintf(`INSERT INTO %[1]s.events (%[2]s)
 SELECT account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
-	server_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq
+	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq
 FROM (
 	SELECT
 		toUInt64(number + %[3]d) AS n,
@@ -136,6 +136,7 @@ FROM (
 		['claude-desktop', 'cursor', 'vscode', 'windsurf', 'zed'][hs %% 5 + 1] AS client_name,
 		concat(toString(1 + intDiv(hs, 7) %% 3), '.', toString(intDiv(hs, 29) %% 10), '.0') AS client_version,
 		'1.4.0' AS server_version,
+		['2025-06-18', '2025-03-26', ''][hs %% 3 + 1] AS protocol_version,
 		if(intDiv(hs, 13) %% 10 < 8, concat('u-', toString(intDiv(hs, 101) %% 20000)), '') AS user_id,
 		if(user_id != '', concat('u:', user_id), concat('s:', session_id)) AS user_key,
 		['region'] AS attr_keys,

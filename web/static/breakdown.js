@@ -12,7 +12,7 @@ import { h, problemBox, table } from './ui.js';
 
 const DIMENSIONS = [
   ['tool', 'Tool'], ['method', 'Method'], ['client_name', 'Client'], ['client_version', 'Client version'],
-  ['server_version', 'Server version'], ['error_type', 'Error type'], ['user_id', 'User'], ['attribute', 'Attribute…'],
+  ['server_version', 'Server version'], ['protocol_version', 'Protocol version'], ['error_type', 'Error type'], ['user_id', 'User'], ['attribute', 'Attribute…'],
 ];
 
 /** The change from prev to cur as text (+12%), or null without a base. */

@@ -45,7 +45,7 @@ const LISTS = {
   },
   clients: {
     about: (p) => `Clients by calls (top ${p.limit ?? ''}); shares are of all calls and sessions in the range.`,
-    columns: ['client_name', 'client_version', 'calls', 'call_share', 'sessions', 'session_share'],
+    columns: ['client_name', 'client_version', 'protocol_versions', 'calls', 'call_share', 'sessions', 'session_share'],
     empty: 'No calls in this range.',
   },
   idle_tools: {
@@ -136,6 +136,7 @@ function cell(key, v, toolLink, row) {
   if (v === '' && /^(error_type|client_name|client_version)$/.test(key)) return h('span', { class: 'muted' }, 'not sent');
   if (v === '') return h('span', { class: 'muted' }, fmt.DASH);
   if (key === 'last_message' && typeof v === 'string') return h('span', { class: 'wrap' }, v);
+  if (key === 'protocol_versions' && Array.isArray(v)) return v.length ? v.join(', ') : h('span', { class: 'muted' }, 'not sent');
   if (v && typeof v === 'object') return h('code', { class: 'wrap' }, JSON.stringify(v));
   return fmt.byKey(key, v);
 }
