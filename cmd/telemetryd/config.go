@@ -48,10 +48,13 @@ type StorageConfig struct {
 	DeletionPoll time.Duration `mapstructure:"deletion_poll"`
 }
 
-// ExportConfig limits GET /v1/mcps/{id}/export per account (per instance).
+// ExportConfig limits GET /v1/mcps/{id}/export per account and in total
+// (per instance). An export holds up to two ClickHouse connections of its
+// own beside the pool of clickhouse.max_open_conns (docs/limits.md).
 type ExportConfig struct {
-	PerMinute  int `mapstructure:"per_minute"`
-	Concurrent int `mapstructure:"concurrent"`
+	PerMinute          int `mapstructure:"per_minute"`
+	Concurrent         int `mapstructure:"concurrent"`
+	MaxConcurrentTotal int `mapstructure:"max_concurrent_total"`
 }
 
 // ServerConfig is the HTTP server.
@@ -198,7 +201,8 @@ func DefaultConfig() Config {
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
 		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second},
-		Export:  ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent},
+		Export: ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent,
+			MaxConcurrentTotal: httpapi.DefaultExportLimits.Total},
 	}
 }
 
@@ -278,8 +282,8 @@ func (c Config) Validate() error {
 	if c.Storage.DeletionPoll < 100*time.Millisecond {
 		bad("storage.deletion_poll", "must be at least 100ms")
 	}
-	if c.Export.PerMinute < 1 || c.Export.Concurrent < 1 {
-		bad("export", "per_minute and concurrent must be at least 1")
+	if c.Export.PerMinute < 1 || c.Export.Concurrent < 1 || c.Export.MaxConcurrentTotal < 1 {
+		bad("export", "per_minute, concurrent and max_concurrent_total must be at least 1")
 	}
 	if c.ClickHouse.ReadTimeout < 0 || (c.ClickHouse.ReadTimeout > 0 && c.ClickHouse.ReadTimeout < time.Second) {
 		bad("clickhouse.read_timeout", "must be 0 (none) or at least 1s")
