@@ -15,7 +15,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mcpscope/telemetry"
-	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/ingest/wire"
 )
@@ -61,7 +60,7 @@ var ingestOp = huma.Operation{
 	Tags:          []string{"Ingest"},
 	DefaultStatus: http.StatusAccepted,
 	MaxBodyBytes:  analytics.MaxBodyBytes,
-	Errors:        []int{400, 413, 415, 429, 503},
+	Errors:        []int{400, 413, 415, 422, 429, 503},
 	Description: `Takes an ingest key; the key names the MCP. The body is ` + "`{\"items\": [...]}`" + `, JSON,
 optionally ` + "`Content-Encoding: gzip`" + `. At most 1000 items and 1 MiB after decompression.
 
@@ -81,7 +80,7 @@ Unknown item fields are ignored.
 | error_type, error_message | optional; the message is cut to 1024 characters |
 | id | optional, <= 64 characters; deduplicated per MCP for 24 hours |
 | client_name, client_version, server_version, user_id | optional, <= 128 characters |
-| attributes | optional object of string to string, at most 32 pairs |
+| attributes | optional object of string to string, at most 32 pairs; each value is cut to 1024 characters |
 
 **202 means durable**: the accepted items are in the service's fsynced write-ahead log before
 the answer; they survive a crash of the service and an outage of ClickHouse and become readable
@@ -91,6 +90,13 @@ payload was accepted (the log could not write it, or the shared duplicate filter
 retry the same payload. Retrying after a timeout or a lost answer is always safe for items with
 an ` + "`id`" + `: they are stored once, also when the retry reaches another instance with
 ` + "`ingest.shared_dedup`" + ` on.
+
+With the MCP's redaction on (` + "`redaction`" + ` on ` + "`/v1/mcps/{id}`" + `), error_message and attribute values are
+redacted first and cut after, so no part of a secret straddling the cut is kept (a match is sought
+up to 1024 bytes past the cut; nothing beyond that is read). Redaction may spend 40 ms of CPU per
+MiB of payload (` + "`ingest.redaction_budget`" + `, at least 2 ms a payload): past it the payload is refused
+whole, 422 ` + "`redaction_budget_exceeded`" + `, nothing stored; retrying the same payload fails the same way:
+simplify the MCP's patterns (see docs/limits.md).
 
 Refused as a whole only when it is not a batch: not JSON or no items array (400), over 1 MiB
 after decompression (413 ` + "`payload_too_large`" + `), over 1000 items (413 ` + "`too_many_items`" + `), another
@@ -121,28 +127,14 @@ func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, e
 	if err != nil {
 		return nil, s.refusedWhole(p.KeyID, err)
 	}
-	redactItems(p.Redactor, batch.Items)
+	if err := cutText(ctx, p.Redactor, batch.Items, len(body), s.opts.RedactionBudget); err != nil {
+		return nil, err
+	}
 	accepted, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, batch.Items, batch.Dropped)
 	if err != nil {
 		return nil, err
 	}
 	return &ingestOutput{Body: IngestResult{Accepted: accepted, Dropped: dropped}}, nil
-}
-
-// redactItems applies the MCP's redaction (nil: off) to the strings that
-// carry free text, error_message and attribute values, before the items
-// reach the write-ahead log: what is redacted is never stored.
-func redactItems(r *accounts.Redactor, items []analytics.Item) {
-	if r == nil {
-		return
-	}
-	for i := range items {
-		it := &items[i]
-		it.ErrorMessage = r.String(it.ErrorMessage)
-		for k, v := range it.Attributes {
-			it.Attributes[k] = r.String(v)
-		}
-	}
 }
 
 // refusedWhole counts err against the key's allowance of payloads refused

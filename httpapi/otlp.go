@@ -76,7 +76,9 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 		return otlpError(telemetry.Errorf(telemetry.ETOOMANYITEMS,
 			"At most %d MCP spans per request; this one has %d. Lower the exporter's batch size.", analytics.MaxBatchItems, len(items)), ct), nil
 	}
-	redactItems(p.Redactor, items)
+	if err := cutText(ctx, p.Redactor, items, len(body), s.opts.RedactionBudget); err != nil {
+		return otlpError(err, ct), nil
+	}
 	_, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, items, rejected)
 	var te *telemetry.Error
 	if err != nil && !errors.As(err, &te) {
@@ -109,6 +111,9 @@ func otlpError(err error, ct string) *otlpOutput {
 	if errors.As(err, &te) {
 		if st, ok := codeStatus[te.Code]; ok {
 			status = st
+		}
+		if status == http.StatusUnprocessableEntity {
+			status = http.StatusBadRequest // OTLP's answer for data refused for good
 		}
 		if te.RetryAfter > 0 {
 			retry = strconv.Itoa(te.RetryAfter)

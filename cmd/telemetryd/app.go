@@ -203,6 +203,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Metrics:           httpapi.NewMetrics(m.Registry),
 		TrustedProxies:    m.Config.Server.TrustedProxies,
 		DecodeBudgetBytes: ic.DecodeBudgetBytes,
+		RedactionBudget:   ic.RedactionBudget,
 		Deadlines: httpapi.Deadlines{Ingest: m.Config.Server.DeadlineIngest, Reads: m.Config.Server.DeadlineReads,
 			Other: m.Config.Server.DeadlineOther, Export: m.Config.Server.DeadlineExport},
 		ClientLimit: accounts.AuthPolicy(a).ClientLimiter(),

@@ -150,6 +150,10 @@ type IngestConfig struct {
 	// DecodeBudgetBytes bounds the ingest and OTLP bytes being decoded at
 	// once across requests; past it, bodies wait up to 1 s, then 503.
 	DecodeBudgetBytes int64 `mapstructure:"decode_budget_bytes"`
+	// RedactionBudget is the CPU time redaction may spend per MiB of a
+	// payload (at least 2 ms a payload); past it the payload is refused,
+	// 422 redaction_budget_exceeded (docs/limits.md).
+	RedactionBudget time.Duration `mapstructure:"redaction_budget"`
 }
 
 // AlertingConfig is the rule evaluator and webhook secrets.
@@ -195,7 +199,7 @@ func DefaultConfig() Config {
 		Ingest: IngestConfig{RateLimitPerMinute: 600, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
 			CacheMaxIDs:       4 << 20,
-			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes},
+			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: httpapi.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
@@ -372,6 +376,9 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.NodeID == "" {
 		bad("ingest.node_id", "must be set (defaults to the host name)")
+	}
+	if c.Ingest.RedactionBudget < time.Millisecond {
+		bad("ingest.redaction_budget", "must be at least 1ms")
 	}
 	if c.Ingest.DecodeBudgetBytes < analytics.MaxBodyBytes {
 		bad("ingest.decode_budget_bytes", "must be at least %d (one whole body)", analytics.MaxBodyBytes)
