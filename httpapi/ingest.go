@@ -193,20 +193,31 @@ func (s *Server) decodeBudgeted(ctx context.Context, raw []byte, encoding string
 	if enc := strings.ToLower(strings.TrimSpace(encoding)); enc != "" && enc != "identity" {
 		reserve = limit
 	}
-	reserve = max(reserve, 1)
-	wctx, cancel := context.WithTimeout(ctx, decodeWait)
-	err = s.decoding.Acquire(wctx, reserve)
-	cancel()
+	releaseReserve, err := s.reserveDecoding(ctx, reserve)
 	if err != nil {
-		return nil, func() {}, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
-			Message: "The service is decoding as much as it allows at once; retry shortly."}
+		return nil, func() {}, err
 	}
 	body, releaseBody, err := decodeBody(raw, encoding, limit, precheck)
 	if err != nil {
-		s.decoding.Release(reserve)
+		releaseReserve()
 		return nil, func() {}, err
 	}
-	return body, func() { releaseBody(); s.decoding.Release(reserve) }, nil
+	return body, func() { releaseBody(); releaseReserve() }, nil
+}
+
+// reserveDecoding reserves n bytes of the decode budget (at most all of
+// it, at least 1), waiting up to decodeWait, else 503 unavailable with
+// Retry-After. Call release once when they are no longer used.
+func (s *Server) reserveDecoding(ctx context.Context, n int64) (release func(), err error) {
+	n = min(max(n, 1), s.opts.DecodeBudgetBytes)
+	wctx, cancel := context.WithTimeout(ctx, decodeWait)
+	err = s.decoding.Acquire(wctx, n)
+	cancel()
+	if err != nil {
+		return nil, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
+			Message: "The service is decoding as much as it allows at once; retry shortly."}
+	}
+	return func() { s.decoding.Release(n) }, nil
 }
 
 // decodeBody undoes Content-Encoding and enforces the size limit on the
