@@ -13,28 +13,29 @@ import (
 // Error codes. They are part of the wire contract: httpapi maps each one to an
 // HTTP status and uses it as the problem document's `code`. Never rename one.
 const (
-	EINVALID            = "invalid"                  // 422, well-formed but invalid input
-	EBADREQUEST         = "bad_request"              // 400, malformed input
-	EUNAUTHENTICATED    = "unauthenticated"          // 401, no or unknown credential
-	EINVALIDCREDENTIALS = "invalid_credentials"      // 401, wrong email or password
-	ECREDENTIAL         = "credential_not_allowed"   // 403, wrong kind of credential
-	EFORBIDDEN          = "forbidden"                // 403, role may not do this
-	ENOTFOUND           = "not_found"                // 404
-	ECONFLICT           = "conflict"                 // 409
-	ETOOLARGE           = "payload_too_large"        // 413
-	ETOOMANYITEMS       = "too_many_items"           // 413
-	EUNSUPPORTEDMEDIA   = "unsupported_media_type"   // 415
-	ERATELIMITED        = "rate_limited"             // 429
-	EUNAVAILABLE        = "unavailable"              // 503
-	EINTERNAL           = "internal"                 // 500, never carries detail
-	EINVALIDDATE        = "invalid_date"             // 400
-	EINVALIDRANGE       = "invalid_range"            // 422
-	ERANGETOOLARGE      = "range_too_large"          // 422
-	EWEBHOOKHOST        = "webhook_host_not_allowed" // 422
-	ELIMITREACHED       = "limit_reached"            // 422, a per-account quota (alert rules)
-	EMETHODNOTALLOWED   = "method_not_allowed"       // 405, a known path without that method
-	ENOTACCEPTABLE      = "not_acceptable"           // 406
-	EOTHER              = "error"                    // any other status the HTTP stack raises itself
+	EINVALID            = "invalid"                   // 422, well-formed but invalid input
+	EBADREQUEST         = "bad_request"               // 400, malformed input
+	EUNAUTHENTICATED    = "unauthenticated"           // 401, no or unknown credential
+	EINVALIDCREDENTIALS = "invalid_credentials"       // 401, wrong email or password
+	ECREDENTIAL         = "credential_not_allowed"    // 403, wrong kind of credential
+	EFORBIDDEN          = "forbidden"                 // 403, role may not do this
+	ENOTFOUND           = "not_found"                 // 404
+	ECONFLICT           = "conflict"                  // 409
+	ETOOLARGE           = "payload_too_large"         // 413
+	ETOOMANYITEMS       = "too_many_items"            // 413
+	EUNSUPPORTEDMEDIA   = "unsupported_media_type"    // 415
+	ERATELIMITED        = "rate_limited"              // 429
+	EUNAVAILABLE        = "unavailable"               // 503
+	EINTERNAL           = "internal"                  // 500, never carries detail
+	EINVALIDDATE        = "invalid_date"              // 400
+	EINVALIDRANGE       = "invalid_range"             // 422
+	ERANGETOOLARGE      = "range_too_large"           // 422
+	EWEBHOOKHOST        = "webhook_host_not_allowed"  // 422
+	ELIMITREACHED       = "limit_reached"             // 422, a per-account quota (alert rules)
+	EREDACTIONBUDGET    = "redaction_budget_exceeded" // 422, a payload's redaction cost more than its budget
+	EMETHODNOTALLOWED   = "method_not_allowed"        // 405, a known path without that method
+	ENOTACCEPTABLE      = "not_acceptable"            // 406
+	EOTHER              = "error"                     // any other status the HTTP stack raises itself
 )
 
 // Error is the service's one error type. Message is safe to show to a client;

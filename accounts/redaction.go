@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpscope/telemetry"
 )
@@ -26,11 +27,29 @@ const Redacted = "[redacted]"
 const (
 	MaxRedactionPatterns   = 20
 	MaxRedactionPatternLen = 512
-	// maxPatternInsts bounds the compiled program of one pattern: Go's
-	// regexp runs in linear time, but a pattern such as (x{1000}){1000}
-	// is a program of a million instructions run over every string.
-	maxPatternInsts = 5000
+	// MaxPatternInsts bounds the compiled program of a pattern saved: a
+	// search costs up to the program's size per byte (a[^Z]{0,200}Z keeps
+	// 200 threads alive over a run of a's: 20 ms per 2 KiB), and one
+	// search cannot be interrupted, so the program bounds how far a
+	// search may overrun the payload's redaction budget.
+	MaxPatternInsts = 100
+	// maxStoredPatternInsts is the bound of patterns saved before
+	// MaxPatternInsts: they still apply, within the budget.
+	maxStoredPatternInsts = 5000
 )
+
+// RedactMargin is how far past the cut a field is redacted: a match that
+// starts before the cut and ends within RedactMargin bytes after it is
+// replaced whole before the cut, so no part of it is kept. Bytes beyond
+// the cut plus the margin are never read.
+const RedactMargin = 1024
+
+// A RedactionBudget bounds the work of redacting one payload.
+type RedactionBudget interface {
+	// Spend is told before each search how many bytes it may read; an
+	// error stops redaction and is returned as is.
+	Spend(bytes int) error
+}
 
 // BuiltinRedactions name the built-in patterns, in the order they apply.
 // Each has a cheap test (Maybe) that must hold for the pattern to match
@@ -119,21 +138,46 @@ func NewRedactor(r Redaction) *Redactor {
 	}
 	rd := &Redactor{}
 	for _, p := range r.Patterns {
-		if re, err := compilePattern(p); err == nil {
+		if re, err := compilePattern(p, maxStoredPatternInsts); err == nil {
 			rd.custom = append(rd.custom, customPattern{re: re, literal: requiredLiteral(p)})
 		}
 	}
 	return rd
 }
 
-// String returns s with every match replaced by Redacted.
+// String returns s with every match replaced by Redacted, without a budget
+// nor a cut.
 func (r *Redactor) String(s string) string {
-	if r == nil || s == "" {
-		return s
+	out, _ := r.Field(s, -1, nil)
+	return out
+}
+
+// Field redacts the free-text field s, then cuts the result to at most
+// maxChars characters (no cut when negative), in that order: a match that
+// straddles the cut is replaced whole, and nothing from beyond the cut
+// takes the room a shorter replacement leaves. Only the first maxChars
+// characters and RedactMargin more bytes are read. A nil r only cuts; a
+// nil b does not limit. Errors: what b.Spend returns.
+func (r *Redactor) Field(s string, maxChars int, b RedactionBudget) (string, error) {
+	cut := len(s) // byte offset of the cut
+	if maxChars >= 0 {
+		cut = charsPrefix(s, maxChars)
 	}
+	if r == nil || s == "" {
+		return s[:cut], nil
+	}
+	if end := cut + RedactMargin; end < len(s) {
+		for end > cut && !utf8.RuneStart(s[end]) { // a whole character
+			end--
+		}
+		s = s[:end]
+	}
+	var err error
 	for _, c := range r.custom {
 		if c.literal == "" || strings.Contains(s, c.literal) {
-			s = c.re.ReplaceAllLiteralString(s, Redacted)
+			if s, cut, err = replace(c.re, s, cut, b, nil); err != nil {
+				return "", err
+			}
 		}
 	}
 	last := len(builtinPatterns) - 1
@@ -141,21 +185,102 @@ func (r *Redactor) String(s string) string {
 		switch {
 		case !BuiltinRedactions[i].Maybe(s):
 		case i == 0:
-			s = replaceEmails(s) // the pattern's matches, found by hand: 10x faster
+			if err = spend(b, len(s)); err != nil {
+				return "", err
+			}
+			s, cut = replaceEmails(s, cut) // the pattern's matches, found by hand: 10x faster
 		default:
-			s = re.ReplaceAllLiteralString(s, Redacted)
+			if s, cut, err = replace(re, s, cut, b, nil); err != nil {
+				return "", err
+			}
 		}
 	}
 	// Card numbers go only when they pass the Luhn check.
 	if BuiltinRedactions[last].Maybe(s) {
-		s = builtinPatterns[last].ReplaceAllStringFunc(s, func(m string) string {
-			if luhn(m) {
-				return Redacted
-			}
-			return m
-		})
+		if s, cut, err = replace(builtinPatterns[last], s, cut, b, luhn); err != nil {
+			return "", err
+		}
 	}
-	return s
+	s = s[:cut]
+	if maxChars >= 0 { // a replacement straddling the cut is kept in part
+		s = s[:charsPrefix(s, maxChars)]
+	}
+	return s, nil
+}
+
+// charsPrefix is the byte length of the first n characters of s.
+func charsPrefix(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
+}
+
+func spend(b RedactionBudget, n int) error {
+	if b == nil {
+		return nil
+	}
+	return b.Spend(n)
+}
+
+// replace replaces the matches of re in s that keep accepts (nil: all)
+// with Redacted (a match keep refuses stays, and the search goes on after
+// it), one search at a time so that the budget is asked before
+// each: ReplaceAll searches again from each match's end, so a pattern
+// whose failed attempts read to the end of s (a[^Z]*Z|a over a run of a's)
+// costs the square of s's length, and it would be one call. A search
+// starts after the previous match as at the beginning of the text (^ and
+// \b may match there again: more is redacted, never less). Empty matches
+// are skipped. cut, a byte offset in s, is returned as the offset of the
+// same place in the result, moved past a replacement that straddles it.
+func replace(re *regexp.Regexp, s string, cut int, b RedactionBudget, keep func(string) bool) (string, int, error) {
+	var out strings.Builder
+	done, newCut := 0, -1 // s[:done] is written; newCut is set once cut is passed
+	for pos := 0; pos < len(s); {
+		if err := spend(b, len(s)-pos); err != nil {
+			return "", 0, err
+		}
+		loc := re.FindStringIndex(s[pos:])
+		if loc == nil {
+			break
+		}
+		start, end := pos+loc[0], pos+loc[1]
+		if end == start { // go on after the next character
+			_, w := utf8.DecodeRuneInString(s[start:])
+			pos = start + max(w, 1)
+			continue
+		}
+		if keep != nil && !keep(s[start:end]) { // as ReplaceAllStringFunc
+			pos = end
+			continue
+		}
+		if newCut < 0 && start >= cut {
+			newCut = out.Len() + cut - done
+		}
+		if done == 0 && out.Len() == 0 {
+			out.Grow(len(s))
+		}
+		out.WriteString(s[done:start])
+		out.WriteString(Redacted)
+		if newCut < 0 && end >= cut {
+			newCut = out.Len()
+		}
+		done, pos = end, end
+	}
+	if done == 0 {
+		return s, cut, nil
+	}
+	if newCut < 0 {
+		newCut = out.Len() + cut - done
+	}
+	out.WriteString(s[done:])
+	return out.String(), newCut, nil
 }
 
 // luhn reports whether the digits of s pass the Luhn check.
@@ -180,8 +305,9 @@ func luhn(s string) bool {
 
 // ValidateRedaction checks the custom patterns of r: at most
 // MaxRedactionPatterns, each at most MaxRedactionPatternLen bytes, valid Go
-// (RE2) syntax, not too large a program, and not matching the empty string
-// (which would put Redacted between every character).
+// (RE2) syntax, a program of at most MaxPatternInsts instructions, and not
+// matching the empty string (which would put Redacted between every
+// character).
 // Errors: EINVALID at body.redaction.patterns[i].
 func ValidateRedaction(patterns []string) error {
 	if len(patterns) > MaxRedactionPatterns {
@@ -192,7 +318,7 @@ func ValidateRedaction(patterns []string) error {
 		if p == "" || len(p) > MaxRedactionPatternLen {
 			return telemetry.FieldError(telemetry.EINVALID, loc, "A pattern has 1 to %d bytes.", MaxRedactionPatternLen)
 		}
-		re, err := compilePattern(p)
+		re, err := compilePattern(p, MaxPatternInsts)
 		if err != nil {
 			return telemetry.FieldError(telemetry.EINVALID, loc, "Pattern %d: %v.", i, err)
 		}
@@ -203,7 +329,7 @@ func ValidateRedaction(patterns []string) error {
 	return nil
 }
 
-func compilePattern(p string) (*regexp.Regexp, error) {
+func compilePattern(p string, maxInsts int) (*regexp.Regexp, error) {
 	parsed, err := syntax.Parse(p, syntax.Perl)
 	if err != nil {
 		return nil, err
@@ -212,8 +338,8 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(prog.Inst) > maxPatternInsts {
-		return nil, fmt.Errorf("too complex (%d instructions compiled, at most %d)", len(prog.Inst), maxPatternInsts)
+	if len(prog.Inst) > maxInsts {
+		return nil, fmt.Errorf("too complex (%d instructions compiled, at most %d; write x{20,} rather than x{20,200})", len(prog.Inst), maxInsts)
 	}
 	return regexp.Compile(p)
 }
@@ -231,10 +357,10 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // replaceEmails replaces what the email pattern of BuiltinRedactions
 // matches (leftmost, longest, as regexp does): a run of local-part
 // characters, '@', labels separated by single dots, and a last label of
-// at least two letters after a dot.
-func replaceEmails(s string) string {
+// at least two letters after a dot. cut is moved as replace moves it.
+func replaceEmails(s string, cut int) (string, int) {
 	var b strings.Builder
-	done := 0 // s[:done] is written or matched already
+	done, newCut := 0, -1 // s[:done] is written or matched already
 	for i := 0; i < len(s); i++ {
 		if s[i] != '@' {
 			continue
@@ -250,15 +376,24 @@ func replaceEmails(s string) string {
 		if end < 0 {
 			continue
 		}
+		if newCut < 0 && start >= cut {
+			newCut = b.Len() + cut - done
+		}
 		b.WriteString(s[done:start])
 		b.WriteString(Redacted)
+		if newCut < 0 && end >= cut {
+			newCut = b.Len()
+		}
 		done, i = end, end-1
 	}
 	if done == 0 {
-		return s
+		return s, cut
+	}
+	if newCut < 0 {
+		newCut = b.Len() + cut - done
 	}
 	b.WriteString(s[done:])
-	return b.String()
+	return b.String(), newCut
 }
 
 // emailDomainEnd returns the end of the longest domain the pattern accepts

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpscope/telemetry"
 )
@@ -104,8 +105,8 @@ func TestReplaceEmailsMatchesThePattern(t *testing.T) {
 		"x@1.2.3.com", "x@host", "x@host.c0m", "noise@@x.com", "é@x.com", "a@b.c.de.f", "a.@-.co", "trailing@",
 		"upstream timed out after 30000 ms while calling https://api.example.com/v1/search for ada@example.com",
 	} {
-		if got, want := replaceEmails(s), re.ReplaceAllLiteralString(s, Redacted); got != want {
-			t.Errorf("%q: got %q, the pattern gives %q", s, got, want)
+		if got, _ := replaceEmails(s, len(s)); got != re.ReplaceAllLiteralString(s, Redacted) {
+			t.Errorf("%q: got %q, the pattern gives %q", s, got, re.ReplaceAllLiteralString(s, Redacted))
 		}
 	}
 }
@@ -116,8 +117,8 @@ func FuzzReplaceEmails(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := replaceEmails(s), re.ReplaceAllLiteralString(s, Redacted); got != want {
-			t.Errorf("%q: got %q, the pattern gives %q", s, got, want)
+		if got, _ := replaceEmails(s, len(s)); got != re.ReplaceAllLiteralString(s, Redacted) {
+			t.Errorf("%q: got %q, the pattern gives %q", s, got, re.ReplaceAllLiteralString(s, Redacted))
 		}
 	})
 }
@@ -155,5 +156,62 @@ func TestEffectiveAndValidRetention(t *testing.T) {
 		if err := ValidateRetention(c.days, c.installation); (err == nil) != c.ok {
 			t.Errorf("ValidateRetention(%d, %d) = %v", c.days, c.installation, err)
 		}
+	}
+}
+
+// TestRedactorFieldCutsAfterRedacting: a secret straddling the cut is
+// replaced whole, text from beyond the cut never moves into the room a
+// short replacement leaves, and text past the cut and its margin is not
+// read.
+func TestRedactorFieldCutsAfterRedacting(t *testing.T) {
+	r := NewRedactor(Redaction{Enabled: true, Patterns: []string{`SECRET-[0-9]{8}`, `K[0-9]+`}})
+	x := strings.Repeat("x", 1020)
+	for _, c := range []struct{ name, in, want string }{
+		{"straddling", x + "SECRET-12345678 tail", x + "[red"},
+		{"short", "a SECRET-12345678 b", "a [redacted] b"},
+		// 901 characters become 10: the 123 y's before the cut stay, the
+		// SECRET after it does not move in, redacted or not.
+		{"no sliding", "K" + strings.Repeat("7", 900) + strings.Repeat("y", 200) + "SECRET-1234567", "[redacted]" + strings.Repeat("y", 123)},
+		{"multibyte cut", strings.Repeat("é", 1100), strings.Repeat("é", 1024)},
+		// A match running past the margin: its prefix within it matches.
+		{"straddling the margin", x + "K" + strings.Repeat("7", 1100) + "Z", x + "[red"},
+	} {
+		got, err := r.Field(c.in, 1024, nil)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %v\n got %.80q… (%d chars)\nwant %.80q… (%d chars)", c.name, err, got, utf8.RuneCountInString(got), c.want, utf8.RuneCountInString(c.want))
+		}
+	}
+	var off *Redactor
+	if got, _ := off.Field(strings.Repeat("ü", 2000), 1024, nil); got != strings.Repeat("ü", 1024) {
+		t.Errorf("without redaction, the field is cut alone: %d chars", utf8.RuneCountInString(got))
+	}
+}
+
+// countingBudget refuses once more than limit bytes were asked for.
+type countingBudget struct{ asked, limit int }
+
+func (b *countingBudget) Spend(n int) error {
+	if b.asked += n; b.asked > b.limit {
+		return errors.New("over budget")
+	}
+	return nil
+}
+
+// TestRedactorFieldAsksTheBudget: a pattern whose searches read to the end
+// of the string (quadratic under ReplaceAll) asks the budget before each
+// search, so redaction stops once the budget says so.
+func TestRedactorFieldAsksTheBudget(t *testing.T) {
+	r := NewRedactor(Redaction{Enabled: true, Patterns: []string{`a[^Z]*Z|a`}})
+	s := strings.Repeat("a", 1000)
+	b := &countingBudget{limit: 1 << 30}
+	got, err := r.Field(s, -1, b)
+	if err != nil || got != strings.Repeat(Redacted, 1000) {
+		t.Fatalf("%v %.40q", err, got)
+	}
+	if b.asked < 1000*1001/2 {
+		t.Fatalf("the searches asked for %d bytes, they read %d", b.asked, 1000*1001/2)
+	}
+	if _, err := r.Field(s, -1, &countingBudget{limit: 10_000}); err == nil || err.Error() != "over budget" {
+		t.Fatalf("over budget: %v", err)
 	}
 }

@@ -386,4 +386,6 @@ const ExportDoc = "Streams every stored item of the MCP in the range, oldest fir
 	"cancels the query. An error after the first bytes were sent ends the response early (the chunked body has no terminating " +
 	"chunk, which HTTP clients report as an unexpected end); an error before then is the usual problem document. " +
 	"Exports are rate-limited per account (`export.per_minute` starts a minute, default 10, and `export.concurrent` at once, " +
-	"default 2): beyond either, 429 `rate_limited` with `Retry-After`. Any role may export."
+	"default 2): beyond either, 429 `rate_limited` with `Retry-After`. An instance runs at most `export.max_concurrent_total` " +
+	"exports at once across accounts (default 8): beyond it, 503 `unavailable` with `Retry-After` (the service is busy, not the " +
+	"account over its limits). Any role may export."

@@ -18,6 +18,7 @@ const (
 	MaxShortStringLen = 128 // client_name, client_version, server_version, protocol_version, user_id
 	MaxErrorMessage   = 1024
 	MaxAttributes     = 32
+	MaxAttributeValue = 1024 // characters; cut like the error message
 	MaxDurationMs     = 86_400_000
 )
 
@@ -54,7 +55,7 @@ type Item struct {
 
 // Normalize applies the defaults and the rules that repair rather than
 // reject: status defaults to ok, an item with an error_type is an error, the
-// error message is cut to MaxErrorMessage characters, the timestamp is UTC.
+// timestamp is UTC. The free text is cut later, by CutText, once redacted.
 func (it *Item) Normalize() {
 	if it.Status == "" {
 		it.Status = StatusOK
@@ -62,8 +63,26 @@ func (it *Item) Normalize() {
 	if it.ErrorType != "" {
 		it.Status = StatusError
 	}
-	it.ErrorMessage = truncateRunes(it.ErrorMessage, MaxErrorMessage)
 	it.Timestamp = it.Timestamp.UTC()
+}
+
+// CutText passes the free text of the item, the error message and each
+// attribute value, through cut with its limit in characters
+// (MaxErrorMessage, MaxAttributeValue), and keeps what cut returns. cut
+// must return at most that many characters; it redacts first when the
+// MCP has redaction on, so that no part of a secret straddling the cut is
+// kept. Errors: the first cut returns.
+func (it *Item) CutText(cut func(s string, maxChars int) (string, error)) error {
+	var err error
+	if it.ErrorMessage, err = cut(it.ErrorMessage, MaxErrorMessage); err != nil {
+		return err
+	}
+	for k, v := range it.Attributes {
+		if it.Attributes[k], err = cut(v, MaxAttributeValue); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Validate reports whether the item satisfies every field rule of the ingest
@@ -98,18 +117,4 @@ func (it *Item) Validate(now time.Time) bool {
 func lenBetween(s string, lo, hi int) bool {
 	n := utf8.RuneCountInString(s)
 	return n >= lo && n <= hi
-}
-
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
 }

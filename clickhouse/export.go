@@ -67,7 +67,13 @@ func (db *DB) Export(ctx context.Context, mcpID string, r analytics.Range, each 
 				cancel()
 				return err
 			}
-			s.ack <- struct{}{}
+			// The producer gives up on ctx too: handing over without
+			// watching it would wait forever for a reader that is gone.
+			select {
+			case s.ack <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		if s.err != nil {
 			cancel()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -395,19 +396,35 @@ func (c *colStr) DecodeColumn(r *chproto.Reader, rows int) error {
 		}
 		start := end
 		end += int(n)
-		if end > cap(buf) {
-			grown := make([]byte, len(buf), max(2*cap(buf), end+int(n)*(rows-i)))
-			copy(grown, buf)
-			buf = grown
-		}
-		buf = buf[:end]
-		if _, err := io.ReadFull(br, buf[start:end]); err != nil {
+		var err error
+		if buf, err = readGrowing(br, buf, end); err != nil {
 			return fmt.Errorf("string %d: %w", i, err)
 		}
 		c.Pos = append(c.Pos, chproto.Position{Start: start, End: end})
 	}
 	c.Buf = buf
 	return nil
+}
+
+// readChunk is the most readGrowing adds to a buffer before the bytes
+// are there: a length on the wire is a claim, and memory follows what
+// was read, never a claim times the rows left.
+const readChunk = 1 << 20
+
+// readGrowing reads from br until buf holds end bytes, growing buf
+// geometrically (appending) by at most readChunk beyond what was read.
+func readGrowing(br io.Reader, buf []byte, end int) ([]byte, error) {
+	for len(buf) < end {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(end-len(buf), readChunk))
+		}
+		to := min(end, cap(buf))
+		if _, err := io.ReadFull(br, buf[len(buf):to]); err != nil {
+			return buf, err
+		}
+		buf = buf[:to]
+	}
+	return buf, nil
 }
 
 // colArrStr is an Array(String) column: offsets and the elements.

@@ -51,6 +51,7 @@ var codeStatus = map[string]int{
 	telemetry.ERANGETOOLARGE:      http.StatusUnprocessableEntity,
 	telemetry.EWEBHOOKHOST:        http.StatusUnprocessableEntity,
 	telemetry.ELIMITREACHED:       http.StatusUnprocessableEntity,
+	telemetry.EREDACTIONBUDGET:    http.StatusUnprocessableEntity,
 	telemetry.EUNAUTHENTICATED:    http.StatusUnauthorized,
 	telemetry.EINVALIDCREDENTIALS: http.StatusUnauthorized,
 	telemetry.ECREDENTIAL:         http.StatusForbidden,

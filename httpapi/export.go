@@ -15,16 +15,23 @@ import (
 	"github.com/mcpscope/telemetry/analytics"
 )
 
-// ExportLimits bound exports per account (per instance): PerMinute starts
-// in any minute and Concurrent running at once. Zero fields take the
-// defaults.
+// ExportLimits bound exports (per instance): PerMinute starts by one
+// account in any minute, Concurrent running at once for one account, and
+// Total running at once across accounts (each holds up to two ClickHouse
+// connections of its own, beside the pool: docs/limits.md). Zero fields
+// take the defaults.
 type ExportLimits struct {
 	PerMinute  int
 	Concurrent int
+	Total      int
 }
 
 // DefaultExportLimits are the defaults of ExportLimits.
-var DefaultExportLimits = ExportLimits{PerMinute: 10, Concurrent: 2}
+var DefaultExportLimits = ExportLimits{PerMinute: 10, Concurrent: 2, Total: 8}
+
+// exportBusyRetry is the Retry-After of an export refused because the
+// instance runs Total exports already.
+const exportBusyRetry = 10
 
 // exportWriteIdle is how long one write of an export may block on a client
 // that does not read: each write moves the connection's write deadline
@@ -37,6 +44,7 @@ type exportLimiter struct {
 	starts  *accounts.AttemptLimiter
 	mu      sync.Mutex
 	running map[string]int
+	total   int
 }
 
 func newExportLimiter(l ExportLimits) *exportLimiter {
@@ -46,14 +54,23 @@ func newExportLimiter(l ExportLimits) *exportLimiter {
 	if l.Concurrent <= 0 {
 		l.Concurrent = DefaultExportLimits.Concurrent
 	}
+	if l.Total <= 0 {
+		l.Total = DefaultExportLimits.Total
+	}
 	return &exportLimiter{limits: l, starts: accounts.NewAttemptLimiter(l.PerMinute, time.Minute, 100_000), running: map[string]int{}}
 }
 
-// start admits an export of the account or refuses it with ERATELIMITED;
-// release must be called when an admitted export ends.
+// start admits an export of the account or refuses it: ERATELIMITED for
+// the account's own limits, EUNAVAILABLE when the instance runs its total
+// already (not the account's doing). release must be called once when an
+// admitted export ends.
 func (l *exportLimiter) start(account string, now time.Time) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.total >= l.limits.Total {
+		return nil, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: exportBusyRetry,
+			Message: "The service runs as many exports as it may at once; try again shortly."}
+	}
 	if l.running[account] >= l.limits.Concurrent {
 		return nil, &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: 5,
 			Message: "This account already runs as many exports as it may at once; try again when one has finished."}
@@ -63,12 +80,17 @@ func (l *exportLimiter) start(account string, now time.Time) (release func(), er
 			Message: "Too many exports started by this account in the last minute; try again later."}
 	}
 	l.running[account]++
+	l.total++
+	var once sync.Once
 	return func() {
-		l.mu.Lock()
-		if l.running[account]--; l.running[account] <= 0 {
-			delete(l.running, account)
-		}
-		l.mu.Unlock()
+		once.Do(func() {
+			l.mu.Lock()
+			if l.running[account]--; l.running[account] <= 0 {
+				delete(l.running, account)
+			}
+			l.total--
+			l.mu.Unlock()
+		})
 	}, nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/mcpscope/telemetry"
-	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/ingest/wire"
 )
@@ -61,7 +60,7 @@ var ingestOp = huma.Operation{
 	Tags:          []string{"Ingest"},
 	DefaultStatus: http.StatusAccepted,
 	MaxBodyBytes:  analytics.MaxBodyBytes,
-	Errors:        []int{400, 413, 415, 429, 503},
+	Errors:        []int{400, 413, 415, 422, 429, 503},
 	Description: `Takes an ingest key; the key names the MCP. The body is ` + "`{\"items\": [...]}`" + `, JSON,
 optionally ` + "`Content-Encoding: gzip`" + `. At most 1000 items and 1 MiB after decompression.
 
@@ -82,7 +81,7 @@ Unknown item fields are ignored.
 | id | optional, <= 64 characters; deduplicated per MCP for 24 hours |
 | client_name, client_version, server_version, user_id | optional, <= 128 characters |
 | protocol_version | optional, <= 128 characters: the MCP protocol revision the request was made under (` + "`2025-06-18`" + `, ` + "`2026-07-28`" + `), as negotiated by ` + "`initialize`" + ` or declared by the request; stored, exported, a breakdown dimension (` + "`by=protocol_version`" + `) and listed per client in the insights' ` + "`clients`" + ` |
-| attributes | optional object of string to string, at most 32 pairs |
+| attributes | optional object of string to string, at most 32 pairs; each value is cut to 1024 characters |
 
 **202 means durable**: the accepted items are in the service's fsynced write-ahead log before
 the answer; they survive a crash of the service and an outage of ClickHouse and become readable
@@ -92,6 +91,13 @@ payload was accepted (the log could not write it, or the shared duplicate filter
 retry the same payload. Retrying after a timeout or a lost answer is always safe for items with
 an ` + "`id`" + `: they are stored once, also when the retry reaches another instance with
 ` + "`ingest.shared_dedup`" + ` on.
+
+With the MCP's redaction on (` + "`redaction`" + ` on ` + "`/v1/mcps/{id}`" + `), error_message and attribute values are
+redacted first and cut after, so no part of a secret straddling the cut is kept (a match is sought
+up to 1024 bytes past the cut; nothing beyond that is read). Redaction may spend 40 ms of CPU per
+MiB of payload (` + "`ingest.redaction_budget`" + `, at least 2 ms a payload): past it the payload is refused
+whole, 422 ` + "`redaction_budget_exceeded`" + `, nothing stored; retrying the same payload fails the same way:
+simplify the MCP's patterns (see docs/limits.md).
 
 Refused as a whole only when it is not a batch: not JSON or no items array (400), over 1 MiB
 after decompression (413 ` + "`payload_too_large`" + `), over 1000 items (413 ` + "`too_many_items`" + `), another
@@ -122,28 +128,14 @@ func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, e
 	if err != nil {
 		return nil, s.refusedWhole(p.KeyID, err)
 	}
-	redactItems(p.Redactor, batch.Items)
+	if err := cutText(ctx, p.Redactor, batch.Items, len(body), s.opts.RedactionBudget); err != nil {
+		return nil, err
+	}
 	accepted, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, batch.Items, batch.Dropped)
 	if err != nil {
 		return nil, err
 	}
 	return &ingestOutput{Body: IngestResult{Accepted: accepted, Dropped: dropped}}, nil
-}
-
-// redactItems applies the MCP's redaction (nil: off) to the strings that
-// carry free text, error_message and attribute values, before the items
-// reach the write-ahead log: what is redacted is never stored.
-func redactItems(r *accounts.Redactor, items []analytics.Item) {
-	if r == nil {
-		return
-	}
-	for i := range items {
-		it := &items[i]
-		it.ErrorMessage = r.String(it.ErrorMessage)
-		for k, v := range it.Attributes {
-			it.Attributes[k] = r.String(v)
-		}
-	}
 }
 
 // refusedWhole counts err against the key's allowance of payloads refused
@@ -202,20 +194,31 @@ func (s *Server) decodeBudgeted(ctx context.Context, raw []byte, encoding string
 	if enc := strings.ToLower(strings.TrimSpace(encoding)); enc != "" && enc != "identity" {
 		reserve = limit
 	}
-	reserve = max(reserve, 1)
-	wctx, cancel := context.WithTimeout(ctx, decodeWait)
-	err = s.decoding.Acquire(wctx, reserve)
-	cancel()
+	releaseReserve, err := s.reserveDecoding(ctx, reserve)
 	if err != nil {
-		return nil, func() {}, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
-			Message: "The service is decoding as much as it allows at once; retry shortly."}
+		return nil, func() {}, err
 	}
 	body, releaseBody, err := decodeBody(raw, encoding, limit, precheck)
 	if err != nil {
-		s.decoding.Release(reserve)
+		releaseReserve()
 		return nil, func() {}, err
 	}
-	return body, func() { releaseBody(); s.decoding.Release(reserve) }, nil
+	return body, func() { releaseBody(); releaseReserve() }, nil
+}
+
+// reserveDecoding reserves n bytes of the decode budget (at most all of
+// it, at least 1), waiting up to decodeWait, else 503 unavailable with
+// Retry-After. Call release once when they are no longer used.
+func (s *Server) reserveDecoding(ctx context.Context, n int64) (release func(), err error) {
+	n = min(max(n, 1), s.opts.DecodeBudgetBytes)
+	wctx, cancel := context.WithTimeout(ctx, decodeWait)
+	err = s.decoding.Acquire(wctx, n)
+	cancel()
+	if err != nil {
+		return nil, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
+			Message: "The service is decoding as much as it allows at once; retry shortly."}
+	}
+	return func() { s.decoding.Release(n) }, nil
 }
 
 // decodeBody undoes Content-Encoding and enforces the size limit on the

@@ -28,7 +28,7 @@ type RedactionBody struct {
 // RedactionPatch changes the redaction setting; fields left out stay.
 type RedactionPatch struct {
 	Enabled  *bool     `json:"enabled,omitempty"`
-	Patterns *[]string `json:"patterns,omitempty" maxItems:"20" doc:"Replaces the custom patterns whole: at most 20, each 1 to 512 bytes of Go (RE2) syntax, not matching the empty string and not compiling to a huge program; a bad one is 422 invalid at body.redaction.patterns[i]."`
+	Patterns *[]string `json:"patterns,omitempty" maxItems:"20" doc:"Replaces the custom patterns whole: at most 20, each 1 to 512 bytes of Go (RE2) syntax, not matching the empty string and compiling to at most 100 instructions; a bad one is 422 invalid at body.redaction.patterns[i]."`
 }
 
 // NewMCPRequest registers an MCP.
@@ -150,9 +150,15 @@ const redactionDoc = "**Server-side redaction.** `redaction: {enabled, patterns}
 	"this service's `ik_…`/`sess_…`) and card numbers (13 to 19 digits, spaces or dashes allowed, passing the Luhn check). Other " +
 	"fields (ids, names, client fields, user_id) are identifiers and stay as sent. A change applies to ingest within " +
 	"`auth.key_cache_ttl` (2 s by default); items stored before are not rewritten.\n\n" +
-	"Custom patterns use Go's RE2 syntax, which runs in linear time (no catastrophic backtracking). They are checked on save: " +
-	"at most 20, each 1 to 512 bytes, valid syntax, at most 5000 compiled instructions (`(x{1000}){1000}` is refused), and not " +
-	"matching the empty string; a bad one is 422 `invalid` at `body.redaction.patterns[i]`. `patterns` replaces the list whole.\n\n" +
+	"Custom patterns use Go's RE2 syntax (no catastrophic backtracking, but replacing every match of a pattern whose failed " +
+	"attempts read to the end of the string, such as `a[^Z]*Z|a`, costs the square of the string's length). They are checked " +
+	"on save: at most 20, each 1 to 512 bytes, valid syntax, at most 100 compiled instructions (write `x{20,}` rather than " +
+	"`x{20,200}`: a search costs up to the program's size per byte), and not matching the empty string; a bad one is 422 " +
+	"`invalid` at `body.redaction.patterns[i]`. `patterns` replaces the list whole.\n\n" +
+	"Redaction reads each field up to its cut (1024 characters) and 1024 bytes more, replaces matches, then cuts: a secret " +
+	"straddling the cut leaves nothing of itself. A payload's redaction may spend 40 ms of CPU per MiB (`ingest.redaction_budget`); " +
+	"past it the payload is refused whole with 422 `redaction_budget_exceeded` (OTLP: 400), never stored unredacted. A search " +
+	"restarts after a match as at the start of the text, so `^` and `\\b` may match there again (more is redacted, never less).\n\n" +
 	"Example: `{\"redaction\": {\"enabled\": true, \"patterns\": [\"\\\\bcustomer-[0-9]{6}\\\\b\"]}}` turns " +
 	"`lookup failed for customer-123456 (ada@example.com)` into `lookup failed for [redacted] ([redacted])`."
 

@@ -32,7 +32,12 @@ var otlpTracesOp = huma.Operation{
 ` + "`OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer <ingest key>`" + `. Bodies are
 ` + "`application/x-protobuf`" + ` or ` + "`application/json`" + ` (OTLP/JSON), gzip or not, at most 1 MiB
 after decompression, at most 10,000 spans per request (counted before decoding; more is 413
-` + "`too_many_items`" + `). Server spans following the OpenTelemetry MCP semantic conventions become
+` + "`too_many_items`" + `). Decoding builds a value for every span, event, link, attribute and array value
+whatever it weighs on the wire, so these are counted on the wire too and priced (protobuf: the body
+plus 160 bytes an element; OTLP/JSON: eight times the body plus 320 bytes a JSON value): a request
+priced over 32 MiB is 413 ` + "`payload_too_large`" + ` before anything is decoded, and the price is held
+against the service's decode budget (` + "`ingest.decode_budget_bytes`" + `) while the request is handled.
+OTLP/JSON costs several times protobuf: prefer protobuf for large batches. Server spans following the OpenTelemetry MCP semantic conventions become
 telemetry items with the same rules, rate limit and durability as ` + "`POST /v1/ingest`" + `.
 
 Answers as the OTLP specification says: 200 with an ` + "`ExportTraceServiceResponse`" + ` in the
@@ -67,6 +72,20 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 		return otlpError(s.refusedWhole(p.KeyID, err), ct), nil
 	}
 	defer release()
+	// What decoding builds, priced from the elements on the wire, is
+	// reserved beside the body before any of it is built.
+	cost, err := otlp.CheckDecodeCost(body, ct)
+	if err != nil {
+		return otlpError(s.refusedWhole(p.KeyID, err), ct), nil
+	}
+	// The body holds up to MaxBodyBytes of the budget already; together
+	// they never ask for more than the whole budget, which would wait
+	// forever.
+	releaseDecoded, err := s.reserveDecoding(ctx, min(cost, s.opts.DecodeBudgetBytes-analytics.MaxBodyBytes))
+	if err != nil {
+		return otlpError(err, ct), nil
+	}
+	defer releaseDecoded()
 	req, err := otlp.Decode(body, ct)
 	if err != nil {
 		return otlpError(s.refusedWhole(p.KeyID, err), ct), nil
@@ -76,7 +95,9 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 		return otlpError(telemetry.Errorf(telemetry.ETOOMANYITEMS,
 			"At most %d MCP spans per request; this one has %d. Lower the exporter's batch size.", analytics.MaxBatchItems, len(items)), ct), nil
 	}
-	redactItems(p.Redactor, items)
+	if err := cutText(ctx, p.Redactor, items, len(body), s.opts.RedactionBudget); err != nil {
+		return otlpError(err, ct), nil
+	}
 	_, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, items, rejected)
 	var te *telemetry.Error
 	if err != nil && !errors.As(err, &te) {
@@ -109,6 +130,9 @@ func otlpError(err error, ct string) *otlpOutput {
 	if errors.As(err, &te) {
 		if st, ok := codeStatus[te.Code]; ok {
 			status = st
+		}
+		if status == http.StatusUnprocessableEntity {
+			status = http.StatusBadRequest // OTLP's answer for data refused for good
 		}
 		if te.RetryAfter > 0 {
 			retry = strconv.Itoa(te.RetryAfter)

@@ -37,8 +37,9 @@ func MediaType(contentType string) (string, error) {
 
 // Decode parses an OTLP/HTTP trace export body (already decompressed) in the
 // encoding its Content-Type names. It returns EUNSUPPORTEDMEDIA for another
-// content type and EBADREQUEST for a body that is not an
-// ExportTraceServiceRequest. Unknown fields are ignored in both encodings, as
+// content type, ETOOMANYITEMS or ETOOLARGE for a body that would cost too
+// much to decode (CheckSpanCount, CheckDecodeCost) and EBADREQUEST for a
+// body that is not an ExportTraceServiceRequest. Unknown fields are ignored in both encodings, as
 // the OTLP spec requires for forward compatibility.
 func Decode(body []byte, contentType string) (*coltracepb.ExportTraceServiceRequest, error) {
 	mt, err := MediaType(contentType)
@@ -46,6 +47,9 @@ func Decode(body []byte, contentType string) (*coltracepb.ExportTraceServiceRequ
 		return nil, err
 	}
 	if err := CheckSpanCount(body, mt); err != nil {
+		return nil, err
+	}
+	if _, err := CheckDecodeCost(body, mt); err != nil {
 		return nil, err
 	}
 	req := &coltracepb.ExportTraceServiceRequest{}

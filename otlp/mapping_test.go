@@ -336,7 +336,7 @@ func TestMapSpan(t *testing.T) {
 			},
 		},
 		{
-			name: "error message is cut to 1024 characters",
+			name: "error message is kept whole (cut after redaction)",
 			span: func() *tracepb.Span {
 				s := serverSpan()
 				s.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: strings.Repeat("é", 2000)}
@@ -344,7 +344,7 @@ func TestMapSpan(t *testing.T) {
 			},
 			want: func() analytics.Item {
 				it := wantItem()
-				it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, "_OTHER", strings.Repeat("é", 1024)
+				it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, "_OTHER", strings.Repeat("é", 2000)
 				return it
 			},
 		},

@@ -48,10 +48,13 @@ type StorageConfig struct {
 	DeletionPoll time.Duration `mapstructure:"deletion_poll"`
 }
 
-// ExportConfig limits GET /v1/mcps/{id}/export per account (per instance).
+// ExportConfig limits GET /v1/mcps/{id}/export per account and in total
+// (per instance). An export holds up to two ClickHouse connections of its
+// own beside the pool of clickhouse.max_open_conns (docs/limits.md).
 type ExportConfig struct {
-	PerMinute  int `mapstructure:"per_minute"`
-	Concurrent int `mapstructure:"concurrent"`
+	PerMinute          int `mapstructure:"per_minute"`
+	Concurrent         int `mapstructure:"concurrent"`
+	MaxConcurrentTotal int `mapstructure:"max_concurrent_total"`
 }
 
 // ServerConfig is the HTTP server.
@@ -147,6 +150,10 @@ type IngestConfig struct {
 	// DecodeBudgetBytes bounds the ingest and OTLP bytes being decoded at
 	// once across requests; past it, bodies wait up to 1 s, then 503.
 	DecodeBudgetBytes int64 `mapstructure:"decode_budget_bytes"`
+	// RedactionBudget is the CPU time redaction may spend per MiB of a
+	// payload (at least 2 ms a payload); past it the payload is refused,
+	// 422 redaction_budget_exceeded (docs/limits.md).
+	RedactionBudget time.Duration `mapstructure:"redaction_budget"`
 }
 
 // AlertingConfig is the rule evaluator and webhook secrets.
@@ -192,13 +199,14 @@ func DefaultConfig() Config {
 		Ingest: IngestConfig{RateLimitPerMinute: 600, RefusedPerMinute: 60, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
 			CacheMaxIDs:       4 << 20,
-			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes},
+			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: httpapi.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
 		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second},
-		Export:  ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent},
+		Export: ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent,
+			MaxConcurrentTotal: httpapi.DefaultExportLimits.Total},
 	}
 }
 
@@ -285,8 +293,8 @@ func (c Config) Validate() error {
 	if c.Storage.DeletionPoll < 100*time.Millisecond {
 		bad("storage.deletion_poll", "must be at least 100ms")
 	}
-	if c.Export.PerMinute < 1 || c.Export.Concurrent < 1 {
-		bad("export", "per_minute and concurrent must be at least 1")
+	if c.Export.PerMinute < 1 || c.Export.Concurrent < 1 || c.Export.MaxConcurrentTotal < 1 {
+		bad("export", "per_minute, concurrent and max_concurrent_total must be at least 1")
 	}
 	if c.ClickHouse.ReadTimeout < 0 || (c.ClickHouse.ReadTimeout > 0 && c.ClickHouse.ReadTimeout < time.Second) {
 		bad("clickhouse.read_timeout", "must be 0 (none) or at least 1s")
@@ -375,6 +383,9 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.NodeID == "" {
 		bad("ingest.node_id", "must be set (defaults to the host name)")
+	}
+	if c.Ingest.RedactionBudget < time.Millisecond {
+		bad("ingest.redaction_budget", "must be at least 1ms")
 	}
 	if c.Ingest.DecodeBudgetBytes < analytics.MaxBodyBytes {
 		bad("ingest.decode_budget_bytes", "must be at least %d (one whole body)", analytics.MaxBodyBytes)

@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -207,3 +209,85 @@ func TestExportCancelled(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestExportDeadlineMidBlockReleases lets the export's deadline end while
+// the service is still writing a block to a client that reads on: the
+// export must give up its slot, goroutines and connections, so the
+// account (one export at a time here) exports again at once, several
+// times, and the service's goroutines come back to where they were. A
+// second account meanwhile meets the instance's total ceiling: 503 with
+// Retry-After, not the first account's 429.
+func TestExportDeadlineMidBlockReleases(t *testing.T) {
+	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	cfg.Server.DeadlineExport = time.Second
+	cfg.Export.Concurrent, cfg.Export.MaxConcurrentTotal, cfg.Export.PerMinute = 1, 1, 100
+	m, base := startMain(t, cfg)
+	a := api{t, base}
+	token, mcp, _ := a.newTenant("deadline")
+	token2, mcp2, _ := a.newTenant("other")
+	ctx := context.Background()
+	if err := chtest.SeedHistory(ctx, m.CH, chtest.SeedOptions{Events: 300_000, Days: 1, MCPs: 1, MCPIDs: []string{mcp}}); err != nil {
+		t.Fatal(err)
+	}
+	// The timeout ends a read that an export stuck in the service would
+	// hold forever.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}
+	get := func(ctx context.Context, token, path string) *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	small := "/v1/mcps/" + mcp2 + "/export?from=2020-01-01&to=2020-01-01"
+	if res := get(ctx, token2, small); res.StatusCode != 200 {
+		t.Fatalf("warm-up export: %d", res.StatusCode)
+	} else {
+		res.Body.Close()
+	}
+	baseline := runtime.NumGoroutine()
+
+	for i := 0; i < 3; i++ {
+		res := get(ctx, token, "/v1/mcps/"+mcp+"/export?format=csv")
+		if res.StatusCode != 200 {
+			t.Fatalf("export %d: status %d", i, res.StatusCode)
+		}
+		if i == 0 {
+			// While it runs, the other account meets the total ceiling.
+			other := get(ctx, token2, small)
+			body, _ := io.ReadAll(other.Body)
+			other.Body.Close()
+			if other.StatusCode != 503 || other.Header.Get("Retry-After") == "" || !strings.Contains(string(body), `"unavailable"`) {
+				t.Fatalf("an export beyond the total: %d %q %s", other.StatusCode, other.Header.Get("Retry-After"), body)
+			}
+		}
+		// Read on at a few MiB/s: the deadline (1 s) ends mid-stream, with
+		// the service between two writes of a block.
+		buf := make([]byte, 128<<10)
+		var n int
+		var err error
+		for err == nil {
+			var k int
+			k, err = res.Body.Read(buf)
+			n += k
+			time.Sleep(20 * time.Millisecond)
+		}
+		res.Body.Close()
+		if err == io.EOF {
+			t.Fatalf("export %d was complete (%d bytes) within its 1s deadline; seed more", i, n)
+		}
+	}
+	if res := get(ctx, token2, small); res.StatusCode != 200 {
+		t.Fatalf("after the cut exports, another account's export: %d", res.StatusCode)
+	} else {
+		res.Body.Close()
+	}
+	eventually(t, 10*time.Second, func() error {
+		if n := runtime.NumGoroutine(); n > baseline+2 {
+			return fmt.Errorf("%d goroutines, %d before the exports", n, baseline)
+		}
+		return nil
+	})
+}

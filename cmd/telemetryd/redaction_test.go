@@ -137,3 +137,84 @@ func TestRedactionEndToEnd(t *testing.T) {
 		t.Errorf("otlp without redaction: %v", raw["session:otlp-sess"])
 	}
 }
+
+// TestRedactionBoundedAndCut: a pattern validation accepts but whose
+// searches read to the end of the string (a[^Z]*Z|a, quadratic under
+// ReplaceAll: seconds per 16 KiB before) over a 1 MiB payload of a's is
+// refused within its budget (422 redaction_budget_exceeded, nothing
+// stored) while another tenant's ingest goes on; an ordinary 1 MiB payload
+// of the same MCP passes; attribute values are cut to 1024 characters,
+// after redaction, so a secret straddling the cut leaves nothing of
+// itself.
+func TestRedactionBoundedAndCut(t *testing.T) {
+	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	cfg.Export.PerMinute = 1000
+	_, base := startMain(t, cfg)
+	a := api{t, base}
+	token, mcp, key := a.newTenant("quad")
+	_, _, otherKey := a.newTenant("bystander")
+	status, res := a.do("PATCH", "/v1/mcps/"+mcp, token, map[string]any{"redaction": map[string]any{"enabled": true, "patterns": []string{`a[^Z]{0,200}Z`}}})
+	if status != 422 || !strings.Contains(fmt.Sprint(res["detail"]), "too complex") {
+		t.Fatalf("a pattern of 400 instructions: %d %v", status, res)
+	}
+	a.must(200, "PATCH", "/v1/mcps/"+mcp, token, map[string]any{"redaction": map[string]any{"enabled": true, "patterns": []string{`a[^Z]*Z|a`}}})
+	time.Sleep(cfg.Auth.KeyCacheTTL + 200*time.Millisecond)
+
+	now := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339Nano)
+	item := func(id, msg string, attrs map[string]string) map[string]any {
+		return map[string]any{"id": id, "timestamp": now, "session_id": "s-" + id, "method": "tools/call", "name": "t",
+			"error_message": msg, "attributes": attrs}
+	}
+	var hostile []map[string]any
+	for i := 0; i < 250; i++ {
+		hostile = append(hostile, item(fmt.Sprint("h", i), strings.Repeat("a", 4000), nil))
+	}
+	done := make(chan int)
+	go func() {
+		status, _ := postIngest(t, base, otherKey, []map[string]any{item("b1", "fine", nil)}, false)
+		done <- status
+	}()
+	start := time.Now()
+	status, res = postIngest(t, base, key, hostile, false)
+	took := time.Since(start)
+	if status != 422 || res["code"] != "redaction_budget_exceeded" {
+		t.Fatalf("a 1 MiB payload under a quadratic pattern: %d %v", status, res)
+	}
+	if took > 2*time.Second {
+		t.Errorf("refusing it took %v", took)
+	}
+	t.Logf("1 MiB under a[^Z]*Z|a: refused in %v", took)
+	if s := <-done; s != 202 {
+		t.Errorf("the other tenant's ingest meanwhile: %d", s)
+	}
+
+	// An ordinary 1 MiB payload of the same MCP passes its budget.
+	var plain []map[string]any
+	text := strings.Repeat("upstream timed out calling https://api.example.com/v1/search for Zed ", 50)
+	for i := 0; i < 250; i++ {
+		plain = append(plain, item(fmt.Sprint("p", i), text, map[string]string{"q": text[:200]}))
+	}
+	if status, res := postIngest(t, base, key, plain, false); status != 202 || num(res["accepted"]) != 250 {
+		t.Fatalf("an ordinary 1 MiB payload: %d %v", status, res)
+	}
+
+	// Cut after redaction: an attribute of 512 KiB (256 Ki characters) keeps 1024 characters;
+	// a key straddling character 1024 leaves none of itself.
+	x := strings.Repeat("x", 1019) + " "
+	secret := "sk_live_4eC39HqLyjWDbrjtT1zdp7dc" // no a: the custom pattern takes every a
+	if status, res := postIngest(t, base, key, []map[string]any{item("cut", "Zero "+secret, map[string]string{
+		"big": strings.Repeat("é", 256<<10) /* 512 KiB */, "straddle": x + secret})}, false); status != 202 || num(res["accepted"]) != 1 {
+		t.Fatalf("long attributes: %d %v", status, res)
+	}
+	eventually(t, 10*time.Second, func() error {
+		got := exportedItems(t, base, mcp, token)["cut"]
+		if got == nil {
+			return fmt.Errorf("not stored yet")
+		}
+		attrs := got["attributes"].(map[string]any)
+		if attrs["big"] != strings.Repeat("é", 1024) || attrs["straddle"] != x+"[red" || got["error_message"] != "Zero [redacted]" {
+			t.Fatalf("stored: big %d chars, straddle %q, message %q", len([]rune(attrs["big"].(string))), attrs["straddle"].(string)[1000:], got["error_message"])
+		}
+		return nil
+	})
+}

@@ -25,6 +25,16 @@ func AtPath(body []byte, path []string, limit int) (n int, over bool) {
 	return s.n, s.over
 }
 
+// Values counts every value of body (objects, arrays, their members and
+// elements, strings, numbers, literals), what a generic decoder builds one
+// Go value for. It stops as soon as the count passes limit and reports
+// over = true; malformed JSON stops the count where it breaks.
+func Values(body []byte, limit int) (n int, over bool) {
+	s := scanner{b: body, limit: limit, all: true}
+	s.value(-1)
+	return s.n, s.over
+}
+
 // maxNesting bounds the recursion: deeper input is left to the decoder.
 const maxNesting = 1000
 
@@ -37,6 +47,7 @@ type scanner struct {
 	n     int
 	over  bool
 	bad   bool
+	all   bool // count every value (Values)
 }
 
 func (s *scanner) stop() bool { return s.over || s.bad }
@@ -60,6 +71,12 @@ func (s *scanner) value(depth int) {
 		return
 	}
 	defer func() { s.nest-- }()
+	if s.all {
+		if s.n++; s.n > s.limit {
+			s.over = true
+			return
+		}
+	}
 	s.ws()
 	if s.i >= len(s.b) {
 		s.bad = true

@@ -47,3 +47,22 @@ func FuzzAtPath(f *testing.F) {
 		}
 	})
 }
+
+func TestValues(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want int
+	}{
+		{`{}`, 1},
+		{`{"a": [1, "x", {"b": null}], "c": true}`, 7},
+		{`[[], [[]], {}]`, 5},
+		{`{"events": [{}, {}, {}]}`, 5},
+	} {
+		if n, over := Values([]byte(c.body), 100); n != c.want || over {
+			t.Errorf("%s: %d %v, want %d", c.body, n, over, c.want)
+		}
+	}
+	if n, over := Values([]byte(`[`+strings.Repeat(`{},`, 1000)+`{}]`), 10); !over || n != 11 {
+		t.Errorf("over the limit: %d %v", n, over)
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package httpapi
+
+import "time"
+
+// threadCPU falls back to the monotonic clock where the thread's CPU
+// clock is not read.
+func threadCPU() time.Duration { return monotonic() }
