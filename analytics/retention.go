@@ -42,7 +42,11 @@ func (s RetentionStep) String() string {
 		return fmt.Sprintf("remove %s of days before %s from %s", Count(int(s.Rows), "insert marker"), s.Before.Format(DateLayout), strings.Join(s.Tables, ", "))
 	}
 	if s.Kind == "drop" {
-		return fmt.Sprintf("drop %s before %s (%s)", Count(len(s.Partitions), "partition"), s.Before.Format(DateLayout), Count(int(s.Rows), "raw item"))
+		out := fmt.Sprintf("drop %s before %s (%s)", Count(len(s.Partitions), "partition"), s.Before.Format(DateLayout), Count(int(s.Rows), "raw item"))
+		if len(s.Tables) > 0 {
+			out += ", and the rows before it in " + strings.Join(s.Tables, ", ")
+		}
+		return out
 	}
 	return fmt.Sprintf("delete account %s (%s) before %s (%s)", s.AccountID, Count(len(s.MCPIDs), "MCP"), s.Before.Format(DateLayout), Count(int(s.Rows), "raw item"))
 }
