@@ -516,3 +516,30 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+func TestSnoozeEnded(t *testing.T) {
+	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	fired, until := now.Add(-time.Hour), now.Add(-time.Minute)
+	breached := Reading{Breached: true, HasValue: true}
+	base := Rule{State: StateFiring, SnoozedUntil: &until, LastFiredAt: &fired}
+	cases := []struct {
+		name string
+		edit func(r *Rule, rd *Reading)
+		want bool
+	}{
+		{"fired while snoozed, ended, still breached", func(*Rule, *Reading) {}, true},
+		{"still snoozed", func(r *Rule, _ *Reading) { r.SnoozedUntil = timep(now.Add(time.Minute)) }, false},
+		{"no snooze", func(r *Rule, _ *Reading) { r.SnoozedUntil = nil }, false},
+		{"fired after the snooze ended", func(r *Rule, _ *Reading) { r.LastFiredAt = timep(now.Add(-time.Second)) }, false},
+		{"resolved", func(r *Rule, _ *Reading) { r.State = StateOK }, false},
+		{"no longer breached", func(_ *Rule, rd *Reading) { rd.Breached = false }, false},
+		{"a reading that holds", func(_ *Rule, rd *Reading) { rd.Hold = true }, false},
+	}
+	for _, c := range cases {
+		r, rd := base, breached
+		c.edit(&r, &rd)
+		if got := r.SnoozeEnded(now, rd); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
