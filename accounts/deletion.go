@@ -19,6 +19,13 @@ const (
 	DeletionFailed  = "failed"
 )
 
+// DefaultDeletionsPerHour is how many deletion requests (of a person's
+// data, or deleting an MCP) an account may make per hour by default
+// (storage.deletions_per_hour): each runs mutations that rewrite parts of
+// every table holding the MCP's rows, for every tenant's data stored
+// beside it.
+const DefaultDeletionsPerHour = 60
+
 // Deletion is a request to delete telemetry, carried out in the
 // background: DELETE /v1/mcps/{id}/users/{user_id} makes one of kind
 // user, deleting an MCP one of kind mcp.
@@ -37,7 +44,9 @@ type Deletion struct {
 type DeletionService interface {
 	// RequestUserDeletion records the deletion of one person's items of
 	// the account's MCP. Errors: ENOTFOUND for another account's or a
-	// missing MCP; EINVALID for an empty or over-long user id.
+	// missing MCP; EINVALID for an empty or over-long user id;
+	// ERATELIMITED when the account made its hourly number of deletion
+	// requests (both kinds count; deleting an MCP is refused the same way).
 	RequestUserDeletion(ctx context.Context, accountID, mcpID, userID string) (*Deletion, error)
 	// FindDeletion returns one of the account's requests. Errors: ENOTFOUND.
 	FindDeletion(ctx context.Context, accountID, id string) (*Deletion, error)

@@ -31,6 +31,9 @@ import (
 //     notify_on_resolve, none while the rule is snoozed. The rule's
 //     channels, snooze and notify_on_resolve are those stored at that
 //     moment.
+//  4. A rule that fired while snoozed and is still firing once the snooze
+//     has ended gets the firing's deliveries then, once
+//     (Rule.SnoozeEnded, EvaluationStore.SnoozeEnded).
 //
 // A metrics error leaves the rule's state unchanged: an outage of ClickHouse
 // must neither fire nor resolve anything. A disabled rule is skipped by the
@@ -55,7 +58,10 @@ type PassSummary struct {
 	Rules    int // enabled rules measured
 	Fired    int // ok -> firing transitions this pass made
 	Resolved int // firing -> ok transitions this pass made
-	Failed   int // rules left unchanged because of an error
+	// Notices counts the firings muted by a snooze that this pass
+	// notified once the snooze ended.
+	Notices int
+	Failed  int // rules left unchanged because of an error
 	// Deferred counts rules the pass left to the next one when it ran out
 	// of its time budget (the next pass starts with their accounts).
 	Deferred int
@@ -96,6 +102,17 @@ type EvaluationStore interface {
 
 	// RuleState returns a rule's current state. Returns ENOTFOUND.
 	RuleState(ctx context.Context, ruleID string) (string, error)
+
+	// SnoozeEnded delivers, at most once, the notice of a firing that
+	// came while r was snoozed, once the snooze has ended (Rule.SnoozeEnded
+	// said so at at): in one transaction it clears the ended snooze, only
+	// while r is still firing, defined as measured, with the same
+	// snooze and last firing, and inserts the deliveries plan returns
+	// unless that firing already created deliveries (it came before the
+	// snooze began). It reports whether it sent the notice (false when
+	// the rule changed under it or the firing was no snooze's) and how many
+	// deliveries it inserted.
+	SnoozeEnded(ctx context.Context, r EvalRule, at time.Time, plan FanOut) (applied bool, deliveries int, err error)
 
 	// Transition moves r from r.State to c.Next (setting last_fired_at =
 	// c.At when c.Next is firing) and, in the same transaction, records the
@@ -163,17 +180,24 @@ type change struct {
 	reading Reading
 	next    string
 	fired   bool
+	// notice: no transition, but the notice of a firing a snooze muted
+	// (Rule.SnoozeEnded).
+	notice bool
 }
 
-// measure decides whether a rule changes state, given its MCP's stats over
+// measure decides whether an evaluation at now changes a rule's state, or
+// owes the notice of a firing its snooze muted, given its MCP's stats over
 // the rule's window and, for a rule with a baseline, over the baseline
 // window.
-func measure(r *EvalRule, cur, prev map[string]analytics.WindowStat) (change, bool) {
+func measure(r *EvalRule, now time.Time, cur, prev map[string]analytics.WindowStat) (change, bool) {
 	rd := r.Read(cur, prev)
 	if rd.Hold {
 		return change{rule: r, reading: rd, next: r.State}, false
 	}
 	next, fired, _ := Transition(r.State, rd.Breached)
+	if next == r.State && r.SnoozeEnded(now, rd) {
+		return change{rule: r, reading: rd, next: next, notice: true}, true
+	}
 	return change{rule: r, reading: rd, next: next, fired: fired}, next != r.State
 }
 
@@ -270,7 +294,7 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 			}
 			var changes []change
 			for _, r := range chunk {
-				if c, ok := measure(r, stats[r.MCPID][r.WindowMinutes], prev[r.MCPID][r.WindowMinutes]); ok {
+				if c, ok := measure(r, now, stats[r.MCPID][r.WindowMinutes], prev[r.MCPID][r.WindowMinutes]); ok {
 					changes = append(changes, c)
 				}
 			}
@@ -311,6 +335,8 @@ func (e *RuleEvaluator) applyAll(ctx context.Context, changes []change, now time
 			case err != nil:
 				sum.Failed++
 				*errs = append(*errs, fmt.Errorf("rule %s: %w", c.rule.ID, err))
+			case applied && c.notice:
+				sum.Notices++
 			case applied && c.fired:
 				sum.Fired++
 			case applied:
@@ -348,7 +374,7 @@ func (e *RuleEvaluator) EvaluateRule(ctx context.Context, accountID, ruleID stri
 	if err != nil {
 		return Evaluation{}, err
 	}
-	c, changes := measure(&r, cur, prev)
+	c, changes := measure(&r, now, cur, prev)
 	ev := Evaluation{State: r.State, Value: c.value(), BaselineValue: c.reading.Baseline, Calls: c.reading.Calls}
 	if !r.Enabled || !changes {
 		return ev, nil
@@ -356,6 +382,10 @@ func (e *RuleEvaluator) EvaluateRule(ctx context.Context, accountID, ruleID stri
 	applied, n, err := e.apply(ctx, c, now)
 	if err != nil {
 		return Evaluation{}, err
+	}
+	if c.notice {
+		ev.Deliveries = n
+		return ev, nil
 	}
 	if applied {
 		ev.State, ev.Fired, ev.Resolved, ev.Deliveries = c.next, c.fired, !c.fired, n
@@ -380,6 +410,11 @@ func (c change) value() *float64 {
 // apply writes one transition, reporting false when the rule changed under
 // it, in which case nothing is written, and how many deliveries it created.
 func (e *RuleEvaluator) apply(ctx context.Context, c change, now time.Time) (bool, int, error) {
+	if c.notice {
+		return e.store.SnoozeEnded(ctx, *c.rule, now, func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
+			return PlanFanOut(rule, c.reading.Value, audience, connected)
+		})
+	}
 	return e.store.Transition(ctx, *c.rule, StateChange{Next: c.next, Value: c.value(), At: now},
 		func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
 			return PlanTransition(rule, c.fired, c.reading, now, audience, connected)

@@ -97,10 +97,13 @@ type Rule struct {
 	NotifyOnResolve bool `json:"notify_on_resolve"`
 	// SnoozedUntil, while in the future, keeps the rule's transitions from
 	// creating deliveries (the rule still evaluates and changes state);
-	// nil when not snoozed. A snooze in the past reads as nil.
+	// nil when not snoozed. A snooze in the past reads as nil. A rule
+	// that fired while snoozed and still fires when the snooze ends
+	// notifies then, once (SnoozeEnded).
 	SnoozedUntil *time.Time `json:"snoozed_until"`
-	// MinCalls: for the guarded metrics, a window with fewer calls counts
-	// as not breached.
+	// MinCalls: for the guarded metrics, a window with fewer calls cannot
+	// judge the rule: it keeps its state (a firing rule neither resolves
+	// nor fires again on a quiet window).
 	MinCalls int `json:"min_calls"`
 	// Baseline is nil or BaselineWeekAgo.
 	Baseline *string `json:"baseline"`
@@ -109,6 +112,19 @@ type Rule struct {
 // Snoozed reports whether the rule's deliveries are muted at now.
 func (r Rule) Snoozed(now time.Time) bool {
 	return r.SnoozedUntil != nil && now.Before(*r.SnoozedUntil)
+}
+
+// SnoozeEnded reports whether an evaluation at now whose reading rd keeps
+// the rule firing owes its audience the notice of a firing its snooze
+// muted: the rule is firing and still breached (a reading that holds does
+// not count), its snooze has ended by now, and it last fired before the
+// snooze ended. The store sends the notice only when that firing created
+// no deliveries (it came while snoozed, not before the snooze began), and
+// only once: it clears the ended snooze in the same transaction
+// (EvaluationStore.SnoozeEnded).
+func (r Rule) SnoozeEnded(now time.Time, rd Reading) bool {
+	return r.State == StateFiring && rd.Breached && !rd.Hold && r.SnoozedUntil != nil && !r.Snoozed(now) &&
+		r.LastFiredAt != nil && r.LastFiredAt.Before(*r.SnoozedUntil)
 }
 
 // ClearExpiredSnooze drops a snooze that has ended by now, so that a rule
@@ -197,8 +213,9 @@ type Reading struct {
 	Calls int64
 	// Breached: the rule's condition holds.
 	Breached bool
-	// Hold: the reading cannot judge the rule (a baseline of 0 or none),
-	// which keeps its state whatever it is.
+	// Hold: the reading cannot judge the rule (a guarded metric under
+	// min_calls, a baseline of 0 or none), which keeps its state whatever
+	// it is.
 	Hold bool
 }
 
@@ -207,7 +224,8 @@ type Reading struct {
 // returns them for one MCP and window length.
 //
 //   - A guarded metric (error_rate, errors, latencies) over a window with
-//     fewer than MinCalls calls is not breached, whatever its value.
+//     fewer than MinCalls calls holds the rule's state, whatever its
+//     value: too few calls to say the condition holds, or that it ended.
 //   - With a baseline, the value is the window's figure divided by the
 //     baseline window's; when the baseline's figure is 0 or has no value,
 //     the reading holds the rule's state (there is nothing to compare with).
@@ -215,6 +233,7 @@ func (r Rule) Read(cur, prev map[string]analytics.WindowStat) Reading {
 	value, ok := r.Value(cur)
 	rd := Reading{Value: value, HasValue: ok, Calls: r.stat(cur).Calls}
 	if r.MinCalls > 0 && contains(guarded, r.Metric) && rd.Calls < int64(r.MinCalls) {
+		rd.Hold = true
 		return rd
 	}
 	if r.Baseline != nil {
@@ -297,7 +316,9 @@ type Evaluation struct {
 	Calls int64 `json:"calls"`
 	// Deliveries is how many deliveries this evaluation created (0 when
 	// it changed nothing, when snoozed, or on a resolve without
-	// notify_on_resolve).
+	// notify_on_resolve). An evaluation that keeps a rule firing creates
+	// some when it sends the notice of a firing its snooze muted
+	// (Rule.SnoozeEnded).
 	Deliveries int `json:"deliveries"`
 }
 

@@ -466,21 +466,21 @@ func TestRuleRead(t *testing.T) {
 		{"plain breach", Rule{Metric: MetricErrors, Comparator: CompGT, Threshold: 0},
 			map[string]analytics.WindowStat{"": {Calls: 3, Errors: 1}}, nil,
 			Reading{Value: 1, HasValue: true, Calls: 3, Breached: true}},
-		{"under min_calls an error rate is not breached", Rule{Metric: MetricErrorRate, Comparator: CompGT, Threshold: 0.1, MinCalls: 10},
+		{"under min_calls an error rate holds", Rule{Metric: MetricErrorRate, Comparator: CompGT, Threshold: 0.1, MinCalls: 10},
 			map[string]analytics.WindowStat{"": {Calls: 3, Errors: 1}}, nil,
-			Reading{Value: 1.0 / 3, HasValue: true, Calls: 3}},
+			Reading{Value: 1.0 / 3, HasValue: true, Calls: 3, Hold: true}},
 		{"at min_calls it is", Rule{Metric: MetricErrorRate, Comparator: CompGT, Threshold: 0.1, MinCalls: 3},
 			map[string]analytics.WindowStat{"": {Calls: 3, Errors: 1}}, nil,
 			Reading{Value: 1.0 / 3, HasValue: true, Calls: 3, Breached: true}},
 		{"min_calls guards p95", Rule{Metric: MetricP95, Comparator: CompGT, Threshold: 100, MinCalls: 5},
 			map[string]analytics.WindowStat{"": {Calls: 2, P95Ms: fp(500)}}, nil,
-			Reading{Value: 500, HasValue: true, Calls: 2}},
+			Reading{Value: 500, HasValue: true, Calls: 2, Hold: true}},
 		{"min_calls does not apply to calls", Rule{Metric: MetricCalls, Comparator: CompLT, Threshold: 5, MinCalls: 10},
 			map[string]analytics.WindowStat{"": {Calls: 2}}, nil,
 			Reading{Value: 2, HasValue: true, Calls: 2, Breached: true}},
 		{"min_calls counts the tool's calls", Rule{Metric: MetricErrors, Tool: strp("t"), Comparator: CompGT, Threshold: 0, MinCalls: 2},
 			map[string]analytics.WindowStat{"": {Calls: 50, Errors: 1}, "t": {Calls: 1, Errors: 1}}, nil,
-			Reading{Value: 1, HasValue: true, Calls: 1}},
+			Reading{Value: 1, HasValue: true, Calls: 1, Hold: true}},
 		{"week_ago ratio below half", Rule{Metric: MetricCalls, Comparator: CompLT, Threshold: 0.5, Baseline: week},
 			map[string]analytics.WindowStat{"": {Calls: 40}}, map[string]analytics.WindowStat{"": {Calls: 100}},
 			Reading{Value: 0.4, HasValue: true, Baseline: fp(100), Calls: 40, Breached: true}},
@@ -498,7 +498,7 @@ func TestRuleRead(t *testing.T) {
 			Reading{Value: 3, HasValue: true, Baseline: fp(100), Calls: 5, Breached: true}},
 		{"min_calls before baseline", Rule{Metric: MetricErrors, Comparator: CompGT, Threshold: 1, MinCalls: 10, Baseline: week},
 			map[string]analytics.WindowStat{"": {Calls: 4, Errors: 4}}, nil,
-			Reading{Value: 4, HasValue: true, Calls: 4}},
+			Reading{Value: 4, HasValue: true, Calls: 4, Hold: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -515,4 +515,31 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+func TestSnoozeEnded(t *testing.T) {
+	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	fired, until := now.Add(-time.Hour), now.Add(-time.Minute)
+	breached := Reading{Breached: true, HasValue: true}
+	base := Rule{State: StateFiring, SnoozedUntil: &until, LastFiredAt: &fired}
+	cases := []struct {
+		name string
+		edit func(r *Rule, rd *Reading)
+		want bool
+	}{
+		{"fired while snoozed, ended, still breached", func(*Rule, *Reading) {}, true},
+		{"still snoozed", func(r *Rule, _ *Reading) { r.SnoozedUntil = timep(now.Add(time.Minute)) }, false},
+		{"no snooze", func(r *Rule, _ *Reading) { r.SnoozedUntil = nil }, false},
+		{"fired after the snooze ended", func(r *Rule, _ *Reading) { r.LastFiredAt = timep(now.Add(-time.Second)) }, false},
+		{"resolved", func(r *Rule, _ *Reading) { r.State = StateOK }, false},
+		{"no longer breached", func(_ *Rule, rd *Reading) { rd.Breached = false }, false},
+		{"a reading that holds", func(_ *Rule, rd *Reading) { rd.Hold = true }, false},
+	}
+	for _, c := range cases {
+		r, rd := base, breached
+		c.edit(&r, &rd)
+		if got := r.SnoozeEnded(now, rd); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
 }

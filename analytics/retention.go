@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -17,8 +18,12 @@ type AccountRetention struct {
 // RetentionStep is one action of a retention pass.
 type RetentionStep struct {
 	// Kind is "drop" (whole partitions before Before, every account
-	// allows it) or "delete" (one account's rows before Before, in
-	// partitions other accounts still keep).
+	// allows it, and the rows before Before in Tables, which keep
+	// partitions or have none), "delete" (one account's rows before
+	// Before, in partitions other accounts still keep) or "markers" (the
+	// insert ledger's marker rows of days before Before, in the Tables
+	// without partitions: they are not items, and partitions take the
+	// others with them).
 	Kind      string
 	Before    time.Time // the first day kept
 	AccountID string    // "delete" only
@@ -27,12 +32,21 @@ type RetentionStep struct {
 	// how many raw items the step removes, counted when planned.
 	Partitions []string
 	Rows       uint64
+	// Tables lists the tables a drop or markers step deletes rows from.
+	Tables []string
 }
 
 // String describes the step for progress output.
 func (s RetentionStep) String() string {
+	if s.Kind == "markers" {
+		return fmt.Sprintf("remove %s of days before %s from %s", Count(int(s.Rows), "insert marker"), s.Before.Format(DateLayout), strings.Join(s.Tables, ", "))
+	}
 	if s.Kind == "drop" {
-		return fmt.Sprintf("drop %s before %s (%s)", Count(len(s.Partitions), "partition"), s.Before.Format(DateLayout), Count(int(s.Rows), "raw item"))
+		out := fmt.Sprintf("drop %s before %s (%s)", Count(len(s.Partitions), "partition"), s.Before.Format(DateLayout), Count(int(s.Rows), "raw item"))
+		if len(s.Tables) > 0 {
+			out += ", and the rows before it in " + strings.Join(s.Tables, ", ")
+		}
+		return out
 	}
 	return fmt.Sprintf("delete account %s (%s) before %s (%s)", s.AccountID, Count(len(s.MCPIDs), "MCP"), s.Before.Format(DateLayout), Count(int(s.Rows), "raw item"))
 }

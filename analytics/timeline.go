@@ -141,7 +141,8 @@ at most 1000) and the opaque ` + "`cursor`" + ` from ` + "`next_cursor`" + ` (nu
 millisecond come in a fixed order, so walking the pages returns every item once.
 
 ` + "`from`" + ` and ` + "`to`" + ` (YYYY-MM-DD, whole UTC days, each optional) narrow the timeline to those days; without
-them it covers the whole session, however long ago it ran. The figures (` + "`started_at`" + `, ` + "`last_seen_at`" + `,
+them it covers the whole session, however long ago it ran, from the first day the account keeps (` + "`kept_from`" + ` on
+/v1/account) on. The figures (` + "`started_at`" + `, ` + "`last_seen_at`" + `,
 ` + "`calls`" + `, ` + "`errors`" + `) cover the items in that window; ` + "`client_name`" + `, ` + "`client_version`" + ` and ` + "`user_id`" + ` are those
 of its first item carrying one. Item fields the item did not carry (` + "`id`" + `, ` + "`name`" + `, ` + "`duration_ms`" + `,
 ` + "`error_type`" + `, ` + "`error_message`" + `) are null; ` + "`attributes`" + ` is ` + "`{}`" + ` without any.

@@ -165,7 +165,7 @@ func breakdownFilters(q analytics.BreakdownQuery, cond string, args []any) (stri
 }
 
 // tsFilter selects the events of the range's days on the raw time column
-// (which the primary key prunes on).
+// (which the primary key prunes on), from the first day the account keeps.
 func tsFilter(r analytics.Range) string {
-	return fmt.Sprintf("ts >= %s AND ts < %s", timeLit(r.From), timeLit(r.End()))
+	return fmt.Sprintf("ts >= %s AND ts < %s", timeLit(r.Lower()), timeLit(r.End()))
 }

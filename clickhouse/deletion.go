@@ -13,13 +13,6 @@ import (
 
 var _ accounts.TelemetryDeleter = (*DB)(nil)
 
-// mcpTables are the tables with per-MCP rows that deleting an MCP
-// empties: the raw table, every rollup and the nightly figures. usage_daily
-// is kept: usage counts what the account sent (an MCP deleted since shows
-// with a null name).
-var mcpTables = []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily",
-	"tool_client_daily", "user_daily", "tool_monthly", "error_monthly", "client_monthly", "nightly", "protocol_daily"}
-
 // mutationPoll is how often a deletion checks whether its mutations are
 // done; resubmitAfterIdlePolls polls in a row with rows left and no
 // mutation running run the mutations again (deleteUntilGone).
@@ -29,16 +22,22 @@ const resubmitAfterIdlePolls = 4
 
 // DeleteUserTelemetry implements accounts.TelemetryDeleter with mutations
 // (ALTER TABLE ... DELETE, asynchronous on the server) on every host's
-// local tables: the raw items whose user_id is userID, the person's
-// user_daily rows (the exact per-user sets of the nightly figures), and
-// the session_daily rows of the sessions they used (those keep the first
-// user id of a session). It waits until no raw item of the person
-// received before the call is left (deleteUntilGone); items received
-// later are not deleted. What the other rollups hold stays: counts, sums,
-// latency digests and distinct-count sketches (uniqHLL12) aggregated with
-// everyone else's, which cannot be taken apart item by item; they hold no
-// user id.
+// local tables, in every table that holds a person's rows (lifecycle.go):
+// the raw items whose user_id is userID, the per-user rows of user_key
+// u:userID (the nightly figures' exact user sets), and the per-session
+// rows (session_daily, session_span) of the sessions they used (those keep
+// the first user id of a session, and the session id itself). The session
+// ids go in as many statements as keep each under max_query_size. It waits
+// until no raw item of the person received before the call is left
+// (deleteUntilGone); items received later are not deleted. What the other
+// rollups hold stays: counts, sums, latency digests and distinct-count
+// sketches (uniqHLL12) aggregated with everyone else's, which cannot be
+// taken apart item by item (docs/data-lifecycle.md).
 func (db *DB) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) error {
+	all, err := tables()
+	if err != nil {
+		return err
+	}
 	cutoff := time.Now()
 	mcp := QuoteString(mcpID)
 	stmts := func() ([]string, error) {
@@ -48,19 +47,17 @@ func (db *DB) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) err
 		if err != nil {
 			return nil, err
 		}
-		stmts := []string{
-			fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND user_id = %s", db.local("events"), mcp, QuoteString(userID)),
-			fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND user_key = %s", db.local("user_daily"), mcp, QuoteString(UserKey(userID, ""))),
-		}
-		for len(sessions) > 0 {
-			n := min(len(sessions), 1000)
-			quoted := make([]string, n)
-			for i, s := range sessions[:n] {
-				quoted[i] = QuoteString(s)
+		var stmts []string
+		for _, t := range all {
+			head := fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND ", db.local(t.name), mcp)
+			switch t.person {
+			case byUserID:
+				stmts = append(stmts, head+"user_id = "+QuoteString(userID))
+			case byUserKey:
+				stmts = append(stmts, head+"user_key = "+QuoteString(UserKey(userID, "")))
+			case bySessionID:
+				stmts = append(stmts, inChunks(head+"session_id IN ", "", sessions)...)
 			}
-			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s AND session_id IN (%s)",
-				db.local("session_daily"), mcp, strings.Join(quoted, ", ")))
-			sessions = sessions[n:]
 		}
 		return stmts, nil
 	}
@@ -68,12 +65,17 @@ func (db *DB) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) err
 }
 
 // DeleteMCPTelemetry implements accounts.TelemetryDeleter: mutations on
-// every per-MCP table (mcpTables) of every host, then a wait until the raw
+// every table with the MCP's rows (every table with an mcp_id column but
+// the usage counts, lifecycle.go) of every host, then a wait until the raw
 // table holds none of its rows received before the call.
 func (db *DB) DeleteMCPTelemetry(ctx context.Context, mcpID string) error {
+	names, err := tableNames(lifecycleTable.deletedWithMCP)
+	if err != nil {
+		return err
+	}
 	cutoff := time.Now()
-	stmts := make([]string, len(mcpTables))
-	for i, t := range mcpTables {
+	stmts := make([]string, len(names))
+	for i, t := range names {
 		stmts[i] = fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id = %s", db.local(t), QuoteString(mcpID))
 	}
 	return db.deleteUntilGone(ctx, cutoff, func() ([]string, error) { return stmts, nil }, "mcp_id = ?", mcpID)
@@ -92,7 +94,7 @@ func (db *DB) DeleteMCPTelemetry(ctx context.Context, mcpID string) error {
 // again. Once none is left, it keeps polling for Config.DeletionGrace:
 // another instance may store such an item within its flush lag (an
 // instance that cannot reach ClickHouse for longer stores it after the
-// deletion; docs/data-lifecycle.md). Items received later are not the request's: waiting
+// deletion; README). Items received later are not the request's: waiting
 // for them could last forever while ingest goes on.
 func (db *DB) deleteUntilGone(ctx context.Context, cutoff time.Time, stmts func() ([]string, error), cond string, args ...any) error {
 	run := func() error {

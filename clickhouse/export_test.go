@@ -148,3 +148,35 @@ func (db *DB) ForgetProtocolVersion(ctx context.Context) error {
 		return nil
 	})
 }
+
+// TablesWith lists the tables of the store's database (the Distributed
+// ones on a cluster) that have a column named column, as the server
+// describes them (not as the migrations do). Tests only.
+func (db *DB) TablesWith(ctx context.Context, column string) ([]string, error) {
+	var names []string
+	err := db.query(ctx, "tables with "+column, `SELECT DISTINCT table FROM system.columns
+		WHERE database = ? AND name = ? AND table NOT LIKE '%\_local'
+			AND table IN (SELECT name FROM system.tables WHERE database = ? AND engine NOT LIKE '%View')
+		ORDER BY table`,
+		[]any{db.db, column, db.db}, func() []any { return []any{appendRow(&names)} })
+	return names, err
+}
+
+// CountWhere counts the rows of a table (db.table) matching cond, whose
+// answer may depend on how far mutations have got. Tests only.
+func (db *DB) CountWhere(ctx context.Context, table, cond string, args ...any) (uint64, error) {
+	var n uint64
+	err := db.conn.QueryRow(ctx, "SELECT count() FROM "+db.db+"."+table+" WHERE "+cond+" "+duringMutations, args...).Scan(&n)
+	return n, err
+}
+
+// LifecycleTables lists the tables deleting an MCP empties of its rows,
+// and those a person's deletion reaches (as derived from the migrations).
+// Tests only.
+func LifecycleTables() (withMCP, perPerson []string, err error) {
+	if withMCP, err = tableNames(lifecycleTable.deletedWithMCP); err != nil {
+		return nil, nil, err
+	}
+	perPerson, err = tableNames(func(t lifecycleTable) bool { return t.person != "" })
+	return withMCP, perPerson, err
+}

@@ -98,9 +98,10 @@ func (db *DB) OverviewHourly(ctx context.Context, mcpID string, r analytics.Rang
 	return series, nil
 }
 
-// hourFilter selects the hourly rollup rows of the range's days.
+// hourFilter selects the hourly rollup rows of the range's days the
+// account keeps.
 func hourFilter(r analytics.Range) string {
-	return fmt.Sprintf("hour >= %s AND hour < %s", timeLit(r.From), timeLit(r.End()))
+	return fmt.Sprintf("hour >= %s AND hour < %s", timeLit(r.Lower()), timeLit(r.End()))
 }
 
 // byHour indexes hour rows by their Unix second; an hour without a row

@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,17 +15,13 @@ import (
 
 var _ analytics.RetentionStore = (*DB)(nil)
 
-// Retention works on the partitions the migrations declare: events by UTC
-// day (toDate(ts)), the daily rollups, usage and nightly figures by month
-// of day (toYYYYMM(day)), the monthly rollups by month (toYYYYMM(month)).
-// 18.16 has no TTL, so old days go by ALTER TABLE ... DROP PARTITION, and
-// rows inside partitions that must stay by ALTER TABLE ... DELETE
+// Retention works on the tables the migrations create (lifecycle.go): the
+// raw table by UTC day partitions (toDate(ts)), the rollups, usage and
+// nightly figures by month partitions, the per-session spans (no
+// partitions) by their last item time. 18.16 has no TTL, so old days go by
+// ALTER TABLE ... DROP PARTITION, and rows inside partitions that must
+// stay (or in a table without partitions) by ALTER TABLE ... DELETE
 // (mutations), both on every host's local tables.
-var (
-	dayTables = []string{"mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily",
-		"tool_client_daily", "user_daily", "usage_daily", "nightly", "protocol_daily"}
-	monthTables = []string{"tool_monthly", "error_monthly", "client_monthly"}
-)
 
 // monthStart is the first day of t's month.
 func monthStart(t time.Time) time.Time {
@@ -33,6 +30,14 @@ func monthStart(t time.Time) time.Time {
 
 // PlanRetention implements analytics.RetentionStore.
 func (db *DB) PlanRetention(ctx context.Context, installation int, accounts []analytics.AccountRetention, today time.Time) ([]analytics.RetentionStep, error) {
+	all, err := tables()
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]lifecycleTable{}
+	for _, t := range all {
+		byName[t.name] = t
+	}
 	dropBefore, per := analytics.RetentionCutoffs(installation, accounts, today)
 	var steps []analytics.RetentionStep
 	if !dropBefore.IsZero() {
@@ -51,8 +56,10 @@ func (db *DB) PlanRetention(ctx context.Context, installation int, accounts []an
 					return err
 				}
 				table = strings.TrimSuffix(table, "_local")
-				if p, ok := droppable(table, id, dropBefore); ok {
-					parts[table+":"+p] = true
+				if t, ok := byName[table]; ok {
+					if p, ok := t.partitionBefore(id, dropBefore); ok {
+						parts[table+":"+p] = true
+					}
 				}
 			}
 			return rows.Err()
@@ -64,7 +71,25 @@ func (db *DB) PlanRetention(ctx context.Context, installation int, accounts []an
 			step.Partitions = append(step.Partitions, p)
 		}
 		sort.Strings(step.Partitions)
-		if len(step.Partitions) > 0 {
+		// Rows before the cut-off left in partitions that stay, or in a
+		// table without partitions, go by mutations.
+		for _, t := range all {
+			if t.timeKind == "" || t.timeKind == timeMonth {
+				continue // no tenant's rows; monthly rows keep whole months
+			}
+			if t.dayParts {
+				continue // day partitions go whole
+			}
+			var n uint64
+			q := fmt.Sprintf("SELECT count() FROM %s.%s WHERE %s %s", db.db, t.name, t.before(dropBefore), duringMutations)
+			if err := db.conn.QueryRow(ctx, q).Scan(&n); err != nil {
+				return nil, wrapErr("retention plan", err)
+			}
+			if n > 0 {
+				step.Tables = append(step.Tables, t.name)
+			}
+		}
+		if len(step.Partitions)+len(step.Tables) > 0 {
 			// The items counted once per shard (system.parts lists every
 			// replica's copy), less the insert ledger's marker rows (one per
 			// insert and day: they go with their partitions but are not
@@ -106,35 +131,14 @@ func (db *DB) PlanRetention(ctx context.Context, installation int, accounts []an
 			steps = append(steps, analytics.RetentionStep{Kind: "delete", Before: before, AccountID: id, MCPIDs: a.MCPIDs, Rows: raw})
 		}
 	}
+	markers, err := db.planMarkers(ctx, all, today)
+	if err != nil {
+		return nil, err
+	}
+	if markers != nil {
+		steps = append(steps, *markers)
+	}
 	return steps, nil
-}
-
-// droppable returns the partition expression of a partition wholly before
-// the cut-off, for the tables retention manages.
-func droppable(table, id string, before time.Time) (string, bool) {
-	switch {
-	case table == "events":
-		d, err := time.Parse("20060102", id)
-		if err == nil && d.Before(before) {
-			return "'" + d.Format(analytics.DateLayout) + "'", true
-		}
-	case contains(dayTables, table) || contains(monthTables, table):
-		m, err := time.Parse("200601", id)
-		// A month partition goes when the whole month is before the cut-off.
-		if err == nil && !m.AddDate(0, 1, 0).After(before) {
-			return id, true
-		}
-	}
-	return "", false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ApplyRetention implements analytics.RetentionStore. A drop also deletes
@@ -142,6 +146,10 @@ func contains(list []string, s string) bool {
 // of the daily rollups), when there are any; a delete runs mutations on
 // every table for the account's MCPs.
 func (db *DB) ApplyRetention(ctx context.Context, step analytics.RetentionStep) error {
+	all, err := tables()
+	if err != nil {
+		return err
+	}
 	var stmts []string
 	switch step.Kind {
 	case "drop":
@@ -149,34 +157,94 @@ func (db *DB) ApplyRetention(ctx context.Context, step analytics.RetentionStep) 
 			table, part, _ := strings.Cut(p, ":")
 			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DROP PARTITION %s", db.local(table), part))
 		}
-		for _, t := range dayTables {
-			var n uint64
-			if err := db.conn.QueryRow(ctx, fmt.Sprintf("SELECT count() FROM %s.%s WHERE day < %s", db.db, t, dateLit(step.Before))).Scan(&n); err != nil {
-				return wrapErr("retention", err)
-			}
-			if n > 0 {
-				stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE day < %s", db.local(t), dateLit(step.Before)))
+		for _, t := range all {
+			if slices.Contains(step.Tables, t.name) {
+				stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE %s", db.local(t.name), t.before(step.Before)))
 			}
 		}
 	case "delete":
 		in := quoteList(step.MCPIDs)
-		stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id IN (%s) AND ts < %s", db.local("events"), in, timeLit(step.Before)))
-		for _, t := range dayTables {
+		for _, t := range all {
+			if t.timeKind == "" {
+				continue
+			}
 			cond := fmt.Sprintf("mcp_id IN (%s)", in)
-			if t == "usage_daily" {
+			if t.byAccount {
 				cond = "account_id = " + QuoteString(step.AccountID)
 			}
-			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE %s AND day < %s", db.local(t), cond, dateLit(step.Before)))
+			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE %s AND %s", db.local(t.name), cond, t.before(step.Before)))
 		}
-		for _, t := range monthTables {
-			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE mcp_id IN (%s) AND month < %s", db.local(t), in, dateLit(monthStart(step.Before))))
+		return db.deleteUntilGone(ctx, time.Now(), func() ([]string, error) { return stmts, nil },
+			fmt.Sprintf("mcp_id IN (%s) AND ts < %s", in, timeLit(step.Before)))
+	case "markers":
+		for _, name := range step.Tables {
+			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s DELETE WHERE %s", db.local(name), markersBefore(step.Before)))
 		}
 	default:
 		return fmt.Errorf("retention: unknown step %q", step.Kind)
 	}
-	if step.Kind == "delete" {
-		return db.deleteUntilGone(ctx, time.Now(), func() ([]string, error) { return stmts, nil },
-			fmt.Sprintf("mcp_id IN (%s) AND ts < %s", quoteList(step.MCPIDs), timeLit(step.Before)))
+	if err := db.mutate(ctx, stmts); err != nil {
+		return err
 	}
-	return db.mutate(ctx, stmts)
+	// The mutations are waited for, so that the next pass (the one after
+	// a dry run, say) does not find their rows and plan them again.
+	for _, name := range step.Tables {
+		if err := db.waitMutations(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markerKeepDays is how many UTC days of insert markers (ledger.go) the
+// tables without partitions keep. A marker lets a retried insert find the
+// rollups it left out; inserts are retried within minutes, and the only
+// such table, session_span, holds min and max states, which a completion
+// repeated after its marker went leaves unchanged.
+const markerKeepDays = 2
+
+// markersBefore selects the insert markers of days before the cut-off
+// (a marker's id starts with its UTC day, MarkerPrefix + YYYYMMDD).
+func markersBefore(cutoff time.Time) string {
+	return fmt.Sprintf("mcp_id >= %s AND mcp_id < %s", QuoteString(MarkerPrefix), QuoteString(MarkerPrefix+cutoff.UTC().Format("20060102")))
+}
+
+// planMarkers plans the removal of old insert markers from the tables
+// without partitions (partitioned tables lose theirs with their
+// partitions); nil when there are none.
+func (db *DB) planMarkers(ctx context.Context, all []lifecycleTable, today time.Time) (*analytics.RetentionStep, error) {
+	cutoff := analytics.UTCDay(today).AddDate(0, 0, -markerKeepDays)
+	step := analytics.RetentionStep{Kind: "markers", Before: cutoff}
+	for _, t := range all {
+		if t.partition != "" || !t.perMCP() {
+			continue
+		}
+		var n uint64
+		q := fmt.Sprintf("SELECT count() FROM %s.%s WHERE %s %s", db.db, t.name, markersBefore(cutoff), duringMutations)
+		if err := db.conn.QueryRow(ctx, q).Scan(&n); err != nil {
+			return nil, wrapErr("retention plan", err)
+		}
+		if n > 0 {
+			step.Tables = append(step.Tables, t.name)
+			step.Rows += n
+		}
+	}
+	if len(step.Tables) == 0 {
+		return nil, nil
+	}
+	return &step, nil
+}
+
+// waitMutations waits until no mutation of table is unfinished on any
+// host.
+func (db *DB) waitMutations(ctx context.Context, table string) error {
+	for {
+		running, err := db.mutationsRunning(ctx, table)
+		if err != nil || !running {
+			return err
+		}
+		if err := sleepCtx(ctx, mutationPoll); err != nil {
+			return wrapErr("retention", err)
+		}
+	}
 }

@@ -25,16 +25,19 @@ const deletionDoc = "The request is carried out in the background: status goes `
 	"(during a ClickHouse outage, say) is stored later and stays: request the deletion again then.\n\n" +
 	"**What goes and what stays.** Every raw item of the MCP whose `user_id` is the person's goes (so exports and session " +
 	"timelines no longer show them), with the rollup rows that name them: the per-user rows of the nightly figures, and " +
-	"the per-session rows of their sessions (their sessions leave the sessions list). The other rollups keep what they " +
+	"the per-session rows of their sessions (their sessions leave the sessions list and have no timeline). The other rollups keep what they " +
 	"already aggregated: call and error counts, latency digests (t-digest) and the distinct-count sketches of sessions and " +
 	"users (uniqHLL12) mix everyone's items in one state that cannot forget one item; they hold no user id, and the figures " +
 	"of past days (overview, tools, usage) do not change. Items without a `user_id` cannot be found by person.\n\n" +
+	"**Limit.** An account may make `storage.deletions_per_hour` deletion requests per hour (default 60; deleting an MCP " +
+	"counts too); past it the request is refused with 429 `rate_limited` and a `Retry-After` (whole seconds until the " +
+	"oldest request of the hour leaves it).\n\n" +
 	"Example: `DELETE /v1/mcps/mcp_3kTMd9Xq0bE7vR2a/users/u-42` → 202 `{\"id\": \"del_4Jq9Xz0bE7vR2aTM\", \"status\": \"pending\"}`."
 
 var deleteUserDataOp = huma.Operation{OperationID: "delete-user-data", Summary: "Delete a person's data",
 	Description: "Owners and admins. Deletes the items of the MCP whose `user_id` is `{user_id}` (percent-encoded in the path); " +
 		"answers 202 with the request's id at once.\n\n" + deletionDoc,
-	Tags: []string{"Data"}, DefaultStatus: http.StatusAccepted, Errors: []int{404, 422}}
+	Tags: []string{"Data"}, DefaultStatus: http.StatusAccepted, Errors: []int{404, 422, 429}}
 
 func (s *Server) deleteUserData(ctx context.Context, in *struct {
 	MCPPath

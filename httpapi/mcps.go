@@ -165,10 +165,10 @@ const redactionDoc = "**Server-side redaction.** `redaction: {enabled, patterns}
 var deleteMCPOp = huma.Operation{
 	OperationID:   "delete-mcp",
 	Summary:       "Delete an MCP",
-	Description:   "Owners and admins. Its ingest keys stop working within 5 seconds on every instance, and its alert rules are removed. Its stored telemetry is deleted in the background (every raw item and rollup row; the usage counts of `/v1/account/usage` stay): a deletion request of kind `mcp`, carried out like the deletion of a person's data (see DELETE /v1/mcps/{id}/users/{user_id}).",
+	Description:   "Owners and admins. Its ingest keys stop working within 5 seconds on every instance, and its alert rules are removed. Its stored telemetry is deleted in the background (every raw item and rollup row; the usage counts of `/v1/account/usage` stay): a deletion request of kind `mcp`, carried out like the deletion of a person's data (see DELETE /v1/mcps/{id}/users/{user_id}), and counted in the same hourly limit of deletion requests: past it 429 `rate_limited` with `Retry-After`, and the MCP stays.",
 	Tags:          []string{"MCPs"},
 	DefaultStatus: http.StatusNoContent,
-	Errors:        []int{http.StatusNotFound},
+	Errors:        []int{http.StatusNotFound, http.StatusTooManyRequests},
 }
 
 func (s *Server) deleteMCP(ctx context.Context, in *MCPPath) (*struct{}, error) {

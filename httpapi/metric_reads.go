@@ -270,8 +270,14 @@ func (s *Server) getSessionTimeline(ctx context.Context, in *timelineInput) (*bo
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.opts.MCPs.FindMCP(ctx, principal(ctx).AccountID, in.ID); err != nil {
+	p := principal(ctx)
+	if _, err := s.opts.MCPs.FindMCP(ctx, p.AccountID, in.ID); err != nil {
 		return nil, err
+	}
+	// Items before the first day the account keeps are not read, like
+	// every other read's (a session wholly before it is 404).
+	if kept := s.keptFrom(p); kept.After(w.From) {
+		w.From = kept
 	}
 	o, err := s.opts.Analytics.SessionTimeline(ctx, in.ID, in.SessionID, w, in.Limit, in.Cursor)
 	return &bodyOf[analytics.SessionTimeline]{o}, err

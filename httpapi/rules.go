@@ -26,8 +26,8 @@ const (
 	docRuleChannels   = "Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. A team-chat channel nobody connected is accepted and simply gets nothing."
 	docRuleEnabled    = "Disabled rules are not evaluated by the evaluator."
 	docRuleNotify     = "Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does (the team at that moment, each person's preferences, connected team channels; in_app delivered, others queued), titled \"Resolved: …\". Example: true."
-	docRuleSnooze     = "RFC 3339 time or null. Until then the rule still evaluates, changes state and records its history, but creates no deliveries. A time in the past clears the snooze (it reads back as null). Example: \"2026-11-25T18:00:00Z\"."
-	docRuleMinCalls   = "Integer >= 0, default 0. For error_rate, errors and the latency metrics (p50_ms, p95_ms, p99_ms), a window with fewer calls than this counts as ok: no alarm on three calls with one error. Ignored by calls, sessions and users. Example: 20."
+	docRuleSnooze     = "RFC 3339 time or null. Until then the rule still evaluates, changes state and records its history, but creates no deliveries. A rule that fired while snoozed and still fires when the snooze ends notifies then, once (the snooze then reads back as null). A time in the past clears the snooze (it reads back as null). Example: \"2026-11-25T18:00:00Z\"."
+	docRuleMinCalls   = "Integer >= 0, default 0. For error_rate, errors and the latency metrics (p50_ms, p95_ms, p99_ms), a window with fewer calls than this keeps the rule's state: no alarm on three calls with one error, and a firing rule does not resolve on a quiet window either. Ignored by calls, sessions and users. Example: 20."
 	docRuleBaseline   = "null (default) or \"week_ago\". With week_ago the value compared with the threshold is the window's value divided by the same window seven days earlier, so metric calls, comparator <, threshold 0.5 means \"under half of last week\" (and an error_rate threshold may then exceed 1: 2 means doubled). When the earlier value is 0 (or a percentile without measured calls) the rule keeps its state."
 )
 
@@ -42,7 +42,7 @@ type newRuleRequest struct {
 	Enabled         *bool      `json:"enabled,omitempty" doc:"Default true. Disabled rules are not evaluated by the evaluator."`
 	NotifyOnResolve *bool      `json:"notify_on_resolve,omitempty" doc:"Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does, titled as resolved."`
 	SnoozedUntil    *time.Time `json:"snoozed_until,omitempty" nullable:"true" doc:"RFC 3339 or null: until then the rule evaluates and changes state but creates no deliveries. A time in the past means not snoozed."`
-	MinCalls        *int       `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"Default 0. For error_rate, errors and the latency metrics, a window with fewer calls than this counts as ok."`
+	MinCalls        *int       `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"Default 0. For error_rate, errors and the latency metrics, a window with fewer calls than this keeps the rule's state."`
 	Baseline        *string    `json:"baseline,omitempty" nullable:"true" doc:"null (default) or \"week_ago\": compare the window's value divided by the same window seven days earlier."`
 }
 
@@ -90,7 +90,7 @@ type rulePatch struct {
 	Enabled         *bool            `json:"enabled,omitempty" doc:"Disabled rules are not evaluated by the evaluator."`
 	NotifyOnResolve *bool            `json:"notify_on_resolve,omitempty" doc:"Whether a resolve creates deliveries too."`
 	SnoozedUntil    nullableTime     `json:"snoozed_until,omitzero"`
-	MinCalls        *int             `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"For error_rate, errors and the latency metrics, a window with fewer calls counts as ok."`
+	MinCalls        *int             `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"For error_rate, errors and the latency metrics, a window with fewer calls keeps the rule's state."`
 	Baseline        nullableBaseline `json:"baseline,omitzero"`
 }
 

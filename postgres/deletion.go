@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -56,21 +57,67 @@ func (s *DeletionService) RequestUserDeletion(ctx context.Context, accountID, mc
 	if userID == "" || len([]rune(userID)) > analytics.MaxShortStringLen {
 		return nil, telemetry.FieldError(telemetry.EINVALID, "path.user_id", "A user id has 1 to %d characters.", analytics.MaxShortStringLen)
 	}
-	d, err := scanDeletion(s.db.Pool.QueryRow(ctx, `INSERT INTO data_deletions (id, account_id, kind, mcp_id, user_id)
-		SELECT $1, account_id, 'user', id, $3 FROM mcps WHERE id = $2 AND account_id = $4
-		RETURNING `+deletionColumns, ids.New(prefixDeletion), mcpID, userID, accountID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, errMCPNotFound
+	var d *accounts.Deletion
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		var err error
+		d, err = scanDeletion(tx.QueryRow(ctx, `INSERT INTO data_deletions (id, account_id, kind, mcp_id, user_id)
+			SELECT $1, account_id, 'user', id, $3 FROM mcps WHERE id = $2 AND account_id = $4
+			RETURNING `+deletionColumns, ids.New(prefixDeletion), mcpID, userID, accountID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errMCPNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return s.db.limitDeletions(ctx, tx, accountID)
+	})
+	if err != nil {
+		return nil, wrap(err)
 	}
-	return d, wrap(err)
+	return d, nil
+}
+
+// limitDeletions refuses, with ERATELIMITED, a deletion request that
+// would make the account's requests of the last hour (both kinds, this one
+// included, already inserted by tx) more than db.DeletionsPerHour, and the
+// transaction with it. A transaction lock per account serializes its
+// requests, so that concurrent ones cannot pass the limit together.
+func (db *DB) limitDeletions(ctx context.Context, tx pgx.Tx, accountID string) error {
+	perHour := db.DeletionsPerHour
+	if perHour <= 0 {
+		perHour = accounts.DefaultDeletionsPerHour
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockDeletions, accountID); err != nil {
+		return err
+	}
+	var (
+		n    int
+		wait float64 // seconds until the oldest counted request is an hour old
+	)
+	err := tx.QueryRow(ctx, `SELECT count(*), COALESCE(EXTRACT(EPOCH FROM min(created_at) + interval '1 hour' - now()), 0)
+		FROM (SELECT created_at FROM data_deletions WHERE account_id = $1 AND created_at > now() - interval '1 hour'
+			ORDER BY created_at DESC LIMIT $2) recent`, accountID, perHour+1).Scan(&n, &wait)
+	if err != nil {
+		return err
+	}
+	if n > perHour {
+		return &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(time.Duration(wait * float64(time.Second))),
+			Message: fmt.Sprintf("This account made %d deletion requests (of a person's data or deleting an MCP) in the last hour, "+
+				"as many as it may; retry after the Retry-After delay.", perHour)}
+	}
+	return nil
 }
 
 // requestMCPDeletion records, inside the transaction deleting the MCP,
-// the deletion of its telemetry.
-func requestMCPDeletion(ctx context.Context, tx pgx.Tx, accountID, mcpID string) error {
+// the deletion of its telemetry, within the account's limit of deletion
+// requests (limitDeletions: refused, the MCP stays).
+func (db *DB) requestMCPDeletion(ctx context.Context, tx pgx.Tx, accountID, mcpID string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO data_deletions (id, account_id, kind, mcp_id) VALUES ($1, $2, 'mcp', $3)`,
 		ids.New(prefixDeletion), accountID, mcpID)
-	return err
+	if err != nil {
+		return err
+	}
+	return db.limitDeletions(ctx, tx, accountID)
 }
 
 // FindDeletion implements accounts.DeletionService.

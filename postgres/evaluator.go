@@ -67,13 +67,15 @@ func (s *EvaluationStore) WithPassLock(ctx context.Context, fn func(context.Cont
 }
 
 const evalRuleColumns = `id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline`
+	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at`
 
+// scanEvalRule reads a rule as the pass sees it: snoozed_until as stored,
+// an ended snooze too (Rule.SnoozeEnded needs it).
 func scanEvalRule(row pgx.CollectableRow) (alerting.EvalRule, error) {
 	var r alerting.EvalRule
 	err := row.Scan(&r.ID, &r.AccountID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold,
-		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline)
-	r.SnoozedUntil = utcPtr(r.SnoozedUntil)
+		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline, &r.LastFiredAt)
+	r.SnoozedUntil, r.LastFiredAt = utcPtr(r.SnoozedUntil), utcPtr(r.LastFiredAt)
 	return r, err
 }
 
@@ -152,24 +154,7 @@ func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c
 				applied = n.RowsAffected() == 1
 				return err
 			})
-		b.Queue(`SELECT m.user_id, COALESCE(p.in_app, true), COALESCE(p.email, true)
-		FROM memberships m LEFT JOIN channel_preferences p ON p.account_id = m.account_id AND p.user_id = m.user_id
-		WHERE m.account_id = $1 ORDER BY m.joined_at, m.user_id`, r.AccountID).Query(func(rows pgx.Rows) error {
-			var m alerting.Member
-			_, err := pgx.ForEachRow(rows, []any{&m.UserID, &m.Prefs.InApp, &m.Prefs.Email}, func() error {
-				audience = append(audience, m)
-				return nil
-			})
-			return err
-		})
-		b.Queue(`SELECT channel FROM webhook_connections WHERE account_id = $1`, r.AccountID).Query(func(rows pgx.Rows) error {
-			var ch string
-			_, err := pgx.ForEachRow(rows, []any{&ch}, func() error {
-				connected[ch] = true
-				return nil
-			})
-			return err
-		})
+		queueAudience(b, r.AccountID, &audience, connected)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
@@ -190,6 +175,76 @@ func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c
 		deliveries = 0
 	}
 	return applied, deliveries, wrap(err)
+}
+
+// queueAudience queues the reads of the team (with their preferences)
+// and of the connected team channels of an account, which a fan-out
+// plans with, into audience and connected.
+func queueAudience(b *pgx.Batch, accountID string, audience *[]alerting.Member, connected map[string]bool) {
+	b.Queue(`SELECT m.user_id, COALESCE(p.in_app, true), COALESCE(p.email, true)
+		FROM memberships m LEFT JOIN channel_preferences p ON p.account_id = m.account_id AND p.user_id = m.user_id
+		WHERE m.account_id = $1 ORDER BY m.joined_at, m.user_id`, accountID).Query(func(rows pgx.Rows) error {
+		var m alerting.Member
+		_, err := pgx.ForEachRow(rows, []any{&m.UserID, &m.Prefs.InApp, &m.Prefs.Email}, func() error {
+			*audience = append(*audience, m)
+			return nil
+		})
+		return err
+	})
+	b.Queue(`SELECT channel FROM webhook_connections WHERE account_id = $1`, accountID).Query(func(rows pgx.Rows) error {
+		var ch string
+		_, err := pgx.ForEachRow(rows, []any{&ch}, func() error {
+			connected[ch] = true
+			return nil
+		})
+		return err
+	})
+}
+
+// SnoozeEnded implements alerting.EvaluationStore. The conditional UPDATE
+// clearing the ended snooze is what makes the notice happen once across
+// instances; the firing muted by the snooze is told apart from one that
+// came before the snooze began by its deliveries: a transition's carry
+// its time, last_fired_at, as created_at.
+func (s *EvaluationStore) SnoozeEnded(ctx context.Context, r alerting.EvalRule, at time.Time, plan alerting.FanOut) (bool, int, error) {
+	if r.SnoozedUntil == nil || r.LastFiredAt == nil {
+		return false, 0, nil
+	}
+	var applied, muted bool
+	var deliveries int
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		var (
+			rule      = r.Rule
+			audience  []alerting.Member
+			connected = map[string]bool{}
+		)
+		b := &pgx.Batch{}
+		args := append(ruleUnchangedArgs(r), *r.SnoozedUntil, *r.LastFiredAt)
+		b.Queue(`UPDATE rules SET snoozed_until = NULL
+			WHERE `+ruleUnchanged+` AND snoozed_until = $10 AND last_fired_at = $11
+			RETURNING name, channels, NOT EXISTS (SELECT 1 FROM deliveries d
+				WHERE d.account_id = rules.account_id AND d.rule_id = rules.id AND d.created_at >= $11)`, args...).
+			Query(func(rows pgx.Rows) error {
+				n, err := pgx.ForEachRow(rows, []any{&rule.Name, &rule.Channels, &muted}, func() error { return nil })
+				applied = n.RowsAffected() == 1
+				return err
+			})
+		queueAudience(b, r.AccountID, &audience, connected)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if !applied || !muted {
+			return nil
+		}
+		rule.SnoozedUntil = nil
+		planned := plan(rule, audience, connected)
+		deliveries = len(planned)
+		return insertDeliveries(ctx, tx, r.AccountID, rule, planned, at)
+	})
+	if err != nil || !applied || !muted {
+		return false, 0, wrap(err)
+	}
+	return true, deliveries, nil
 }
 
 // insertDeliveries writes a firing's deliveries in one statement, as

@@ -116,7 +116,7 @@ func (s *MCPService) DeleteMCP(ctx context.Context, accountID, id string) error 
 			return errMCPNotFound
 		}
 		// Its telemetry goes in the background (accounts.RunDeletions).
-		return requestMCPDeletion(ctx, tx, accountID, id)
+		return s.db.requestMCPDeletion(ctx, tx, accountID, id)
 	})
 	if err != nil {
 		return wrap(err)

@@ -34,6 +34,10 @@ const (
 	LockEvaluator int64 = 0x74656c656d657402
 	LockNightly   int64 = 0x74656c656d657403
 	LockRetention int64 = 0x74656c656d657404
+	// lockDeletions is the class of the per-account transaction locks
+	// (pg_advisory_xact_lock(class, hashtext(account))) that serialize an
+	// account's deletion requests against their limit.
+	lockDeletions int32 = 0x74656c05
 )
 
 // Config names the database and sizes the pool.
@@ -51,6 +55,10 @@ type Config struct {
 type DB struct {
 	Pool *pgxpool.Pool
 	log  *slog.Logger
+	// DeletionsPerHour is how many deletion requests (a person's data,
+	// deleting an MCP) an account may make per hour; 0 means
+	// accounts.DefaultDeletionsPerHour.
+	DeletionsPerHour int
 }
 
 // Open connects to PostgreSQL. It does not wait for the server: the first

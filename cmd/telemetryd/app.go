@@ -90,6 +90,7 @@ func (m *Main) Connect(ctx context.Context) error {
 		return err
 	}
 	m.PG = pg
+	m.PG.DeletionsPerHour = m.Config.Storage.DeletionsPerHour
 	m.closers = append(m.closers, pg.Close)
 	chCfg := m.Config.ClickHouse.storeConfig()
 	// A deletion keeps watching for rows other instances flush late: two

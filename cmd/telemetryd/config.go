@@ -46,6 +46,9 @@ type StorageConfig struct {
 	RetentionDays int `mapstructure:"retention_days"`
 	// DeletionPoll is how often the deletion worker looks for requests.
 	DeletionPoll time.Duration `mapstructure:"deletion_poll"`
+	// DeletionsPerHour is how many deletion requests (a person's data,
+	// deleting an MCP) an account may make per hour; past it 429.
+	DeletionsPerHour int `mapstructure:"deletions_per_hour"`
 }
 
 // ExportConfig limits GET /v1/mcps/{id}/export per account and in total
@@ -204,7 +207,8 @@ func DefaultConfig() Config {
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
-		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second},
+		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second,
+			DeletionsPerHour: accounts.DefaultDeletionsPerHour},
 		Export: ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent,
 			MaxConcurrentTotal: httpapi.DefaultExportLimits.Total},
 	}
@@ -292,6 +296,9 @@ func (c Config) Validate() error {
 	}
 	if c.Storage.DeletionPoll < 100*time.Millisecond {
 		bad("storage.deletion_poll", "must be at least 100ms")
+	}
+	if c.Storage.DeletionsPerHour < 1 {
+		bad("storage.deletions_per_hour", "must be at least 1")
 	}
 	if c.Export.PerMinute < 1 || c.Export.Concurrent < 1 || c.Export.MaxConcurrentTotal < 1 {
 		bad("export", "per_minute, concurrent and max_concurrent_total must be at least 1")

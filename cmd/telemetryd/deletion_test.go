@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,9 +93,27 @@ func TestDeletePersonAndMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	// Every table the server has with an mcp_id column (views aside), but
+	// the usage counts, which outlive the MCP.
+	var tables []string
+	r, err := conn.Query(context.Background(), `SELECT DISTINCT table FROM system.columns WHERE database = ? AND name = 'mcp_id'
+		AND table IN (SELECT name FROM system.tables WHERE database = ? AND engine NOT LIKE '%View' AND name != 'usage_daily')`,
+		cfg.ClickHouse.Database, cfg.ClickHouse.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var name string
+		_ = r.Scan(&name)
+		tables = append(tables, name)
+	}
+	r.Close()
+	if !slices.Contains(tables, "session_span") || !slices.Contains(tables, "breakdown_daily") || !slices.Contains(tables, "mcp_hourly") {
+		t.Fatalf("tables with an mcp_id column: %v", tables)
+	}
 	a.must(204, "DELETE", "/v1/mcps/"+mcp, token, nil)
 	eventually(t, 30*time.Second, func() error {
-		for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "user_daily"} {
+		for _, table := range tables {
 			var n uint64
 			q := fmt.Sprintf("SELECT count() FROM %s.%s WHERE mcp_id = ?", cfg.ClickHouse.Database, table)
 			if err := conn.QueryRow(context.Background(), q, mcp).Scan(&n); err != nil {
@@ -148,4 +170,43 @@ func countIDs(m map[string]map[string]any) int {
 		}
 	}
 	return n
+}
+
+// TestDeletionRequestsRateLimited: past storage.deletions_per_hour, a
+// person's deletion and an MCP's deletion answer 429 rate_limited with
+// Retry-After, and the refused MCP stays; another account is not limited.
+func TestDeletionRequestsRateLimited(t *testing.T) {
+	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	cfg.Storage.DeletionsPerHour = 2
+	_, base := startMain(t, cfg)
+	a := api{t, base}
+	token, mcp, _ := a.newTenant("limited")
+	tokenB, mcpB, _ := a.newTenant("unlimited")
+	a.must(202, "DELETE", "/v1/mcps/"+mcp+"/users/u-1", token, nil)
+	a.must(202, "DELETE", "/v1/mcps/"+mcp+"/users/u-2", token, nil)
+	refused := func(method, path string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+		if res.StatusCode != 429 || body["code"] != "rate_limited" || secs < 1 || secs > 3600 {
+			t.Errorf("%s %s: %d Retry-After %q %v", method, path, res.StatusCode, res.Header.Get("Retry-After"), body)
+		}
+	}
+	refused("DELETE", "/v1/mcps/"+mcp+"/users/u-3")
+	refused("DELETE", "/v1/mcps/"+mcp)
+	a.must(200, "GET", "/v1/mcps/"+mcp, token, nil) // the refused deletion left it
+	// An unknown MCP is still 404, not 429.
+	if status, res := a.do("DELETE", "/v1/mcps/"+mcpB, token, nil); status != 404 {
+		t.Errorf("another account's MCP: %d %v", status, res)
+	}
+	a.must(202, "DELETE", "/v1/mcps/"+mcpB+"/users/u-1", tokenB, nil)
+	a.must(204, "DELETE", "/v1/mcps/"+mcpB, tokenB, nil)
 }

@@ -72,6 +72,27 @@ func TestRetention(t *testing.T) {
 	if n := strings.Count(body, "\n"); n != 3 {
 		t.Errorf("A exports %d items, want 3", n)
 	}
+	// A raw breakdown (a filter other than status scans raw items), a
+	// session timeline and the hourly series clamp the same way.
+	for _, c := range []struct {
+		token, mcp string
+		want       float64
+	}{{tokenA, mcpA, 3}, {tokenB, mcpB, 6}} {
+		b := a.must(200, "GET", "/v1/mcps/"+c.mcp+"/breakdown"+rangeQ+"&by=method&tool=x", c.token, nil)
+		items, _ := b["items"].([]any)
+		if len(items) != 1 || num(items[0].(map[string]any)["calls"]) != c.want {
+			t.Errorf("raw breakdown of %s over 100 days: %v, want %v calls", c.mcp, b["items"], c.want)
+		}
+	}
+	if status, res := a.do("GET", "/v1/mcps/"+mcpA+"/sessions/s45", tokenA, nil); status != 404 || res["code"] != "not_found" {
+		t.Errorf("timeline of a session beyond retention: %d %v", status, res)
+	}
+	if tl := a.must(200, "GET", "/v1/mcps/"+mcpB+"/sessions/s45", tokenB, nil); num(tl["calls"]) != 1 {
+		t.Errorf("timeline of a session within retention: %v", tl)
+	}
+	if status, res := a.do("GET", "/v1/mcps/"+mcpA+"/sessions/s45?from="+today.AddDate(0, 0, -50).Format("2006-01-02"), tokenA, nil); status != 404 {
+		t.Errorf("timeline with from beyond retention: %d %v", status, res)
+	}
 
 	conn, err := ch.Open(&ch.Options{Addr: cfg.ClickHouse.Addr})
 	if err != nil {

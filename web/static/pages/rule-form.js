@@ -107,7 +107,7 @@ function buildForm(mcpId, rule, tools, channels, back) {
         name: 'channels', value: c, checked: rule ? (rule.channels || []).includes(c) : c === 'in_app', testid: `rule-channel-${c}`,
       }))),
     h('div', { class: 'form-row' },
-      field({ label: 'Minimum calls', name: 'min_calls', type: 'number', min: 0, step: 1, value: String(rule?.min_calls ?? 0), testid: 'rule-min-calls', hint: 'Error and latency metrics stay ok on a window with fewer calls.' }),
+      field({ label: 'Minimum calls', name: 'min_calls', type: 'number', min: 0, step: 1, value: String(rule?.min_calls ?? 0), testid: 'rule-min-calls', hint: 'Error and latency metrics keep the rule\'s state on a window with fewer calls.' }),
       field({ label: 'Compare with', name: 'baseline', type: 'select', value: rule?.baseline || '', testid: 'rule-baseline', optionalLabel: false,
         options: [{ value: '', label: 'The threshold itself' }, { value: 'week_ago', label: 'The same window a week ago (ratio)' }] })),
     checkbox({ label: 'Notify when resolved', name: 'notify_on_resolve', checked: !!rule?.notify_on_resolve, testid: 'rule-notify-on-resolve', hint: 'Send the same people a notice when the rule goes back to ok.' }),
