@@ -201,15 +201,21 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, accountID string, r alerti
 	}
 	n := len(plan)
 	deliveryIDs, channels, recipients, statuses, titles, bodies := make([]string, n), make([]string, n), make([]*string, n), make([]string, n), make([]string, n), make([]string, n)
+	kinds, summaries := make([]string, n), make([]string, n)
 	for i, d := range plan {
 		deliveryIDs[i], channels[i], recipients[i], statuses[i], titles[i], bodies[i] = ids.New(prefixDelivery), d.Channel, d.RecipientUserID, d.Status, d.Title, d.Body
+		kinds[i], summaries[i] = d.Kind, d.Summary
+		if kinds[i] == "" {
+			kinds[i] = alerting.KindFiring
+		}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel,
-			recipient_user_id, status, title, body, created_at, next_attempt_at)
+			recipient_user_id, status, title, body, created_at, next_attempt_at, queued_at, kind, summary)
 		SELECT d.id, $1, $2, $3, $4, d.channel, d.recipient, d.status, d.title, d.body, $5,
-			CASE WHEN d.status = 'queued' THEN $5::timestamptz END
-		FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-			AS d(id, channel, recipient, status, title, body)`,
-		accountID, r.ID, r.Name, r.MCPID, now, deliveryIDs, channels, recipients, statuses, titles, bodies)
+			CASE WHEN d.status = 'queued' THEN $5::timestamptz END,
+			CASE WHEN d.status = 'queued' THEN $5::timestamptz END, d.kind, d.summary
+		FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+			AS d(id, channel, recipient, status, title, body, kind, summary)`,
+		accountID, r.ID, r.Name, r.MCPID, now, deliveryIDs, channels, recipients, statuses, titles, bodies, kinds, summaries)
 	return err
 }
