@@ -236,17 +236,18 @@ func Retrier(status int, h http.Header, token string) (bool, error) {
 }
 
 // RetryAfter reads a Retry-After header: seconds (fractions allowed, as
-// Discord sends) or an HTTP date; 0 when absent or malformed.
+// Discord sends) or an HTTP date; 0 when absent or malformed, at most a
+// day (the outbox caps it further).
 func RetryAfter(h http.Header, now time.Time) time.Duration {
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e7 {
-		return time.Duration(f * float64(time.Second))
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+		return time.Duration(min(f, 86400) * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), 24*time.Hour)
 	}
 	return 0
 }

@@ -24,6 +24,9 @@ const (
 	MaxDescription = 4096
 	MaxFieldName   = 256
 	MaxFieldValue  = 1024
+	// fieldCap is what this sender puts in a field: with a full title and
+	// description, three fields still fit in MaxEmbedTotal.
+	fieldCap = 256
 	MaxFooter      = 2048
 	// MaxEmbedTotal is the sum of the text of every embed of a message.
 	MaxEmbedTotal = 6000
@@ -134,13 +137,13 @@ func embed(m alerting.Message) Embed {
 	}
 	em.Description = alerting.Ellipsis(desc, MaxDescription)
 	if m.Summary != "" {
-		em.Fields = append(em.Fields, Field{Name: "Measured", Value: alerting.Ellipsis(Escape(m.Summary), MaxFieldValue)})
+		em.Fields = append(em.Fields, Field{Name: "Measured", Value: alerting.Ellipsis(Escape(m.Summary), fieldCap)})
 	}
 	if m.MCPName != "" {
-		em.Fields = append(em.Fields, Field{Name: "MCP", Value: alerting.Ellipsis(Escape(m.MCPName), MaxFieldValue), Inline: true})
+		em.Fields = append(em.Fields, Field{Name: "MCP", Value: alerting.Ellipsis(Escape(m.MCPName), fieldCap), Inline: true})
 	}
 	if m.RuleName != "" {
-		em.Fields = append(em.Fields, Field{Name: "Rule", Value: alerting.Ellipsis(Escape(m.RuleName), MaxFieldValue), Inline: true})
+		em.Fields = append(em.Fields, Field{Name: "Rule", Value: alerting.Ellipsis(Escape(m.RuleName), fieldCap), Inline: true})
 	}
 	if !m.At.IsZero() {
 		em.Timestamp = m.At.UTC().Format(time.RFC3339)
