@@ -26,8 +26,8 @@ const (
 	MaxFieldValue  = 1024
 	// fieldCap is what this sender puts in a field: with a full title and
 	// description, three fields still fit in MaxEmbedTotal.
-	fieldCap = 256
-	MaxFooter      = 2048
+	fieldCap  = 256
+	MaxFooter = 2048
 	// MaxEmbedTotal is the sum of the text of every embed of a message.
 	MaxEmbedTotal = 6000
 )
