@@ -155,6 +155,26 @@ func PlanResolveFanOut(rule Rule, value float64, hasValue bool, audience []Membe
 	return planDeliveries(rule, KindResolved, ResolvedTitle(rule, value, hasValue), ResolvedBody(rule, value, hasValue), summary, audience, connected)
 }
 
+// Reasons a firing rule ends without resolving (PlanEndedFanOut).
+const (
+	EndRedefined = "redefined"
+	EndDisabled  = "disabled"
+	EndDeleted   = "deleted"
+)
+
+// PlanEndedFanOut decides the resolve notices of a firing rule with
+// notify_on_resolve that an admin redefined, disabled or deleted (reason):
+// the people who heard it fire hear that it no longer fires, and why. The
+// audience rule is PlanFanOut's.
+func PlanEndedFanOut(rule Rule, reason string, audience []Member, connected map[string]bool) []PlannedDelivery {
+	title := "Resolved: " + rule.Name + " (rule " + reason + ")"
+	body := "The rule was " + reason + " while firing, so it no longer fires on its old condition (" + rule.label() + " " + rule.ruleText() + ")."
+	if reason == EndRedefined {
+		body = "The rule was redefined while firing; its old condition (" + rule.label() + " " + rule.ruleText() + ") no longer applies, and the next evaluation judges the new one."
+	}
+	return planDeliveries(rule, KindResolved, title, body, "rule "+reason, audience, connected)
+}
+
 func planDeliveries(rule Rule, kind, title, body, summary string, audience []Member, connected map[string]bool) []PlannedDelivery {
 	var out []PlannedDelivery
 	seen := make(map[string]bool, len(audience))

@@ -152,24 +152,7 @@ func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c
 				applied = n.RowsAffected() == 1
 				return err
 			})
-		b.Queue(`SELECT m.user_id, COALESCE(p.in_app, true), COALESCE(p.email, true)
-		FROM memberships m LEFT JOIN channel_preferences p ON p.account_id = m.account_id AND p.user_id = m.user_id
-		WHERE m.account_id = $1 ORDER BY m.joined_at, m.user_id`, r.AccountID).Query(func(rows pgx.Rows) error {
-			var m alerting.Member
-			_, err := pgx.ForEachRow(rows, []any{&m.UserID, &m.Prefs.InApp, &m.Prefs.Email}, func() error {
-				audience = append(audience, m)
-				return nil
-			})
-			return err
-		})
-		b.Queue(`SELECT channel FROM webhook_connections WHERE account_id = $1`, r.AccountID).Query(func(rows pgx.Rows) error {
-			var ch string
-			_, err := pgx.ForEachRow(rows, []any{&ch}, func() error {
-				connected[ch] = true
-				return nil
-			})
-			return err
-		})
+		queueAudience(b, r.AccountID, &audience, connected)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
@@ -190,6 +173,47 @@ func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c
 		deliveries = 0
 	}
 	return applied, deliveries, wrap(err)
+}
+
+// queueAudience queues the reads of the team at this moment (with each
+// person's preferences) and the connected team channels of an account.
+func queueAudience(b *pgx.Batch, accountID string, audience *[]alerting.Member, connected map[string]bool) {
+	b.Queue(`SELECT m.user_id, COALESCE(p.in_app, true), COALESCE(p.email, true)
+		FROM memberships m LEFT JOIN channel_preferences p ON p.account_id = m.account_id AND p.user_id = m.user_id
+		WHERE m.account_id = $1 ORDER BY m.joined_at, m.user_id`, accountID).Query(func(rows pgx.Rows) error {
+		var m alerting.Member
+		_, err := pgx.ForEachRow(rows, []any{&m.UserID, &m.Prefs.InApp, &m.Prefs.Email}, func() error {
+			*audience = append(*audience, m)
+			return nil
+		})
+		return err
+	})
+	b.Queue(`SELECT channel FROM webhook_connections WHERE account_id = $1`, accountID).Query(func(rows pgx.Rows) error {
+		var ch string
+		_, err := pgx.ForEachRow(rows, []any{&ch}, func() error {
+			connected[ch] = true
+			return nil
+		})
+		return err
+	})
+}
+
+// notifyEnded inserts the resolve notices of a firing rule with
+// notify_on_resolve that ends for reason (alerting.PlanEndedFanOut),
+// nothing while it is snoozed. Runs in the transaction that changes the
+// rule.
+func notifyEnded(ctx context.Context, tx pgx.Tx, accountID string, r alerting.Rule, reason string, now time.Time) error {
+	if r.State != alerting.StateFiring || !r.NotifyOnResolve || r.Snoozed(now) {
+		return nil
+	}
+	var audience []alerting.Member
+	connected := map[string]bool{}
+	b := &pgx.Batch{}
+	queueAudience(b, accountID, &audience, connected)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	return insertDeliveries(ctx, tx, accountID, r, alerting.PlanEndedFanOut(r, reason, audience, connected), now)
 }
 
 // insertDeliveries writes a firing's deliveries in one statement, as
@@ -218,4 +242,57 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, accountID string, r alerti
 			AS d(id, channel, recipient, status, title, body, kind, summary)`,
 		accountID, r.ID, r.Name, r.MCPID, now, deliveryIDs, channels, recipients, statuses, titles, bodies, kinds, summaries)
 	return err
+}
+
+var _ alerting.RenotifyStore = (*EvaluationStore)(nil)
+
+// Renotify implements alerting.RenotifyStore in one transaction: the due
+// rules are locked (SKIP LOCKED: another instance takes the others), each
+// one's audience read and its deliveries inserted, then last_notified_at
+// set. The value is the one of the rule's last fired event.
+func (s *EvaluationStore) Renotify(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+evalRuleColumns+` FROM rules
+			WHERE enabled AND state = 'firing' AND renotify_minutes IS NOT NULL
+				AND GREATEST(last_notified_at, last_fired_at) + renotify_minutes * interval '1 minute' <= $1
+				AND (snoozed_until IS NULL OR snoozed_until <= $1)
+			ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`, now)
+		if err != nil {
+			return err
+		}
+		due, err := pgx.CollectRows(rows, scanEvalRule)
+		if err != nil {
+			return err
+		}
+		for _, r := range due {
+			var value float64
+			if err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT value FROM rule_events WHERE rule_id = $1 AND kind = 'fired'
+				ORDER BY created_at DESC LIMIT 1), 0)`, r.ID).Scan(&value); err != nil {
+				return err
+			}
+			var audience []alerting.Member
+			connected := map[string]bool{}
+			b := &pgx.Batch{}
+			queueAudience(b, r.AccountID, &audience, connected)
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			if err := insertDeliveries(ctx, tx, r.AccountID, r.Rule, alerting.PlanRenotifyFanOut(r.Rule, value, audience, connected), now); err != nil {
+				return err
+			}
+		}
+		if len(due) > 0 {
+			ruleIDs := make([]string, len(due))
+			for i, r := range due {
+				ruleIDs[i] = r.ID
+			}
+			if _, err := tx.Exec(ctx, `UPDATE rules SET last_notified_at = $2 WHERE id = ANY($1)`, ruleIDs, now); err != nil {
+				return err
+			}
+		}
+		n = len(due)
+		return nil
+	})
+	return n, wrap(err)
 }

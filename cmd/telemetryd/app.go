@@ -337,6 +337,9 @@ func (m *Main) Run(ctx context.Context) error {
 	// The outbox needs only PostgreSQL: alerts already queued go out
 	// during a ClickHouse outage.
 	g.Go(func() error { return m.Outbox.Run(gctx, m.Config.Alerting.Delivery.PollInterval) })
+	g.Go(func() error {
+		return alerting.RunRenotify(gctx, postgres.NewEvaluationStore(m.PG), min(m.Config.Alerting.EvaluateInterval, time.Minute), m.Log)
+	})
 	// Deleted ingest keys are evicted from this instance's cache as soon as
 	// PostgreSQL announces them; the loop reconnects on its own.
 	g.Go(func() error { return m.Keys.Run(gctx) })

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcpscope/telemetry/internal/chatstub"
 	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/postgres"
 )
 
 // mailDev is a real SMTP server for the tests: MailDev from npm
@@ -81,6 +83,7 @@ func (m mailDev) emails() ([]mdEmail, error) {
 // deliveryEnv is the service configured to send through MailDev and the
 // chat stand-in behind the TLS-intercepting proxy.
 type deliveryEnv struct {
+	m     *Main
 	a     api
 	token string
 	mcp   string
@@ -127,8 +130,8 @@ func newDeliveryEnv(t *testing.T, withMail bool) *deliveryEnv {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	_, base := startMain(t, cfg)
-	env.a = api{t: t, base: base}
+	m, base := startMain(t, cfg)
+	env.m, env.a = m, api{t: t, base: base}
 	env.token, env.mcp, _ = env.a.newTenant("dlv")
 	env.email = env.a.must(200, "GET", "/v1/account/profile", env.token, nil)["email"].(string)
 	for ch, u := range map[string]string{"slack": slackHook, "discord": discordHook} {
@@ -141,8 +144,17 @@ func newDeliveryEnv(t *testing.T, withMail bool) *deliveryEnv {
 // without data) and evaluates it; it returns the rule id.
 func (e *deliveryEnv) fire(t *testing.T, name string, channels ...string) string {
 	t.Helper()
-	r := e.a.must(201, "POST", "/v1/mcps/"+e.mcp+"/rules", e.token, map[string]any{"name": name, "metric": "calls",
-		"comparator": "<", "threshold": 1, "window_minutes": 5, "channels": channels})
+	return e.fireWith(t, map[string]any{"name": name, "channels": channels})
+}
+
+// fireWith is fire with more rule fields.
+func (e *deliveryEnv) fireWith(t *testing.T, fields map[string]any) string {
+	t.Helper()
+	body := map[string]any{"metric": "calls", "comparator": "<", "threshold": 1, "window_minutes": 5}
+	for k, v := range fields {
+		body[k] = v
+	}
+	r := e.a.must(201, "POST", "/v1/mcps/"+e.mcp+"/rules", e.token, body)
 	id := r["id"].(string)
 	if ev := e.a.must(200, "POST", "/v1/rules/"+id+"/evaluate", e.token, nil); ev["fired"] != true {
 		t.Fatalf("evaluate: %v", ev)
@@ -431,5 +443,78 @@ func TestDeliveryOffByDefault(t *testing.T) {
 	}
 	if r := a.must(200, "POST", "/v1/account/channels/email/test", token, nil); r["status"] != "failed" || r["error"] != "sending_not_configured" {
 		t.Errorf("test without sending: %v", r)
+	}
+}
+
+// slackTitles returns the deliveries' titles of a rule on Slack, by status.
+func (e *deliveryEnv) slackTitles(t *testing.T, ruleID string) []string {
+	t.Helper()
+	var out []string
+	for _, x := range e.a.must(200, "GET", "/v1/account/notifications?channel=slack&limit=200", e.token, nil)["items"].([]any) {
+		if n := x.(map[string]any); n["rule_id"] == ruleID {
+			out = append(out, fmt.Sprintf("%s|%s", n["status"], n["title"]))
+		}
+	}
+	return out
+}
+
+// TestRenotifyAndEndedRules: a rule still firing after renotify_minutes
+// is delivered again; a firing rule with notify_on_resolve that is
+// redefined, disabled or deleted sends a resolved notice saying why.
+func TestRenotifyAndEndedRules(t *testing.T) {
+	e := newDeliveryEnv(t, false)
+	e.a.must(422, "POST", "/v1/mcps/"+e.mcp+"/rules", e.token, map[string]any{"name": "x", "metric": "calls", "comparator": "<",
+		"threshold": 1, "window_minutes": 5, "channels": []string{"slack"}, "renotify_minutes": 4})
+
+	rule := e.fireWith(t, map[string]any{"name": "again", "channels": []string{"slack"}, "renotify_minutes": 5})
+	if r := e.a.must(200, "GET", "/v1/rules/"+rule, e.token, nil); num(r["renotify_minutes"]) != 5 {
+		t.Fatalf("rule %v", r)
+	}
+	e.waitStatus(t, rule, "slack", "sent", 5*time.Second)
+	store := postgres.NewEvaluationStore(e.m.PG)
+	if n, err := store.Renotify(context.Background(), time.Now()); err != nil || n != 0 {
+		t.Fatalf("renotify before the interval: %d, %v", n, err)
+	}
+	if _, err := e.m.PG.Pool.Exec(context.Background(), `UPDATE rules SET last_fired_at = now() - interval '6 minutes' WHERE id = $1`, rule); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.Renotify(context.Background(), time.Now()); err != nil || n != 1 {
+		t.Fatalf("renotify after the interval: %d, %v", n, err)
+	}
+	if n, _ := store.Renotify(context.Background(), time.Now()); n != 0 {
+		t.Errorf("re-notified twice in one interval")
+	}
+	eventually(t, 5*time.Second, func() error {
+		got := e.slackTitles(t, rule)
+		if len(got) != 2 || got[0] != "sent|Still firing: again (calls 0)" {
+			return fmt.Errorf("slack deliveries %v", got)
+		}
+		return nil
+	})
+	e.a.must(200, "PATCH", "/v1/rules/"+rule, e.token, map[string]any{"renotify_minutes": nil})
+
+	for _, c := range []struct{ reason, method, body string }{
+		{"redefined", "PATCH", `{"threshold": 2}`},
+		{"disabled", "PATCH", `{"enabled": false}`},
+		{"deleted", "DELETE", ``},
+	} {
+		rule := e.fireWith(t, map[string]any{"name": "ends " + c.reason, "channels": []string{"slack", "in_app"}, "notify_on_resolve": true})
+		e.waitStatus(t, rule, "slack", "sent", 5*time.Second)
+		var body any
+		if c.body != "" {
+			_ = json.Unmarshal([]byte(c.body), &body)
+		}
+		want := 200
+		if c.method == "DELETE" {
+			want = 204
+		}
+		e.a.must(want, c.method, "/v1/rules/"+rule, e.token, body)
+		eventually(t, 5*time.Second, func() error {
+			got := e.slackTitles(t, rule)
+			if len(got) != 2 || got[0] != "sent|Resolved: ends "+c.reason+" (rule "+c.reason+")" {
+				return fmt.Errorf("slack deliveries of a %s rule: %v", c.reason, got)
+			}
+			return nil
+		})
 	}
 }
