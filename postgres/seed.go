@@ -15,36 +15,35 @@ import (
 // the outbox tests and the delivery bench only, and returns the account
 // ids.
 func SeedChatDeliveries(ctx context.Context, db *DB, box *alerting.SecretBox, accounts, perAccount int, hookURL func(i int) string) ([]string, error) {
-	var accountIDs []string
 	now := time.Now()
-	for i := 0; i < accounts; i++ {
-		acc := ids.New(prefixAccount)
-		accountIDs = append(accountIDs, acc)
+	accIDs, sealed, hints := make([]string, accounts), make([][]byte, accounts), make([]string, accounts)
+	var dAcc, dIDs, dTitles []string
+	for i := range accIDs {
+		accIDs[i] = ids.New(prefixAccount)
 		u, err := alerting.ValidateWebhookURL(alerting.ChannelSlack, hookURL(i))
 		if err != nil {
 			return nil, err
 		}
-		sealed, err := box.Seal([]byte(u.String()), alerting.WebhookAssociatedData(acc, alerting.ChannelSlack))
-		if err != nil {
+		if sealed[i], err = box.Seal([]byte(u.String()), alerting.WebhookAssociatedData(accIDs[i], alerting.ChannelSlack)); err != nil {
 			return nil, err
 		}
-		dids, titles := make([]string, perAccount), make([]string, perAccount)
-		for n := range dids {
-			dids[n], titles[n] = ids.New(prefixDelivery), fmt.Sprintf("Firing: seed %d/%d", i, n)
-		}
-		if _, err := db.Pool.Exec(ctx, `INSERT INTO accounts (id, name) VALUES ($1, 'seed')`, acc); err != nil {
-			return nil, wrap(err)
-		}
-		if _, err := db.Pool.Exec(ctx, `INSERT INTO webhook_connections (account_id, channel, url_ciphertext, hint)
-			VALUES ($1, 'slack', $2, $3)`, acc, sealed, alerting.WebhookHint(u)); err != nil {
-			return nil, wrap(err)
-		}
-		if _, err := db.Pool.Exec(ctx, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel, status,
-				title, body, created_at, next_attempt_at, queued_at)
-			SELECT d.id, $1, 'rul_seed', 'seed', 'mcp_seed', 'slack', 'queued', d.title, 'seeded', $2, $2, $2
-			FROM unnest($3::text[], $4::text[]) AS d(id, title)`, acc, now, dids, titles); err != nil {
-			return nil, wrap(err)
+		hints[i] = alerting.WebhookHint(u)
+		for n := 0; n < perAccount; n++ {
+			dAcc, dIDs, dTitles = append(dAcc, accIDs[i]), append(dIDs, ids.New(prefixDelivery)), append(dTitles, fmt.Sprintf("Firing: seed %d/%d", i, n))
 		}
 	}
-	return accountIDs, nil
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO accounts (id, name) SELECT unnest($1::text[]), 'seed'`, accIDs); err != nil {
+		return nil, wrap(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO webhook_connections (account_id, channel, url_ciphertext, hint)
+		SELECT a, 'slack', c, h FROM unnest($1::text[], $2::bytea[], $3::text[]) AS w(a, c, h)`, accIDs, sealed, hints); err != nil {
+		return nil, wrap(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel, status,
+			title, body, created_at, next_attempt_at, queued_at)
+		SELECT d.id, d.acc, 'rul_seed', 'seed', 'mcp_seed', 'slack', 'queued', d.title, 'seeded', $1, $1, $1
+		FROM unnest($2::text[], $3::text[], $4::text[]) AS d(id, acc, title)`, now, dIDs, dAcc, dTitles); err != nil {
+		return nil, wrap(err)
+	}
+	return accIDs, nil
 }
