@@ -424,6 +424,28 @@ func TestDeliveryFailures(t *testing.T) {
 		t.Errorf("retry answer %v", r)
 	}
 	e.waitStatus(t, rule2, "slack", "sent", 5*time.Second)
+
+	// The outbox's metrics count what happened above.
+	eventually(t, 10*time.Second, func() error {
+		m := scrape(t, e.a.base+"/metrics")
+		for series, least := range map[string]float64{
+			`telemetry_alert_deliveries_total{channel="slack",outcome="sent"}`:      4,
+			`telemetry_alert_deliveries_total{channel="slack",outcome="retried"}`:   2,
+			`telemetry_alert_deliveries_total{channel="slack",outcome="failed"}`:    2,
+			`telemetry_alert_deliveries_total{channel="discord",outcome="retried"}`: 2,
+		} {
+			if m[series] < least {
+				return fmt.Errorf("%s = %v, want at least %v", series, m[series], least)
+			}
+		}
+		if m["telemetry_alert_outbox_queued"] < 1 {
+			return fmt.Errorf("queue depth %v: the hanging discord delivery is still queued", m["telemetry_alert_outbox_queued"])
+		}
+		if _, ok := m["telemetry_alert_outbox_oldest_due_seconds"]; !ok {
+			return fmt.Errorf("no oldest due gauge")
+		}
+		return nil
+	})
 	e.a.must(409, "POST", "/v1/account/notifications/"+d2["id"].(string)+"/retry", e.token, nil)
 	e.a.must(404, "POST", "/v1/account/notifications/dlv_nope/retry", e.token, nil)
 }
