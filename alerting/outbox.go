@@ -295,7 +295,9 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due) {
 		m.RuleURL, m.SettingsURL = Links(o.BaseURL, m)
 		env.Messages = append(env.Messages, m)
 	}
-	sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	// A shutdown lets the send finish (bounded by Timeout) rather than
+	// cut it off after the provider may have accepted it.
+	sctx, cancel := context.WithTimeout(rctx, o.Timeout)
 	retry, err := o.Notifiers[first.Channel].Notify(sctx, env)
 	if err != nil && sctx.Err() == context.DeadlineExceeded {
 		retry, err = true, &SendError{Code: ErrCodeTimeout}
