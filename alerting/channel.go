@@ -27,6 +27,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mcpscope/telemetry"
 )
@@ -54,9 +55,12 @@ type CatalogueEntry struct {
 	ID          string
 	Label       string
 	Description string
-	// Delivers is true only for channels that actually send today. Email and
-	// team-chat deliveries are recorded as queued and nothing processes them
-	// yet; the flag tells clients not to promise more than that.
+	// SendingDescription replaces Description when the channel is
+	// configured to send (Sending).
+	SendingDescription string
+	// Delivers is true only for channels that send without configuration
+	// (in_app). Email and team-chat deliveries send once the installation
+	// configures them (Sending); until then they are recorded as queued.
 	Delivers bool
 	Scope    string
 }
@@ -67,11 +71,35 @@ var catalogue = []CatalogueEntry{
 	{ID: ChannelInApp, Label: "In-app", Scope: ScopePersonal, Delivers: true,
 		Description: "Alerts appear in your inbox in the dashboard as soon as a rule fires."},
 	{ID: ChannelEmail, Label: "Email", Scope: ScopePersonal, Delivers: false,
-		Description: "Alerts are recorded for email to your address; sending is not switched on yet."},
+		Description:        "Alerts are recorded for email to your address; sending is not switched on yet.",
+		SendingDescription: "Alerts are emailed to your address as soon as a rule fires."},
 	{ID: ChannelSlack, Label: "Slack", Scope: ScopeTeam, Delivers: false,
-		Description: "Alerts are recorded for one Slack channel, connected by an admin with an incoming webhook; sending is not switched on yet."},
+		Description:        "Alerts are recorded for one Slack channel, connected by an admin with an incoming webhook; sending is not switched on yet.",
+		SendingDescription: "Alerts are posted to one Slack channel, connected by an admin with an incoming webhook."},
 	{ID: ChannelDiscord, Label: "Discord", Scope: ScopeTeam, Delivers: false,
-		Description: "Alerts are recorded for one Discord channel, connected by an admin with a channel webhook; sending is not switched on yet."},
+		Description:        "Alerts are recorded for one Discord channel, connected by an admin with a channel webhook; sending is not switched on yet.",
+		SendingDescription: "Alerts are posted to one Discord channel, connected by an admin with a channel webhook."},
+}
+
+// Sending says which channels the installation is configured to send
+// (alerting.email.smtp_url, alerting.chat.enabled). The zero value sends
+// nothing but in_app: the seed's behaviour.
+type Sending struct {
+	Email bool
+	Chat  bool
+}
+
+// Sends reports whether deliveries on channel are actually sent.
+func (s Sending) Sends(channel string) bool {
+	switch channel {
+	case ChannelInApp:
+		return true
+	case ChannelEmail:
+		return s.Email
+	case ChannelSlack, ChannelDiscord:
+		return s.Chat
+	}
+	return false
 }
 
 // Catalogue returns every channel kind, connected or not, in display order.
@@ -124,20 +152,59 @@ type Channel struct {
 	// WebhookHint is the masked webhook (see WebhookHint); null unless a team
 	// channel is connected. The URL itself is never returned.
 	WebhookHint *string `json:"webhook_hint"`
+	// Health is the team channel's sending record; nil for personal
+	// channels.
+	Health *ChannelHealth `json:"health"`
+}
+
+// ChannelHealth is what the outbox last saw of a team channel's webhook.
+type ChannelHealth struct {
+	LastSentAt   *time.Time `json:"last_sent_at"`
+	LastFailedAt *time.Time `json:"last_failed_at"`
+	// LastError is the short code of the last failure (never a secret).
+	LastError *string `json:"last_error"`
+	// Broken: the provider said the webhook no longer exists; deliveries
+	// fail with webhook_revoked until an admin connects a new one.
+	Broken bool `json:"broken"`
+}
+
+// Connection is a connected team channel as the store reads it.
+type Connection struct {
+	Hint   string
+	Health ChannelHealth
 }
 
 // ListChannels builds the full channel list from the catalogue and the
-// account's webhook hints, keyed by team channel id. A team channel absent
-// from hints is not connected.
+// account's webhook hints, keyed by team channel id, with nothing
+// configured to send. A team channel absent from hints is not connected.
 func ListChannels(hints map[string]string) []Channel {
+	conns := make(map[string]Connection, len(hints))
+	for k, h := range hints {
+		conns[k] = Connection{Hint: h}
+	}
+	return BuildChannels(conns, Sending{})
+}
+
+// BuildChannels builds the full channel list from the catalogue, the
+// account's connections and what the installation sends.
+func BuildChannels(conns map[string]Connection, sending Sending) []Channel {
 	out := make([]Channel, 0, len(catalogue))
 	for _, e := range catalogue {
-		c := Channel{ID: e.ID, Label: e.Label, Description: e.Description, Delivers: e.Delivers, Scope: e.Scope}
+		c := Channel{ID: e.ID, Label: e.Label, Description: e.Description, Delivers: sending.Sends(e.ID), Scope: e.Scope}
+		if c.Delivers && e.SendingDescription != "" {
+			c.Description = e.SendingDescription
+		}
 		if e.Scope == ScopePersonal {
 			c.Connected = true
-		} else if h, ok := hints[e.ID]; ok {
-			c.Connected = true
-			c.WebhookHint = &h
+		} else {
+			h := ChannelHealth{}
+			if conn, ok := conns[e.ID]; ok {
+				c.Connected = true
+				hint := conn.Hint
+				c.WebhookHint = &hint
+				h = conn.Health
+			}
+			c.Health = &h
 		}
 		out = append(out, c)
 	}

@@ -9,9 +9,10 @@ import (
 	"github.com/mcpscope/telemetry"
 )
 
-// Delivery statuses. Only in_app delivers today; the others are recorded as
-// queued and nothing processes them yet. New statuses (sent, failed) may come
-// when senders exist; clients must tolerate unknown values.
+// Delivery statuses. in_app deliveries are delivered at once; email and
+// team-chat deliveries are queued, then sent or failed by the outbox once
+// sending is configured (StatusSent, StatusFailed; docs/delivery.md).
+// Clients must tolerate unknown values.
 const (
 	StatusDelivered = "delivered"
 	StatusQueued    = "queued"
@@ -37,6 +38,28 @@ type Notification struct {
 	Status          string    `json:"status"`
 	Title           string    `json:"title"`
 	CreatedAt       time.Time `json:"created_at"`
+	// The outbox's record of a sending channel (docs/delivery.md):
+	// attempts made, the last one, the next one while queued, the last
+	// failure's short code (never a secret), when it was sent and the id
+	// of the message it went out in (deliveries of one digest share it).
+	Attempts      int        `json:"attempts"`
+	LastAttemptAt *time.Time `json:"last_attempt_at"`
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+	LastError     *string    `json:"last_error"`
+	SentAt        *time.Time `json:"sent_at"`
+	MessageID     *string    `json:"message_id"`
+}
+
+// UTC returns n with its times in UTC.
+func (n Notification) UTC() Notification {
+	n.CreatedAt = n.CreatedAt.UTC()
+	for _, t := range []**time.Time{&n.LastAttemptAt, &n.NextAttemptAt, &n.SentAt} {
+		if *t != nil {
+			u := (*t).UTC()
+			*t = &u
+		}
+	}
+	return n
 }
 
 // Delivery is one record of a rule firing on one channel for one recipient:
@@ -65,8 +88,10 @@ func (f *NotificationFilter) Validate() error {
 	if f.Channel != "" && !ValidChannel(f.Channel) {
 		return telemetry.FieldError(telemetry.EINVALID, "query.channel", "Unknown channel %q; channels are in_app, email, slack and discord.", f.Channel)
 	}
-	if f.Status != "" && f.Status != StatusDelivered && f.Status != StatusQueued {
-		return telemetry.FieldError(telemetry.EINVALID, "query.status", "The status must be delivered or queued.")
+	switch f.Status {
+	case "", StatusDelivered, StatusQueued, StatusSent, StatusFailed:
+	default:
+		return telemetry.FieldError(telemetry.EINVALID, "query.status", "The status must be delivered, queued, sent or failed.")
 	}
 	return checkLimit(&f.Limit)
 }
@@ -88,11 +113,16 @@ type Member struct {
 // PlannedDelivery is a delivery PlanFanOut decided to create; the store adds
 // ids, the rule and MCP, and the time.
 type PlannedDelivery struct {
+	// Kind is KindFiring or KindResolved.
+	Kind            string
 	Channel         string
 	RecipientUserID *string // nil for team-chat channels
 	Status          string
 	Title           string
 	Body            string
+	// Summary is the measured value against the rule, e.g. "error rate
+	// 7.03% > 5%", for subject lines.
+	Summary string
 }
 
 // PlanFanOut decides the deliveries of one firing of rule, whose measured
@@ -109,7 +139,7 @@ type PlannedDelivery struct {
 // without a user id skipped), personal channels in catalogue order, then team
 // channels in catalogue order.
 func PlanFanOut(rule Rule, value float64, audience []Member, connected map[string]bool) []PlannedDelivery {
-	return planDeliveries(rule, FiringTitle(rule, value), FiringBody(rule, value), audience, connected)
+	return planDeliveries(rule, KindFiring, FiringTitle(rule, value), FiringBody(rule, value), rule.valueText(value)+" "+rule.ruleText(), audience, connected)
 }
 
 // PlanResolveFanOut decides the deliveries of one resolve of a rule with
@@ -118,10 +148,34 @@ func PlanFanOut(rule Rule, value float64, audience []Member, connected map[strin
 // false when it measured no value (a percentile without measured calls, a
 // baseline window without data, or a window under min_calls still has one).
 func PlanResolveFanOut(rule Rule, value float64, hasValue bool, audience []Member, connected map[string]bool) []PlannedDelivery {
-	return planDeliveries(rule, ResolvedTitle(rule, value, hasValue), ResolvedBody(rule, value, hasValue), audience, connected)
+	summary := "no " + rule.label() + " to judge, rule " + rule.ruleText()
+	if hasValue {
+		summary = rule.valueText(value) + ", rule " + rule.ruleText()
+	}
+	return planDeliveries(rule, KindResolved, ResolvedTitle(rule, value, hasValue), ResolvedBody(rule, value, hasValue), summary, audience, connected)
 }
 
-func planDeliveries(rule Rule, title, body string, audience []Member, connected map[string]bool) []PlannedDelivery {
+// Reasons a firing rule ends without resolving (PlanEndedFanOut).
+const (
+	EndRedefined = "redefined"
+	EndDisabled  = "disabled"
+	EndDeleted   = "deleted"
+)
+
+// PlanEndedFanOut decides the resolve notices of a firing rule with
+// notify_on_resolve that an admin redefined, disabled or deleted (reason):
+// the people who heard it fire hear that it no longer fires, and why. The
+// audience rule is PlanFanOut's.
+func PlanEndedFanOut(rule Rule, reason string, audience []Member, connected map[string]bool) []PlannedDelivery {
+	title := "Resolved: " + rule.Name + " (rule " + reason + ")"
+	body := "The rule was " + reason + " while firing, so it no longer fires on its old condition (" + rule.label() + " " + rule.ruleText() + ")."
+	if reason == EndRedefined {
+		body = "The rule was redefined while firing; its old condition (" + rule.label() + " " + rule.ruleText() + ") no longer applies, and the next evaluation judges the new one."
+	}
+	return planDeliveries(rule, KindResolved, title, body, "rule "+reason, audience, connected)
+}
+
+func planDeliveries(rule Rule, kind, title, body, summary string, audience []Member, connected map[string]bool) []PlannedDelivery {
 	var out []PlannedDelivery
 	seen := make(map[string]bool, len(audience))
 	for _, m := range audience {
@@ -134,12 +188,12 @@ func planDeliveries(rule Rule, title, body string, audience []Member, connected 
 				continue
 			}
 			uid := m.UserID
-			out = append(out, PlannedDelivery{Channel: e.ID, RecipientUserID: &uid, Status: personalStatus(e.ID), Title: title, Body: body})
+			out = append(out, PlannedDelivery{Kind: kind, Channel: e.ID, RecipientUserID: &uid, Status: personalStatus(e.ID), Title: title, Body: body, Summary: summary})
 		}
 	}
 	for _, e := range catalogue {
 		if e.Scope == ScopeTeam && rule.Names(e.ID) && connected[e.ID] {
-			out = append(out, PlannedDelivery{Channel: e.ID, Status: StatusQueued, Title: title, Body: body})
+			out = append(out, PlannedDelivery{Kind: kind, Channel: e.ID, Status: StatusQueued, Title: title, Body: body, Summary: summary})
 		}
 	}
 	return out
@@ -283,4 +337,10 @@ type NotificationService interface {
 	// channel, newest first. Call f.Validate first. Returns EBADREQUEST for
 	// a malformed cursor (ParseDeliveryCursor).
 	Notifications(ctx context.Context, accountID string, f NotificationFilter) (NotificationPage, error)
+
+	// RetryNotification queues a failed email or team-chat delivery again,
+	// due now, with a fresh round of attempts, and returns it. Returns
+	// ENOTFOUND (unknown, or another account's) and ECONFLICT (not failed,
+	// or an in_app delivery).
+	RetryNotification(ctx context.Context, accountID, id string) (Notification, error)
 }

@@ -117,13 +117,15 @@ func TestDeliveryJSON(t *testing.T) {
 	d := Delivery{Body: "b", Notification: Notification{ID: "d1", RuleID: "r1", MCPID: "m1", Channel: ChannelInApp,
 		RecipientUserID: &uid, Status: StatusDelivered, Title: "t", CreatedAt: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}}
 	b, _ := json.Marshal(d)
-	want := []string{"body", "channel", "created_at", "id", "mcp_id", "read_at", "recipient_user_id", "rule_id", "status", "title"}
+	want := []string{"attempts", "body", "channel", "created_at", "id", "last_attempt_at", "last_error", "mcp_id", "message_id",
+		"next_attempt_at", "read_at", "recipient_user_id", "rule_id", "sent_at", "status", "title"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("delivery keys = %v", got)
 	}
 	n := d.Notification
 	b, _ = json.Marshal(n)
-	want = []string{"channel", "created_at", "id", "mcp_id", "recipient_user_id", "rule_id", "status", "title"}
+	want = []string{"attempts", "channel", "created_at", "id", "last_attempt_at", "last_error", "mcp_id", "message_id",
+		"next_attempt_at", "recipient_user_id", "rule_id", "sent_at", "status", "title"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("notification keys = %v, want %v", got, want)
 	}
@@ -145,7 +147,8 @@ func TestNotificationFilterValidate(t *testing.T) {
 		{"empty", NotificationFilter{}, ""},
 		{"channel and status", NotificationFilter{Channel: ChannelSlack, Status: StatusQueued, Limit: 10}, ""},
 		{"unknown channel", NotificationFilter{Channel: "teams"}, "query.channel"},
-		{"unknown status", NotificationFilter{Status: "sent"}, "query.status"},
+		{"sent and failed", NotificationFilter{Status: StatusFailed}, ""},
+		{"unknown status", NotificationFilter{Status: "bounced"}, "query.status"},
 		{"limit too large", NotificationFilter{Limit: MaxPageLimit + 1}, "query.limit"},
 	}
 	for _, tt := range tests {

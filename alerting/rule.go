@@ -58,6 +58,10 @@ const (
 	MaxWindowMinutes = 1440
 	// MaxMinCalls bounds min_calls (a PostgreSQL integer).
 	MaxMinCalls = 1_000_000_000
+	// MinRenotifyMinutes and MaxRenotifyMinutes bound renotify_minutes
+	// (five minutes to a week).
+	MinRenotifyMinutes = 5
+	MaxRenotifyMinutes = 10080
 	// MaxRulesPerAccount is the default cap on an account's rules
 	// (configurable); past it CreateRule fails with ELIMITREACHED.
 	MaxRulesPerAccount = 1000
@@ -107,6 +111,9 @@ type Rule struct {
 	MinCalls int `json:"min_calls"`
 	// Baseline is nil or BaselineWeekAgo.
 	Baseline *string `json:"baseline"`
+	// RenotifyMinutes, while the rule is firing, delivers again every so
+	// many minutes (at least MinRenotifyMinutes); nil never.
+	RenotifyMinutes *int `json:"renotify_minutes"`
 }
 
 // Snoozed reports whether the rule's deliveries are muted at now.
@@ -341,6 +348,8 @@ type RuleCreate struct {
 	MinCalls *int `json:"min_calls,omitempty"`
 	// Baseline is nil or BaselineWeekAgo.
 	Baseline *string `json:"baseline,omitempty"`
+	// RenotifyMinutes is nil (default) or at least MinRenotifyMinutes.
+	RenotifyMinutes *int `json:"renotify_minutes,omitempty"`
 }
 
 // Validate checks every field and returns the first problem as EINVALID with
@@ -379,6 +388,9 @@ func (c RuleCreate) Validate() error {
 	if c.MinCalls != nil && (*c.MinCalls < 0 || *c.MinCalls > MaxMinCalls) {
 		return telemetry.FieldError(telemetry.EINVALID, "body.min_calls", "min_calls must be 0 to %d.", MaxMinCalls)
 	}
+	if c.RenotifyMinutes != nil && (*c.RenotifyMinutes < MinRenotifyMinutes || *c.RenotifyMinutes > MaxRenotifyMinutes) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.renotify_minutes", "renotify_minutes must be null or %d to %d.", MinRenotifyMinutes, MaxRenotifyMinutes)
+	}
 	if c.SnoozedUntil != nil && (c.SnoozedUntil.Year() < 1 || c.SnoozedUntil.Year() > 9999) {
 		return telemetry.FieldError(telemetry.EINVALID, "body.snoozed_until", "snoozed_until must be an RFC 3339 time between years 1 and 9999.")
 	}
@@ -396,6 +408,7 @@ func (c RuleCreate) Rule(id, mcpID string, now time.Time) Rule {
 		State: StateOK, CreatedAt: now.UTC(),
 		NotifyOnResolve: c.NotifyOnResolve != nil && *c.NotifyOnResolve,
 		SnoozedUntil:    cloneTime(c.SnoozedUntil), Baseline: cloneString(c.Baseline),
+		RenotifyMinutes: cloneInt(c.RenotifyMinutes),
 	}
 	if c.MinCalls != nil {
 		r.MinCalls = *c.MinCalls
@@ -425,6 +438,8 @@ type RuleUpdate struct {
 	MinCalls     *int         `json:"min_calls,omitempty"`
 	// Baseline: absent keeps it, null removes it, "week_ago" sets it.
 	Baseline NullableString `json:"baseline,omitzero"`
+	// RenotifyMinutes: absent keeps it, null stops re-notifying.
+	RenotifyMinutes NullableInt `json:"renotify_minutes,omitzero"`
 }
 
 // Apply returns r with the update merged in, validated as a whole (so a
@@ -479,10 +494,14 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	if u.Baseline.Set {
 		next.Baseline = cloneString(u.Baseline.Value)
 	}
+	next.RenotifyMinutes = cloneInt(r.RenotifyMinutes)
+	if u.RenotifyMinutes.Set {
+		next.RenotifyMinutes = cloneInt(u.RenotifyMinutes.Value)
+	}
 	enabled := next.Enabled
 	c := RuleCreate{Name: next.Name, Metric: next.Metric, Tool: next.Tool, Comparator: next.Comparator,
 		Threshold: next.Threshold, WindowMinutes: next.WindowMinutes, Channels: next.Channels, Enabled: &enabled,
-		SnoozedUntil: next.SnoozedUntil, MinCalls: &next.MinCalls, Baseline: next.Baseline}
+		SnoozedUntil: next.SnoozedUntil, MinCalls: &next.MinCalls, Baseline: next.Baseline, RenotifyMinutes: next.RenotifyMinutes}
 	if err := c.Validate(); err != nil {
 		return Rule{}, err
 	}
@@ -563,6 +582,40 @@ func (n NullableString) MarshalJSON() ([]byte, error) {
 
 // IsZero reports an absent field, for omitzero.
 func (n NullableString) IsZero() bool { return !n.Set }
+
+// NullableInt is NullableString for an integer.
+type NullableInt struct {
+	Set   bool
+	Value *int
+}
+
+// UnmarshalJSON records that the field was present.
+func (n *NullableInt) UnmarshalJSON(b []byte) error {
+	n.Set, n.Value = true, nil
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		return nil
+	}
+	var v int
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	n.Value = &v
+	return nil
+}
+
+// MarshalJSON writes the value or null.
+func (n NullableInt) MarshalJSON() ([]byte, error) { return json.Marshal(n.Value) }
+
+// IsZero reports an absent field, for omitzero.
+func (n NullableInt) IsZero() bool { return !n.Set }
+
+func cloneInt(p *int) *int {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
 
 func checkText(field, s string, max int) error {
 	n := utf8.RuneCountInString(s)

@@ -88,7 +88,7 @@ func TestAlertingWalkthrough(t *testing.T) {
 		t.Fatalf("connect: %v", ch)
 	}
 	r := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.admin, ruleAllChans, 201, "")
-	if keysOf(r) != "baseline,channels,comparator,created_at,enabled,id,last_fired_at,mcp_id,metric,min_calls,name,notify_on_resolve,snoozed_until,state,threshold,tool,window_minutes" ||
+	if keysOf(r) != "baseline,channels,comparator,created_at,enabled,id,last_fired_at,mcp_id,metric,min_calls,name,notify_on_resolve,renotify_minutes,snoozed_until,state,threshold,tool,window_minutes" ||
 		r["baseline"] != nil || r["min_calls"] != 0.0 || r["notify_on_resolve"] != false || r["snoozed_until"] != nil ||
 		r["state"] != "ok" || r["enabled"] != true || r["tool"] != nil || r["last_fired_at"] != nil || !isUTCTime(r["created_at"]) || r["mcp_id"] != tm.mcp {
 		t.Fatalf("rule %v", r)
@@ -132,7 +132,7 @@ func TestAlertingWalkthrough(t *testing.T) {
 	counts := map[string]int{}
 	for _, x := range log["items"].([]any) {
 		n := x.(map[string]any)
-		if keysOf(n) != "channel,created_at,id,mcp_id,recipient_user_id,rule_id,status,title" {
+		if keysOf(n) != "attempts,channel,created_at,id,last_attempt_at,last_error,mcp_id,message_id,next_attempt_at,recipient_user_id,rule_id,sent_at,status,title" {
 			t.Fatalf("notification %v", n)
 		}
 		counts[fmt.Sprintf("%s/%s/%v", n["channel"], n["status"], n["recipient_user_id"] != nil)]++
@@ -212,7 +212,8 @@ func TestChannelRoutes(t *testing.T) {
 	for _, c := range g["channels"].([]any) {
 		c := c.(map[string]any)
 		ids = append(ids, c["id"].(string))
-		if keysOf(c) != "connected,delivers,description,id,label,scope,webhook_hint" || c["delivers"] != (c["id"] == "in_app") {
+		if keysOf(c) != "connected,delivers,description,health,id,label,scope,webhook_hint" || c["delivers"] != (c["id"] == "in_app") ||
+			(c["health"] == nil) != (c["scope"] == "personal") {
 			t.Fatalf("channel %v", c)
 		}
 	}
@@ -463,7 +464,7 @@ func TestInboxRoutes(t *testing.T) {
 		code   string
 	}{
 		{"/v1/account/notifications?channel=sms", 422, "invalid"},
-		{"/v1/account/notifications?status=sent", 422, "invalid"},
+		{"/v1/account/notifications?status=bounced", 422, "invalid"},
 		{"/v1/account/notifications?cursor=%7B%7D", 400, "bad_request"},
 		{"/v1/account/notifications?limit=1000", 422, "invalid"},
 	} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
 )
 
@@ -73,7 +74,8 @@ func (s *Server) describeChannels() {
 		"id":           "Channel id: in_app, email (personal), slack, discord (team chat).",
 		"label":        "Short name to show.",
 		"description":  "One sentence saying what the channel does.",
-		"delivers":     "True only for channels that actually send today (in_app). Email and team-chat deliveries are recorded as queued; nothing sends them yet.",
+		"delivers":     "True for channels that actually send: in_app always; email once the installation configures an SMTP server, slack and discord once it switches chat sending on. Otherwise their deliveries are recorded as queued and not sent.",
+		"health":       "A team channel's sending record (last_sent_at, last_failed_at, last_error, broken); null for personal channels.",
 		"scope":        "personal: each person switches it on or off for themselves; team: an admin connects it once with an incoming webhook, one destination for the whole team.",
 		"connected":    "Whether rules naming the channel get deliveries on it. Personal channels are always connected; a team channel while the account has a webhook for it.",
 		"webhook_hint": "The connected webhook with its secret masked; null unless a team channel is connected. The URL is never returned.",
@@ -178,4 +180,32 @@ Rules naming the channel are kept and get no deliveries there until it is connec
 
 func (s *Server) disconnectWebhook(ctx context.Context, in *channelInput) (*struct{}, error) {
 	return nil, s.opts.Channels.DisconnectWebhook(ctx, principal(ctx).AccountID, in.Channel)
+}
+
+type testChannelOutput struct {
+	Body alerting.TestResult
+}
+
+var testChannelOp = huma.Operation{
+	OperationID: "test-channel",
+	Summary:     "Send a test message",
+	Description: `Sends a test message on the channel now and answers ` + "`{status: \"sent\" | \"failed\", error}`" + `:
+` + "`email`" + ` to your own address (any member); ` + "`slack`" + ` and ` + "`discord`" + ` to the connected webhook (owners
+and admins). A failure is an answer, not an error: ` + "`error`" + ` is a short code such as
+` + "`sending_not_configured`" + `, ` + "`not_connected`" + `, ` + "`http_404`" + ` or ` + "`timeout`" + `. A successful test of a team
+channel clears ` + "`broken`" + ` in its health. ` + "`in_app`" + ` is 422; an unknown channel 404.`,
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity},
+}
+
+func (s *Server) testChannel(ctx context.Context, in *channelInput) (*testChannelOutput, error) {
+	p := principal(ctx)
+	if alerting.IsTeamChannel(in.Channel) && !p.Role.CanManage() {
+		return nil, telemetry.Errorf(telemetry.EFORBIDDEN, "Testing a team channel needs the owner or admin role; yours is %s.", p.Role)
+	}
+	res, err := s.opts.ChannelTests.TestChannel(ctx, p.AccountID, p.UserID, in.Channel)
+	if err != nil {
+		return nil, err
+	}
+	return &testChannelOutput{Body: res}, nil
 }

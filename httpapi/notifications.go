@@ -12,7 +12,7 @@ import (
 type notificationsInput struct {
 	PageQuery
 	Channel string `query:"channel" enum:"in_app,email,slack,discord" doc:"Only deliveries on this channel."`
-	Status  string `query:"status" enum:"delivered,queued" doc:"Only deliveries in this status."`
+	Status  string `query:"status" enum:"delivered,queued,sent,failed" doc:"Only deliveries in this status."`
 }
 
 type notificationsOutput struct {
@@ -27,7 +27,13 @@ func (s *Server) describeNotifications() {
 		"mcp_id":            "The MCP the rule measures.",
 		"channel":           "in_app, email, slack or discord.",
 		"recipient_user_id": "The person of an in_app or email delivery; null for team chat, which goes to the whole team.",
-		"status":            "delivered (in_app, in the person's inbox) or queued (email and team chat: recorded, nothing sends them yet). More statuses may come when senders exist; tolerate unknown values.",
+		"status":            "delivered (in_app, in the person's inbox); for email and team chat queued (waiting for its next attempt, or for sending to be configured), sent or failed. Tolerate unknown values.",
+		"attempts":          "Send attempts made (0 for in_app).",
+		"last_attempt_at":   "When the last attempt was made; null before the first.",
+		"next_attempt_at":   "While queued: when the next attempt is due; null otherwise.",
+		"last_error":        "The last failure's short code (e.g. http_500, timeout, webhook_revoked, smtp_550); never a secret; null when none or once sent.",
+		"sent_at":           "When the provider accepted it; null unless sent.",
+		"message_id":        "The id of the message it went out in; deliveries sent together in one digest share it. Email: the Message-ID header's local part.",
 		"title":             "The notification's one-line title.",
 		"created_at":        "When the rule fired (or resolved).",
 	})
@@ -57,4 +63,30 @@ func (s *Server) listNotifications(ctx context.Context, in *notificationsInput) 
 		return nil, err
 	}
 	return &notificationsOutput{Body: page}, nil
+}
+
+type retryNotificationInput struct {
+	ID string `path:"id" doc:"A delivery id from the log."`
+}
+
+type retryNotificationOutput struct {
+	Body alerting.Notification
+}
+
+var retryNotificationOp = huma.Operation{
+	OperationID: "retry-notification",
+	Summary:     "Retry a failed delivery now",
+	Description: `Owners and admins. Queues a ` + "`failed`" + ` email, Slack or Discord delivery again, due now, with
+a fresh round of attempts (up to 10 within 24 hours), and answers the delivery as the log shows
+it. A delivery that is not failed (or an in_app one) is 409 ` + "`conflict`" + `; an unknown id is 404.`,
+	Tags:   []string{"Alerting"},
+	Errors: []int{http.StatusNotFound, http.StatusConflict},
+}
+
+func (s *Server) retryNotification(ctx context.Context, in *retryNotificationInput) (*retryNotificationOutput, error) {
+	n, err := s.opts.Notifications.RetryNotification(ctx, principal(ctx).AccountID, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &retryNotificationOutput{Body: n}, nil
 }

@@ -100,6 +100,10 @@ func (s *Server) routes() []routeGroup {
 		}},
 		{on: o.Notifications != nil, describe: s.describeNotifications, routes: []route{
 			{http.MethodGet, "/v1/account/notifications", Manager, handle(s.listNotifications, listNotificationsOp)},
+			{http.MethodPost, "/v1/account/notifications/{id}/retry", Manager, handle(s.retryNotification, retryNotificationOp)},
+		}},
+		{on: o.ChannelTests != nil, routes: []route{
+			{http.MethodPost, "/v1/account/channels/{channel}/test", AnyMember, handle(s.testChannel, testChannelOp)},
 		}},
 	}
 }

@@ -28,6 +28,7 @@ const (
 	docRuleNotify     = "Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does (the team at that moment, each person's preferences, connected team channels; in_app delivered, others queued), titled \"Resolved: …\". Example: true."
 	docRuleSnooze     = "RFC 3339 time or null. Until then the rule still evaluates, changes state and records its history, but creates no deliveries. A rule that fired while snoozed and still fires when the snooze ends notifies then, once (the snooze then reads back as null). A time in the past clears the snooze (it reads back as null). Example: \"2026-11-25T18:00:00Z\"."
 	docRuleMinCalls   = "Integer >= 0, default 0. For error_rate, errors and the latency metrics (p50_ms, p95_ms, p99_ms), a window with fewer calls than this keeps the rule's state: no alarm on three calls with one error, and a firing rule does not resolve on a quiet window either. Ignored by calls, sessions and users. Example: 20."
+	docRuleRenotify   = "null (default) or an integer of minutes, 5 to 10080. While the rule keeps firing, its deliveries are made again every so many minutes (titled \"Still firing: …\"), to the same audience rule as a firing; nothing while snoozed."
 	docRuleBaseline   = "null (default) or \"week_ago\". With week_ago the value compared with the threshold is the window's value divided by the same window seven days earlier, so metric calls, comparator <, threshold 0.5 means \"under half of last week\" (and an error_rate threshold may then exceed 1: 2 means doubled). When the earlier value is 0 (or a percentile without measured calls) the rule keeps its state."
 )
 
@@ -44,6 +45,7 @@ type newRuleRequest struct {
 	SnoozedUntil    *time.Time `json:"snoozed_until,omitempty" nullable:"true" doc:"RFC 3339 or null: until then the rule evaluates and changes state but creates no deliveries. A time in the past means not snoozed."`
 	MinCalls        *int       `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"Default 0. For error_rate, errors and the latency metrics, a window with fewer calls than this keeps the rule's state."`
 	Baseline        *string    `json:"baseline,omitempty" nullable:"true" doc:"null (default) or \"week_ago\": compare the window's value divided by the same window seven days earlier."`
+	RenotifyMinutes *int       `json:"renotify_minutes,omitempty" nullable:"true" minimum:"5" maximum:"10080" doc:"null (default) or 5 to 10080: while firing, deliver again every so many minutes."`
 }
 
 // nullableString is alerting.NullableString as OpenAPI sees it: a string
@@ -92,6 +94,19 @@ type rulePatch struct {
 	SnoozedUntil    nullableTime     `json:"snoozed_until,omitzero"`
 	MinCalls        *int             `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"For error_rate, errors and the latency metrics, a window with fewer calls keeps the rule's state."`
 	Baseline        nullableBaseline `json:"baseline,omitzero"`
+	RenotifyMinutes nullableInt      `json:"renotify_minutes,omitzero"`
+}
+
+// nullableInt is the renotify_minutes of a PATCH: minutes, null (never)
+// or absent (unchanged).
+type nullableInt struct {
+	alerting.NullableInt
+}
+
+// Schema describes the field as a nullable integer.
+func (nullableInt) Schema(huma.Registry) *huma.Schema {
+	five, week := 5.0, 10080.0
+	return &huma.Schema{Type: huma.TypeInteger, Nullable: true, Minimum: &five, Maximum: &week, Description: docRuleRenotify + " Absent: unchanged."}
 }
 
 type mcpRulesInput struct {
@@ -170,6 +185,7 @@ func (s *Server) describeRules() {
 		"snoozed_until":     docRuleSnooze,
 		"min_calls":         docRuleMinCalls,
 		"baseline":          docRuleBaseline,
+		"renotify_minutes":  docRuleRenotify,
 	})
 	s.documentSchema(alerting.RuleEvent{}, "One transition in a rule's history.", map[string]string{
 		"id":        "The event's id.",
@@ -221,6 +237,7 @@ func (s *Server) createRule(ctx context.Context, in *createRuleInput) (*createdR
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil, MinCalls: b.MinCalls, Baseline: b.Baseline,
+		RenotifyMinutes: b.RenotifyMinutes,
 	})
 	if err != nil {
 		return nil, err
@@ -265,7 +282,7 @@ func (s *Server) updateRule(ctx context.Context, in *updateRuleInput) (*ruleOutp
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool.NullableString, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil.NullableTime, MinCalls: b.MinCalls,
-		Baseline: b.Baseline.NullableString,
+		Baseline: b.Baseline.NullableString, RenotifyMinutes: b.RenotifyMinutes.NullableInt,
 	})
 	if err != nil {
 		return nil, err

@@ -86,6 +86,8 @@ type Options struct {
 	Evaluator     alerting.Evaluator
 	Inbox         alerting.InboxService
 	Notifications alerting.NotificationService
+	// ChannelTests serves POST /v1/account/channels/{channel}/test.
+	ChannelTests alerting.TestService
 }
 
 // Server is the HTTP API.

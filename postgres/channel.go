@@ -15,6 +15,8 @@ import (
 type ChannelService struct {
 	db  *DB
 	box *alerting.SecretBox
+	// Sending is what the installation sends (the catalogue's delivers).
+	Sending alerting.Sending
 }
 
 var _ alerting.ChannelService = (*ChannelService)(nil)
@@ -54,12 +56,16 @@ func (s *ChannelService) read(ctx context.Context, b *pgx.Batch, accountID, user
 	if b == nil {
 		b = &pgx.Batch{}
 	}
-	hints := map[string]string{}
+	conns := map[string]alerting.Connection{}
 	prefs := alerting.DefaultPreferences()
-	b.Queue(`SELECT channel, hint FROM webhook_connections WHERE account_id = $1`, accountID).Query(func(rows pgx.Rows) error {
-		var ch, hint string
-		_, err := pgx.ForEachRow(rows, []any{&ch, &hint}, func() error {
-			hints[ch] = hint
+	b.Queue(`SELECT channel, hint, last_sent_at, last_failed_at, last_error, broken_at IS NOT NULL
+		FROM webhook_connections WHERE account_id = $1`, accountID).Query(func(rows pgx.Rows) error {
+		var ch string
+		var c alerting.Connection
+		_, err := pgx.ForEachRow(rows, []any{&ch, &c.Hint, &c.Health.LastSentAt, &c.Health.LastFailedAt, &c.Health.LastError, &c.Health.Broken}, func() error {
+			c.Health.LastSentAt, c.Health.LastFailedAt = utcPtr(c.Health.LastSentAt), utcPtr(c.Health.LastFailedAt)
+			conns[ch] = c
+			c = alerting.Connection{}
 			return nil
 		})
 		return err
@@ -71,7 +77,7 @@ func (s *ChannelService) read(ctx context.Context, b *pgx.Batch, accountID, user
 	if err := s.db.Pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, alerting.Preferences{}, wrap(err)
 	}
-	return alerting.ListChannels(hints), prefs, nil
+	return alerting.BuildChannels(conns, s.Sending), prefs, nil
 }
 
 // ConnectWebhook implements alerting.ChannelService. The canonical URL is
@@ -89,7 +95,8 @@ func (s *ChannelService) ConnectWebhook(ctx context.Context, accountID, userID, 
 	}
 	_, err = s.db.Pool.Exec(ctx, `INSERT INTO webhook_connections (account_id, channel, url_ciphertext, hint, created_by)
 		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (account_id, channel) DO UPDATE SET url_ciphertext = $3, hint = $4, created_by = $5, created_at = now()`,
+		ON CONFLICT (account_id, channel) DO UPDATE SET url_ciphertext = $3, hint = $4, created_by = $5, created_at = now(),
+			broken_at = NULL, last_sent_at = NULL, last_failed_at = NULL, last_error = NULL`,
 		accountID, channel, sealed, hint, userID)
 	if err != nil {
 		return "", wrap(err)

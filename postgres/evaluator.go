@@ -247,6 +247,24 @@ func (s *EvaluationStore) SnoozeEnded(ctx context.Context, r alerting.EvalRule, 
 	return true, deliveries, nil
 }
 
+// notifyEnded inserts the resolve notices of a firing rule with
+// notify_on_resolve that ends for reason (alerting.PlanEndedFanOut),
+// nothing while it is snoozed. Runs in the transaction that changes the
+// rule.
+func notifyEnded(ctx context.Context, tx pgx.Tx, accountID string, r alerting.Rule, reason string, now time.Time) error {
+	if r.State != alerting.StateFiring || !r.NotifyOnResolve || r.Snoozed(now) {
+		return nil
+	}
+	var audience []alerting.Member
+	connected := map[string]bool{}
+	b := &pgx.Batch{}
+	queueAudience(b, accountID, &audience, connected)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	return insertDeliveries(ctx, tx, accountID, r, alerting.PlanEndedFanOut(r, reason, audience, connected), now)
+}
+
 // insertDeliveries writes a firing's deliveries in one statement, as
 // columns unnested from arrays: a fan-out to a team of thousands is one
 // round trip. Queued rows are due for the sender at once.
@@ -256,15 +274,74 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, accountID string, r alerti
 	}
 	n := len(plan)
 	deliveryIDs, channels, recipients, statuses, titles, bodies := make([]string, n), make([]string, n), make([]*string, n), make([]string, n), make([]string, n), make([]string, n)
+	kinds, summaries := make([]string, n), make([]string, n)
 	for i, d := range plan {
 		deliveryIDs[i], channels[i], recipients[i], statuses[i], titles[i], bodies[i] = ids.New(prefixDelivery), d.Channel, d.RecipientUserID, d.Status, d.Title, d.Body
+		kinds[i], summaries[i] = d.Kind, d.Summary
+		if kinds[i] == "" {
+			kinds[i] = alerting.KindFiring
+		}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel,
-			recipient_user_id, status, title, body, created_at, next_attempt_at)
+			recipient_user_id, status, title, body, created_at, next_attempt_at, queued_at, kind, summary)
 		SELECT d.id, $1, $2, $3, $4, d.channel, d.recipient, d.status, d.title, d.body, $5,
-			CASE WHEN d.status = 'queued' THEN $5::timestamptz END
-		FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-			AS d(id, channel, recipient, status, title, body)`,
-		accountID, r.ID, r.Name, r.MCPID, now, deliveryIDs, channels, recipients, statuses, titles, bodies)
+			CASE WHEN d.status = 'queued' THEN $5::timestamptz END,
+			CASE WHEN d.status = 'queued' THEN $5::timestamptz END, d.kind, d.summary
+		FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+			AS d(id, channel, recipient, status, title, body, kind, summary)`,
+		accountID, r.ID, r.Name, r.MCPID, now, deliveryIDs, channels, recipients, statuses, titles, bodies, kinds, summaries)
 	return err
+}
+
+var _ alerting.RenotifyStore = (*EvaluationStore)(nil)
+
+// Renotify implements alerting.RenotifyStore in one transaction: the due
+// rules are locked (SKIP LOCKED: another instance takes the others), each
+// one's audience read and its deliveries inserted, then last_notified_at
+// set. The value is the one of the rule's last fired event.
+func (s *EvaluationStore) Renotify(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+evalRuleColumns+` FROM rules
+			WHERE enabled AND state = 'firing' AND renotify_minutes IS NOT NULL
+				AND GREATEST(last_notified_at, last_fired_at) + renotify_minutes * interval '1 minute' <= $1
+				AND (snoozed_until IS NULL OR snoozed_until <= $1)
+			ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`, now)
+		if err != nil {
+			return err
+		}
+		due, err := pgx.CollectRows(rows, scanEvalRule)
+		if err != nil {
+			return err
+		}
+		for _, r := range due {
+			var value float64
+			if err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT value FROM rule_events WHERE rule_id = $1 AND kind = 'fired'
+				ORDER BY created_at DESC LIMIT 1), 0)`, r.ID).Scan(&value); err != nil {
+				return err
+			}
+			var audience []alerting.Member
+			connected := map[string]bool{}
+			b := &pgx.Batch{}
+			queueAudience(b, r.AccountID, &audience, connected)
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			if err := insertDeliveries(ctx, tx, r.AccountID, r.Rule, alerting.PlanRenotifyFanOut(r.Rule, value, audience, connected), now); err != nil {
+				return err
+			}
+		}
+		if len(due) > 0 {
+			ruleIDs := make([]string, len(due))
+			for i, r := range due {
+				ruleIDs[i] = r.ID
+			}
+			if _, err := tx.Exec(ctx, `UPDATE rules SET last_notified_at = $2 WHERE id = ANY($1)`, ruleIDs, now); err != nil {
+				return err
+			}
+		}
+		n = len(due)
+		return nil
+	})
+	return n, wrap(err)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
 )
 
@@ -106,8 +107,7 @@ func (s *NotificationService) Notifications(ctx context.Context, accountID strin
 		return alerting.NotificationPage{}, err
 	}
 	q := sqlBuilder{args: []any{accountID}}
-	q.sql.WriteString(`SELECT id, rule_id, mcp_id, channel, recipient_user_id, status, title, created_at
-		FROM deliveries WHERE account_id = $1`)
+	q.sql.WriteString(`SELECT ` + notificationColumns + ` FROM deliveries WHERE account_id = $1`)
 	if f.Channel != "" {
 		q.sql.WriteString(` AND channel = ` + q.arg(f.Channel))
 	}
@@ -122,9 +122,8 @@ func (s *NotificationService) Notifications(ctx context.Context, accountID strin
 	}
 	page := alerting.NotificationPage{Items: []alerting.Notification{}}
 	var n alerting.Notification
-	_, err = pgx.ForEachRow(rows, []any{&n.ID, &n.RuleID, &n.MCPID, &n.Channel, &n.RecipientUserID, &n.Status, &n.Title, &n.CreatedAt}, func() error {
-		n.CreatedAt = utc(n.CreatedAt)
-		page.Items = append(page.Items, n)
+	_, err = pgx.ForEachRow(rows, notificationFields(&n), func() error {
+		page.Items = append(page.Items, n.UTC())
 		return nil
 	})
 	if err != nil {
@@ -134,6 +133,40 @@ func (s *NotificationService) Notifications(ctx context.Context, accountID strin
 		return alerting.DeliveryCursor{CreatedAt: n.CreatedAt, ID: n.ID}
 	})
 	return page, nil
+}
+
+const notificationColumns = `id, rule_id, mcp_id, channel, recipient_user_id, status, title, created_at,
+	attempts, last_attempt_at, next_attempt_at, last_error, sent_at, message_id`
+
+func notificationFields(n *alerting.Notification) []any {
+	return []any{&n.ID, &n.RuleID, &n.MCPID, &n.Channel, &n.RecipientUserID, &n.Status, &n.Title, &n.CreatedAt,
+		&n.Attempts, &n.LastAttemptAt, &n.NextAttemptAt, &n.LastError, &n.SentAt, &n.MessageID}
+}
+
+// RetryNotification implements alerting.NotificationService. The retry
+// starts a new round (queued_at, round_attempts) so the delivery gets the
+// whole retry policy again; attempts keeps counting every attempt.
+func (s *NotificationService) RetryNotification(ctx context.Context, accountID, id string) (alerting.Notification, error) {
+	var n alerting.Notification
+	err := s.db.Pool.QueryRow(ctx, `UPDATE deliveries SET status = 'queued', next_attempt_at = now(), queued_at = now(),
+			round_attempts = 0, lease_owner = NULL, lease_until = NULL
+		WHERE account_id = $1 AND id = $2 AND status = 'failed' AND channel <> 'in_app'
+		RETURNING `+notificationColumns, accountID, id).Scan(notificationFields(&n)...)
+	if err == nil {
+		return n.UTC(), nil
+	}
+	if !isNotFound(err) {
+		return n, wrap(err)
+	}
+	var status string
+	err = s.db.Pool.QueryRow(ctx, `SELECT status FROM deliveries WHERE account_id = $1 AND id = $2`, accountID, id).Scan(&status)
+	if isNotFound(err) {
+		return n, notFound("Delivery")
+	}
+	if err != nil {
+		return n, wrap(err)
+	}
+	return n, telemetry.Errorf(telemetry.ECONFLICT, "Only a failed email, Slack or Discord delivery can be retried; this one is %s.", status)
 }
 
 // sqlBuilder assembles a delivery list query from fixed fragments and

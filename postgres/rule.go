@@ -29,14 +29,14 @@ func NewRuleService(db *DB) *RuleService {
 }
 
 const ruleColumns = `id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, last_fired_at, created_at, notify_on_resolve, snoozed_until, min_calls, baseline`
+	channels, enabled, state, last_fired_at, created_at, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes`
 
 // scanRule reads a rule; a snooze that has ended reads as none.
 func scanRule(row pgx.Row) (alerting.Rule, error) {
 	var r alerting.Rule
 	err := row.Scan(&r.ID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold, &r.WindowMinutes,
 		&r.Channels, &r.Enabled, &r.State, &r.LastFiredAt, &r.CreatedAt, &r.NotifyOnResolve, &r.SnoozedUntil,
-		&r.MinCalls, &r.Baseline)
+		&r.MinCalls, &r.Baseline, &r.RenotifyMinutes)
 	if err != nil {
 		return alerting.Rule{}, wrap(err)
 	}
@@ -74,12 +74,12 @@ func (s *RuleService) CreateRule(ctx context.Context, accountID, mcpID string, c
 		}
 		var err error
 		created, err = scanRule(tx.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
-			threshold, window_minutes, channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline)
-		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
+			threshold, window_minutes, channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes)
+		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17
 		FROM mcps WHERE id = $2 AND account_id = $3
 		RETURNING `+ruleColumns,
 			r.ID, mcpID, accountID, r.Name, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.Channels, r.Enabled, r.State,
-			r.NotifyOnResolve, r.SnoozedUntil, r.MinCalls, r.Baseline))
+			r.NotifyOnResolve, r.SnoozedUntil, r.MinCalls, r.Baseline, r.RenotifyMinutes))
 		return err
 	})
 	if isNotFound(err) {
@@ -144,16 +144,30 @@ func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, 
 		if err != nil {
 			return err
 		}
-		next, err := upd.Apply(cur, time.Now())
+		now := time.Now()
+		next, err := upd.Apply(cur, now)
 		if err != nil {
 			return err
 		}
+		if cur.State == alerting.StateFiring && next.State == alerting.StateOK {
+			// Redefined or disabled while firing: the old rule, under its
+			// new name and channels, says it no longer fires.
+			ended, reason := next, alerting.EndRedefined
+			ended.State = alerting.StateFiring
+			ended.Metric, ended.Tool, ended.Comparator, ended.Threshold, ended.Baseline = cur.Metric, cur.Tool, cur.Comparator, cur.Threshold, cur.Baseline
+			if !next.Enabled {
+				reason = alerting.EndDisabled
+			}
+			if err := notifyEnded(ctx, tx, accountID, ended, reason, now); err != nil {
+				return err
+			}
+		}
 		out, err = scanRule(tx.QueryRow(ctx, `UPDATE rules SET name = $2, metric = $3, tool = $4, comparator = $5,
 				threshold = $6, window_minutes = $7, channels = $8, enabled = $9, state = $10,
-				notify_on_resolve = $11, snoozed_until = $12, min_calls = $13, baseline = $14
+				notify_on_resolve = $11, snoozed_until = $12, min_calls = $13, baseline = $14, renotify_minutes = $15
 			WHERE id = $1 RETURNING `+ruleColumns,
 			ruleID, next.Name, next.Metric, next.Tool, next.Comparator, next.Threshold, next.WindowMinutes,
-			next.Channels, next.Enabled, next.State, next.NotifyOnResolve, next.SnoozedUntil, next.MinCalls, next.Baseline))
+			next.Channels, next.Enabled, next.State, next.NotifyOnResolve, next.SnoozedUntil, next.MinCalls, next.Baseline, next.RenotifyMinutes))
 		return err
 	})
 	if err != nil {
@@ -163,19 +177,22 @@ func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, 
 }
 
 // DeleteRule implements alerting.RuleService. Deliveries keep the rule's id
-// and name.
+// and name; a firing rule with notify_on_resolve sends resolve notices
+// saying it was deleted.
 func (s *RuleService) DeleteRule(ctx context.Context, accountID, ruleID string) error {
 	if !alerting.PlausibleID(ruleID) {
 		return notFound("Rule")
 	}
-	tag, err := s.db.Pool.Exec(ctx, `DELETE FROM rules WHERE id = $1 AND account_id = $2`, ruleID, accountID)
-	if err != nil {
-		return wrap(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("Rule")
-	}
-	return nil
+	return wrap(pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		cur, err := scanRule(tx.QueryRow(ctx, `DELETE FROM rules WHERE id = $1 AND account_id = $2 RETURNING `+ruleColumns, ruleID, accountID))
+		if isNotFound(err) {
+			return notFound("Rule")
+		}
+		if err != nil {
+			return err
+		}
+		return notifyEnded(ctx, tx, accountID, cur, alerting.EndDeleted, time.Now())
+	}))
 }
 
 // RuleEvents implements alerting.RuleService.

@@ -20,6 +20,10 @@
 #   3a. the export: GET /v1/mcps/{id}/export of the seeded MCP (ndjson and csv)
 #      streamed to a client on this machine: rows/s and the service's peak RSS
 #      (the service restarted first, so the peak is the export's own);
+#   3b. delivery: 10,000 Slack deliveries over 1,000 destinations drained
+#      by the outbox to a local sink (the TLS stand-in of the tests):
+#      deliveries/s; then the same beside one destination that never
+#      answers: p99 of due → sent of the others (BENCH_DELIVERIES);
 #   4. the alerting Go benchmarks (evaluation pass, fan-out), or those BENCH_GO
 #      names;
 # and prints a summary against the goals. Everything it started is stopped on
@@ -35,7 +39,8 @@
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
-#   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile direct reads export alerting
+#   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile direct reads export delivery alerting
+#   BENCH_DELIVERIES [10000]   chat deliveries of the delivery part
 #   BENCH_EXPORT_BASELINE      a telemetryd binary (e.g. built from an older
 #                              commit) whose export runs first, side by side
 #                              with bin/telemetryd's, on the same data
@@ -195,6 +200,12 @@ if want export; then
 fi
 
 stop_service # the alerting benchmarks use databases of their own on the same servers
+
+if want delivery; then
+	step "delivery: ${BENCH_DELIVERIES:-10000} chat deliveries drained to a local sink, then beside a destination that hangs"
+	psql "$PG_URL" -qc "DROP DATABASE IF EXISTS bench_delivery" -c "CREATE DATABASE bench_delivery" >/dev/null
+	"$bench" delivery -pg "$(sed 's#/telemetry?#/bench_delivery?#' <<<"$PG_URL")" -n "${BENCH_DELIVERIES:-10000}" -out "$results"
+fi
 
 alerting=$dir/alerting.txt
 : >"$alerting"

@@ -156,6 +156,16 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 
+	if rate, ok := get("delivery", "chat deliveries", "deliveries_per_s"); ok {
+		fmt.Fprintln(out, "delivery: chat deliveries drained by the outbox to a local sink")
+		line("deliveries drained", fmt.Sprintf("%.0f deliveries/s", rate), "", "")
+		p99, _ := get("delivery", "chat deliveries", "p99_ms")
+		hung, ok := get("delivery", "chat deliveries, one destination hanging", "p99_ms")
+		if ok {
+			line("due → sent p99, alone / beside a hanging one", fmt.Sprintf("%.1f s / %.1f s", p99/1000, hung/1000), "not delayed (<= 1.2x)", check(hung <= 1.2*p99))
+		}
+	}
+
 	if *gobench != "" {
 		results, err := parseGoBench(*gobench)
 		if err != nil {

@@ -66,6 +66,10 @@ type Main struct {
 	Inbox         *postgres.InboxService
 	Notifications *postgres.NotificationService
 	evalMetrics   *jobmetrics.Evaluator
+	// Outbox sends email and team-chat deliveries (when configured) in
+	// Run; Tester sends test messages.
+	Outbox *alerting.Outbox
+	Tester *alerting.ChannelTester
 
 	// storeReady is set once ClickHouse is migrated: at Open, or by Run
 	// when the service started during a ClickHouse outage.
@@ -183,6 +187,19 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.Channels = postgres.NewChannelService(m.PG, box)
+	notifiers, sending, err := buildNotifiers(m.Config.Alerting)
+	if err != nil {
+		return err
+	}
+	m.Channels.Sending = sending
+	outbox := postgres.NewOutboxStore(m.PG, box)
+	dc := m.Config.Alerting.Delivery
+	m.Outbox = &alerting.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,
+		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency}
+	if len(notifiers) > 0 {
+		m.Outbox.Metrics = jobmetrics.NewOutbox(m.Registry)
+	}
+	m.Tester = &alerting.ChannelTester{Store: outbox, Notifiers: notifiers, Timeout: dc.Timeout, BaseURL: m.Config.Server.BaseURL}
 	m.Rules = postgres.NewRuleService(m.PG)
 	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
 	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH, m.PG.TransitionConcurrency())
@@ -231,6 +248,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Evaluator:     m.Evaluator,
 		Inbox:         m.Inbox,
 		Notifications: m.Notifications,
+		ChannelTests:  m.Tester,
 	})
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
@@ -319,6 +337,12 @@ func (m *Main) Run(ctx context.Context) error {
 			return nil
 		})
 	}
+	// The outbox needs only PostgreSQL: alerts already queued go out
+	// during a ClickHouse outage.
+	g.Go(func() error { return m.Outbox.Run(gctx, m.Config.Alerting.Delivery.PollInterval) })
+	g.Go(func() error {
+		return alerting.RunRenotify(gctx, postgres.NewEvaluationStore(m.PG), min(m.Config.Alerting.EvaluateInterval, time.Minute), m.Log)
+	})
 	// Deleted ingest keys are evicted from this instance's cache as soon as
 	// PostgreSQL announces them; the loop reconnects on its own.
 	g.Go(func() error { return m.Keys.Run(gctx) })

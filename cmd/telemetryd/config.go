@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"os"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/alerting/notify"
+	"github.com/mcpscope/telemetry/alerting/notify/email"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/httpapi"
@@ -169,6 +172,49 @@ type AlertingConfig struct {
 	// PassBudget bounds the time one evaluation pass spends; accounts it
 	// did not reach go first in the next pass.
 	PassBudget time.Duration `mapstructure:"pass_budget"`
+	// Sending email and team-chat deliveries (docs/delivery.md). With
+	// nothing configured they stay queued, as the seed has it.
+	Email    EmailConfig    `mapstructure:"email"`
+	Chat     ChatConfig     `mapstructure:"chat"`
+	Outbound OutboundConfig `mapstructure:"outbound"`
+	Delivery DeliveryConfig `mapstructure:"delivery"`
+}
+
+// EmailConfig is the SMTP server alerts are emailed through.
+type EmailConfig struct {
+	// SMTPURL: smtp://[user:password@]host:port (STARTTLS required;
+	// ?starttls=none on a loopback host only) or smtps://… (implicit
+	// TLS). Empty: email is not sent.
+	SMTPURL string `mapstructure:"smtp_url"`
+	// From is the sender address (required with smtp_url).
+	From string `mapstructure:"from"`
+}
+
+// ChatConfig switches sending of Slack and Discord deliveries.
+type ChatConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+}
+
+// OutboundConfig is how the service reaches webhooks (and SMTP's TLS).
+type OutboundConfig struct {
+	// ProxyURL: an HTTP CONNECT proxy for every webhook request
+	// (HTTPS_PROXY is not read).
+	ProxyURL string `mapstructure:"proxy_url"`
+	// CAFile: extra PEM roots for outbound TLS, added to the system's.
+	CAFile string `mapstructure:"ca_file"`
+}
+
+// DeliveryConfig tunes the outbox worker.
+type DeliveryConfig struct {
+	// Timeout bounds one send.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// RetryBase is the first backoff after a failed attempt; each
+	// further failure doubles it (up to 4 h), with jitter.
+	RetryBase time.Duration `mapstructure:"retry_base"`
+	// PollInterval is how often the outbox looks for due deliveries.
+	PollInterval time.Duration `mapstructure:"poll_interval"`
+	// Concurrency bounds the sends in flight per instance.
+	Concurrency int `mapstructure:"concurrency"`
 }
 
 // NightlyConfig is the nightly pass.
@@ -204,7 +250,8 @@ func DefaultConfig() Config {
 			CacheMaxIDs:       4 << 20,
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: httpapi.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
-			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second},
+			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second,
+			Delivery: DeliveryConfig{Timeout: 10 * time.Second, RetryBase: alerting.DefaultRetryBase, PollInterval: time.Second, Concurrency: 32}},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
 		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second,
@@ -412,6 +459,20 @@ func (c Config) Validate() error {
 	if c.Alerting.SecretKey == "" && c.Alerting.SecretKeyFile == "" {
 		bad("alerting.secret_key", "set secret_key or secret_key_file")
 	}
+	if c.Alerting.Email.SMTPURL != "" {
+		if _, err := email.ParseURL(c.Alerting.Email.SMTPURL); err != nil {
+			bad("alerting.email.smtp_url", "%v", err)
+		}
+		if a, err := mail.ParseAddress(c.Alerting.Email.From); err != nil || strings.ContainsAny(c.Alerting.Email.From, "\r\n") || a.Address == "" {
+			bad("alerting.email.from", "must be an email address (e.g. alerts@example.com or \"Alerts <alerts@example.com>\") when smtp_url is set")
+		}
+	}
+	if err := c.Alerting.Outbound.notify().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if d := c.Alerting.Delivery; d.Timeout < time.Second || d.RetryBase < 10*time.Millisecond || d.PollInterval < 10*time.Millisecond || d.Concurrency < 1 {
+		bad("alerting.delivery", "timeout must be at least 1s, retry_base and poll_interval at least 10ms, concurrency at least 1")
+	}
 	if _, err := cron.ParseStandard(c.Nightly.Schedule); err != nil {
 		bad("nightly.schedule", "is not a cron expression: %v", err)
 	}
@@ -430,12 +491,9 @@ func (c Config) Redacted() Config {
 	if r.Alerting.SecretKey != "" {
 		r.Alerting.SecretKey = "redacted"
 	}
-	if u, err := url.Parse(r.Postgres.URL); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "redacted")
-			r.Postgres.URL = u.String()
-		}
-	}
+	r.Alerting.Email.SMTPURL = redactURL(r.Alerting.Email.SMTPURL)
+	r.Alerting.Outbound.ProxyURL = redactURL(r.Alerting.Outbound.ProxyURL)
+	r.Postgres.URL = redactURL(r.Postgres.URL)
 	return r
 }
 
@@ -444,4 +502,28 @@ func (c ClickHouseConfig) storeConfig() clickhouse.Config {
 	return clickhouse.Config{Addr: c.Addr, Database: c.Database, Username: c.Username,
 		Password: c.Password, DialTimeout: c.DialTimeout, MaxOpenConns: c.MaxOpenConns, Cluster: c.Cluster,
 		Replicated: c.Replicated, ZooKeeperPath: c.ZooKeeperPath, ReadTimeout: c.ReadTimeout}
+}
+
+// redactURL hides the password of a URL with user info; a URL that does
+// not parse is hidden whole (its error could quote it).
+func redactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "redacted"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "redacted")
+			return u.String()
+		}
+	}
+	return raw
+}
+
+// notify is the senders' outbound configuration.
+func (c OutboundConfig) notify() notify.Outbound {
+	return notify.Outbound{ProxyURL: c.ProxyURL, CAFile: c.CAFile}
 }

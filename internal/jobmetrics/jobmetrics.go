@@ -85,3 +85,42 @@ func NightlySuccess(reg prometheus.Registerer) func(time.Time) {
 	reg.MustRegister(g)
 	return func(t time.Time) { g.Set(float64(t.Unix())) }
 }
+
+// Outbox counts what the delivery outbox does. It implements
+// alerting.OutboxMetrics.
+type Outbox struct {
+	deliveries *prometheus.CounterVec
+	depth      prometheus.Gauge
+	oldest     prometheus.Gauge
+}
+
+var _ alerting.OutboxMetrics = (*Outbox)(nil)
+
+// NewOutbox registers the outbox's metrics on reg.
+func NewOutbox(reg prometheus.Registerer) *Outbox {
+	m := &Outbox{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "telemetry_alert_deliveries_total",
+			Help: "Email and team-chat delivery attempts by channel and outcome: sent, failed (given up), retried (failed, tried again later).",
+		}, []string{"channel", "outcome"}),
+		depth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "telemetry_alert_outbox_queued", Help: "Queued deliveries of the channels this instance sends (due or waiting for a retry).",
+		}),
+		oldest: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "telemetry_alert_outbox_oldest_due_seconds", Help: "Age of the oldest due queued delivery (0 when none is due).",
+		}),
+	}
+	reg.MustRegister(m.deliveries, m.depth, m.oldest)
+	return m
+}
+
+// Delivered implements alerting.OutboxMetrics.
+func (m *Outbox) Delivered(channel, outcome string, n int) {
+	m.deliveries.WithLabelValues(channel, outcome).Add(float64(n))
+}
+
+// Queue implements alerting.OutboxMetrics.
+func (m *Outbox) Queue(depth int, oldestDue time.Duration) {
+	m.depth.Set(float64(depth))
+	m.oldest.Set(oldestDue.Seconds())
+}

@@ -9,7 +9,7 @@
 
 import * as api from '../api.js';
 import * as store from '../store.js';
-import { h, load, loadingBlock, pageHeader, section, table, busy, problemBox, confirmDialog, formProblem, onSubmit, toast, badge } from '../ui.js';
+import { h, load, loadingBlock, pageHeader, section, table, busy, problemBox, confirmDialog, formProblem, onSubmit, toast, badge, time } from '../ui.js';
 
 const WEBHOOK_HELP = {
   slack: 'A Slack incoming webhook: https://hooks.slack.com/services/…',
@@ -22,7 +22,7 @@ export async function render(ctx) {
   const team = h('div', null, loadingBlock());
   ctx.root.append(
     pageHeader('Channels'),
-    h('p', { class: 'lead' }, 'Channels are where alerts can go. A rule picks the channels it uses; you pick which personal channels you want to hear from. Only in-app delivery sends today; the others record deliveries as queued.'),
+    h('p', { class: 'lead' }, 'Channels are where alerts can go. A rule picks the channels it uses; you pick which personal channels you want to hear from. A channel that does not deliver here records its deliveries as queued.'),
     section('Catalogue', catalogue),
     h('div', { class: 'grid-2' }, section('My notifications', prefs), section('Team channels', team)));
 
@@ -58,8 +58,37 @@ function catalogueTable(channels) {
       { key: 'scope', label: 'Scope', render: (c) => (c.scope === 'team' ? 'Team' : c.scope === 'personal' ? 'Personal' : c.scope || '—') },
       { key: 'connected', label: 'Connected', render: (c) => (c.connected ? badge('connected', 'good', { testid: `channel-connected-${c.id}` }) : badge('not connected', 'neutral', { testid: `channel-connected-${c.id}` })) },
       { key: 'webhook_hint', label: 'Webhook', render: (c) => (c.webhook_hint ? h('code', { class: 'wrap' }, c.webhook_hint) : h('span', { class: 'muted' }, '—')) },
+      { key: 'health', label: 'Health', render: (c) => healthText(c) },
     ],
   });
+}
+
+/** A team channel's sending record: broken, last sent, last failure. */
+function healthText(c) {
+  const hl = c.health;
+  if (!hl) return h('span', { class: 'muted' }, '—');
+  return h('div', { testid: `channel-health-${c.id}` },
+    hl.broken ? badge('broken: reconnect it', 'bad', { testid: `channel-broken-${c.id}` }) : null,
+    hl.last_sent_at ? h('div', { class: 'muted small' }, 'last sent ', time(hl.last_sent_at)) : null,
+    hl.last_failed_at ? h('div', { class: 'muted small' }, 'last failure ', time(hl.last_failed_at), hl.last_error ? [' ', h('code', null, hl.last_error)] : null) : null,
+    !hl.broken && !hl.last_sent_at && !hl.last_failed_at ? h('span', { class: 'muted' }, 'nothing sent yet') : null);
+}
+
+/** "Send test": POST /v1/account/channels/{id}/test, the answer shown beside the button. */
+function testButton(c) {
+  const out = h('span', { class: 'small', testid: `channel-test-result-${c.id}` });
+  const button = h('button', { type: 'button', class: 'btn btn-small', testid: `channel-test-${c.id}` }, c.scope === 'personal' ? 'Send me a test' : 'Send test');
+  button.addEventListener('click', async () => {
+    out.replaceChildren();
+    try {
+      const r = await busy(button, () => api.post(`/v1/account/channels/${encodeURIComponent(c.id)}/test`));
+      out.dataset.status = r.status;
+      out.replaceChildren(r.status === 'sent' ? badge('sent', 'good') : badge(`failed: ${r.error || 'unknown'}`, 'bad'));
+    } catch (err) {
+      out.replaceChildren(problemBox(err));
+    }
+  });
+  return h('span', { class: 'channel-test' }, button, ' ', out);
 }
 
 function preferenceSwitches(state, redraw) {
@@ -90,6 +119,7 @@ function preferenceSwitches(state, redraw) {
       return h('div', { class: 'switch-row' },
         input,
         h('label', { for: `pref-${id}` }, h('span', { class: 'strong' }, c.label || id), c.description ? h('span', { class: 'muted small block' }, c.description) : null),
+        c.delivers && id !== 'in_app' ? testButton(c) : null,
         msg);
     }));
 }
@@ -108,7 +138,8 @@ function teamChannel(c, admin, redraw) {
     const status = c.connected
       ? h('p', null, badge('connected', 'good'), ' ', h('code', { class: 'wrap', testid: `webhook-hint-${c.id}` }, c.webhook_hint || ''))
       : h('p', null, badge('not connected', 'neutral'));
-    const parts = [h('h3', null, c.label || c.id), status];
+    const parts = [h('h3', null, c.label || c.id), status, c.health ? healthText(c) : null];
+    if (admin && c.connected && c.delivers) parts.push(h('p', null, testButton(c)));
     if (admin) {
       if (c.connected) parts.push(disconnectButton(c, () => { draw(); redraw(); }));
       parts.push(connectForm(c, () => { draw(); redraw(); }));
@@ -132,6 +163,7 @@ function connectForm(c, done) {
     const r = await api.put(`/v1/account/channels/${encodeURIComponent(c.id)}/webhook`, { url: input.value.trim() });
     c.connected = r.connected !== false;
     c.webhook_hint = r.webhook_hint ?? null;
+    c.health = { last_sent_at: null, last_failed_at: null, last_error: null, broken: false };
     toast(`${c.label || c.id} connected.`, 'success');
     done();
   });

@@ -109,7 +109,8 @@ function buildForm(mcpId, rule, tools, channels, back) {
     h('div', { class: 'form-row' },
       field({ label: 'Minimum calls', name: 'min_calls', type: 'number', min: 0, step: 1, value: String(rule?.min_calls ?? 0), testid: 'rule-min-calls', hint: 'Error and latency metrics keep the rule\'s state on a window with fewer calls.' }),
       field({ label: 'Compare with', name: 'baseline', type: 'select', value: rule?.baseline || '', testid: 'rule-baseline', optionalLabel: false,
-        options: [{ value: '', label: 'The threshold itself' }, { value: 'week_ago', label: 'The same window a week ago (ratio)' }] })),
+        options: [{ value: '', label: 'The threshold itself' }, { value: 'week_ago', label: 'The same window a week ago (ratio)' }] }),
+      field({ label: 'Remind every (minutes)', name: 'renotify_minutes', type: 'number', min: 5, max: 10080, step: 1, value: rule?.renotify_minutes == null ? '' : String(rule.renotify_minutes), testid: 'rule-renotify', hint: 'While firing, deliver again every so many minutes (5 or more). Empty: once.' })),
     checkbox({ label: 'Notify when resolved', name: 'notify_on_resolve', checked: !!rule?.notify_on_resolve, testid: 'rule-notify-on-resolve', hint: 'Send the same people a notice when the rule goes back to ok.' }),
     checkbox({ label: 'Enabled', name: 'enabled', checked: rule ? !!rule.enabled : true, testid: 'rule-enabled' }),
     formProblem(),
@@ -151,6 +152,9 @@ function readForm(form) {
   if (!channels.length) return fail('channels', 'Pick at least one channel.');
   const minCalls = Number(get('min_calls').value.trim() || '0');
   if (!Number.isInteger(minCalls) || minCalls < 0) return fail('min_calls', 'Enter a whole number of calls, 0 or more.');
+  const renotifyText = get('renotify_minutes').value.trim();
+  const renotify = renotifyText === '' ? null : Number(renotifyText);
+  if (renotify !== null && (!Number.isInteger(renotify) || renotify < 5 || renotify > 10080)) return fail('renotify_minutes', 'Enter whole minutes from 5 to 10080, or leave it empty.');
   const tool = get('tool').value;
   return {
     name,
@@ -164,5 +168,6 @@ function readForm(form) {
     min_calls: minCalls,
     baseline: get('baseline').value || null,
     notify_on_resolve: get('notify_on_resolve').checked,
+    renotify_minutes: renotify,
   };
 }

@@ -1,0 +1,388 @@
+package alerting
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Due is a delivery the outbox claimed: leased to this instance until its
+// lease expires, with its destination resolved by the store.
+type Due struct {
+	ID        string
+	AccountID string
+	Channel   string
+	// To is the recipient's email address or the opened webhook URL; ""
+	// when there is none (a disconnected channel, a person gone).
+	To string
+	// Broken: the team channel's webhook was revoked and not reconnected.
+	Broken bool
+	// Attempts counts the attempts of this round (since it was queued or
+	// retried by an admin), not counting the one about to be made.
+	Attempts int
+	QueuedAt time.Time
+	DueAt    time.Time
+	Message  Message
+}
+
+// Outcome is the result of one attempt (or of a decision not to attempt)
+// for one claimed delivery.
+type Outcome struct {
+	ID        string
+	AccountID string
+	Channel   string
+	// Status is StatusSent, StatusFailed, or StatusQueued with NextAttempt
+	// set (a retry).
+	Status      string
+	MessageID   string
+	Error       string
+	NextAttempt time.Time
+	// Attempted is false when nothing was sent (a broken or disconnected
+	// destination, a released claim): attempts is not counted then.
+	Attempted bool
+	At        time.Time
+}
+
+// OutboxStore is the durable outbox (the deliveries table).
+type OutboxStore interface {
+	// Claim leases up to limit due queued deliveries of the given channels
+	// to owner until now+lease; a delivery leased by another live owner is
+	// skipped (two instances never hold the same delivery).
+	Claim(ctx context.Context, owner string, channels []string, limit int, lease time.Duration) ([]Due, error)
+	// Record stores outcomes of deliveries leased by owner and ends their
+	// lease; it also keeps each team channel's health (last sent, last
+	// failure). An outcome for a delivery no longer leased by owner is
+	// ignored.
+	Record(ctx context.Context, owner string, outcomes []Outcome) error
+	// Release ends owner's lease of ids without an attempt, due again at
+	// at (a destination that is busy or rate limited here).
+	Release(ctx context.Context, owner string, ids []string, at time.Time) error
+	// MarkBroken marks the account's team channel broken (its webhook was
+	// revoked) and tells the account's admins in their inbox, once per
+	// breakage.
+	MarkBroken(ctx context.Context, accountID, channel string, d Due) error
+	// QueueStats counts the queued deliveries of channels and the age of
+	// the oldest one that is due.
+	QueueStats(ctx context.Context, channels []string) (depth int, oldestDue time.Duration, err error)
+}
+
+// OutboxMetrics receives what the outbox did, by channel.
+type OutboxMetrics interface {
+	Delivered(channel, status string, n int) // status: sent, failed, retried
+	Queue(depth int, oldestDue time.Duration)
+}
+
+// Outbox drains the durable outbox: it claims due deliveries with a lease,
+// groups them by destination, sends each group through the channel's
+// Notifier with a per-send timeout, and records every attempt. Every
+// instance runs one; the lease keeps two from sending the same delivery at
+// the same time.
+//
+// Delivery is at least once: a send the provider accepted is recorded just
+// after; a crash (or a lost connection to PostgreSQL) between the two
+// leaves the delivery queued, and it is sent again when its lease expires.
+// That window is one round trip to PostgreSQL per send. See
+// docs/delivery.md.
+type Outbox struct {
+	Store     OutboxStore
+	Notifiers map[string]Notifier // only the channels configured to send
+	Log       *slog.Logger
+	Metrics   OutboxMetrics // may be nil
+	// BaseURL is the service's public base address, for the links in
+	// messages.
+	BaseURL string
+
+	// Timeout bounds one send (default 10 s); the lease is 2·Timeout+10s.
+	Timeout time.Duration
+	// RetryBase is the first backoff (DefaultRetryBase when 0).
+	RetryBase time.Duration
+	// ChatInterval is the least time between two messages to one chat
+	// destination (default 1 s); deliveries due meanwhile are sent as one
+	// digest.
+	ChatInterval time.Duration
+	// Concurrency bounds the sends in flight (default 32); a destination
+	// sends one envelope at a time, so a hanging one holds one slot.
+	Concurrency int
+	// Batch is how many deliveries one claim takes (default 200).
+	Batch int
+	// MaxDigest is the most messages one chat envelope carries (default 10,
+	// Discord's embed limit).
+	MaxDigest int
+
+	owner    string
+	once     sync.Once
+	mu       sync.Mutex
+	busy     map[string]bool      // destinations with a send in flight
+	lastChat map[string]time.Time // last send per chat destination
+	sem      chan struct{}
+	wg       sync.WaitGroup
+}
+
+func (o *Outbox) init() {
+	o.once.Do(func() {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		o.owner = "obx_" + hex.EncodeToString(b[:])
+		if o.Timeout <= 0 {
+			o.Timeout = 10 * time.Second
+		}
+		if o.ChatInterval <= 0 {
+			o.ChatInterval = time.Second
+		}
+		if o.Concurrency <= 0 {
+			o.Concurrency = 32
+		}
+		if o.Batch <= 0 {
+			o.Batch = 200
+		}
+		if o.MaxDigest <= 0 {
+			o.MaxDigest = 10
+		}
+		if o.Log == nil {
+			o.Log = slog.New(slog.DiscardHandler)
+		}
+		o.busy = map[string]bool{}
+		o.lastChat = map[string]time.Time{}
+		o.sem = make(chan struct{}, o.Concurrency)
+	})
+}
+
+// Channels lists the channels this outbox sends.
+func (o *Outbox) Channels() []string {
+	var out []string
+	for _, e := range catalogue {
+		if _, ok := o.Notifiers[e.ID]; ok {
+			out = append(out, e.ID)
+		}
+	}
+	return out
+}
+
+// Run drains the outbox every poll until ctx ends, then waits for the
+// sends in flight (each bounded by Timeout).
+func (o *Outbox) Run(ctx context.Context, poll time.Duration) error {
+	o.init()
+	if len(o.Notifiers) == 0 {
+		return nil
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	statsEvery := time.NewTicker(5 * time.Second)
+	defer statsEvery.Stop()
+	o.stats(ctx)
+	for {
+		if _, err := o.Drain(ctx); err != nil && ctx.Err() == nil {
+			o.Log.Warn("outbox: claiming deliveries failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			o.wg.Wait()
+			return nil
+		case <-statsEvery.C:
+			o.stats(ctx)
+		case <-t.C:
+		}
+	}
+}
+
+func (o *Outbox) stats(ctx context.Context) {
+	if o.Metrics == nil {
+		return
+	}
+	depth, oldest, err := o.Store.QueueStats(ctx, o.Channels())
+	if err == nil {
+		o.Metrics.Queue(depth, oldest)
+	}
+}
+
+// Drain claims one batch of due deliveries and starts their sends; it
+// does not wait for them (Wait does). It returns how many it claimed.
+func (o *Outbox) Drain(ctx context.Context) (int, error) {
+	o.init()
+	claimed, err := o.Store.Claim(ctx, o.owner, o.Channels(), o.Batch, 2*o.Timeout+10*time.Second)
+	if err != nil || len(claimed) == 0 {
+		return 0, err
+	}
+	groups, order := map[string][]Due{}, []string{}
+	for _, d := range claimed {
+		k := destinationKey(d)
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], d)
+	}
+	now := time.Now()
+	var release []string
+	releaseAt := now.Add(o.ChatInterval)
+	for _, k := range order {
+		g := groups[k]
+		o.mu.Lock()
+		wait := o.ChatInterval - now.Sub(o.lastChat[k])
+		blocked := o.busy[k] || (IsTeamChannel(g[0].Channel) && wait > 0)
+		if !blocked {
+			o.busy[k] = true
+		}
+		o.mu.Unlock()
+		if blocked {
+			for _, d := range g {
+				release = append(release, d.ID)
+			}
+			continue
+		}
+		if IsTeamChannel(g[0].Channel) && len(g) > o.MaxDigest {
+			for _, d := range g[o.MaxDigest:] {
+				release = append(release, d.ID)
+			}
+			g = g[:o.MaxDigest]
+		}
+		o.wg.Add(1)
+		go o.sendGroup(ctx, k, g)
+	}
+	if len(release) > 0 {
+		if err := o.Store.Release(ctx, o.owner, release, releaseAt); err != nil {
+			o.Log.Warn("outbox: releasing deliveries failed", "error", err)
+		}
+	}
+	return len(claimed), nil
+}
+
+// Wait waits for the sends Drain started.
+func (o *Outbox) Wait() { o.init(); o.wg.Wait() }
+
+// destinationKey names where a delivery goes: a team channel of one
+// account (digested), or the delivery itself (email, one per person).
+func destinationKey(d Due) string {
+	if IsTeamChannel(d.Channel) {
+		return d.AccountID + "/" + d.Channel
+	}
+	return "dlv/" + d.ID
+}
+
+func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due) {
+	defer o.wg.Done()
+	defer func() {
+		o.mu.Lock()
+		delete(o.busy, key)
+		o.mu.Unlock()
+	}()
+	select {
+	case o.sem <- struct{}{}:
+	case <-ctx.Done():
+		return // the lease expires and another pass takes them
+	}
+	defer func() { <-o.sem }()
+	first := g[0]
+	// Records outlive a shutdown that arrives mid-send: a send that
+	// happened must be recorded.
+	rctx := context.WithoutCancel(ctx)
+	switch {
+	case first.Broken:
+		o.record(rctx, final(g, StatusFailed, ErrCodeRevoked))
+		return
+	case first.To == "" && IsTeamChannel(first.Channel):
+		o.record(rctx, final(g, StatusFailed, ErrCodeNotConnected))
+		return
+	case first.To == "":
+		o.record(rctx, final(g, StatusFailed, ErrCodeNoAddress))
+		return
+	}
+	env := Envelope{Channel: first.Channel, To: first.To, MessageID: NewMessageID()}
+	for _, d := range g {
+		m := d.Message
+		m.RuleURL, m.SettingsURL = Links(o.BaseURL, m)
+		env.Messages = append(env.Messages, m)
+	}
+	// A shutdown lets the send finish (bounded by Timeout) rather than
+	// cut it off after the provider may have accepted it.
+	sctx, cancel := context.WithTimeout(rctx, o.Timeout)
+	retry, err := o.Notifiers[first.Channel].Notify(sctx, env)
+	if err != nil && sctx.Err() == context.DeadlineExceeded {
+		retry, err = true, &SendError{Code: ErrCodeTimeout}
+	}
+	cancel()
+	now := time.Now()
+	if IsTeamChannel(first.Channel) {
+		o.mu.Lock()
+		o.lastChat[key] = now
+		o.mu.Unlock()
+	}
+	if err == nil {
+		out := make([]Outcome, len(g))
+		for i, d := range g {
+			out[i] = Outcome{ID: d.ID, AccountID: d.AccountID, Channel: d.Channel, Status: StatusSent, MessageID: env.MessageID, Attempted: true, At: now}
+		}
+		o.record(rctx, out)
+		return
+	}
+	code := ErrorText(err)
+	var se *SendError
+	var retryAfter time.Duration
+	if asSendError(err, &se) {
+		retryAfter = se.RetryAfter
+		if se.Revoked {
+			if merr := o.Store.MarkBroken(rctx, first.AccountID, first.Channel, first); merr != nil {
+				o.Log.Warn("outbox: marking a webhook broken failed", "account", first.AccountID, "channel", first.Channel, "error", merr)
+			}
+			code, retry = ErrCodeRevoked, false
+		}
+	}
+	o.Log.Info("outbox: send failed", "channel", first.Channel, "account", first.AccountID, "deliveries", len(g), "error", code, "retry", retry)
+	out := make([]Outcome, len(g))
+	for i, d := range g {
+		oc := Outcome{ID: d.ID, AccountID: d.AccountID, Channel: d.Channel, Error: code, Attempted: true, At: now, Status: StatusFailed}
+		if next, ok := NextAttempt(now, d.QueuedAt, d.Attempts+1, retry, retryAfter, o.RetryBase); ok {
+			oc.Status, oc.NextAttempt = StatusQueued, next
+		}
+		out[i] = oc
+	}
+	o.record(rctx, out)
+}
+
+func asSendError(err error, se **SendError) bool {
+	e, ok := err.(*SendError)
+	if ok {
+		*se = e
+	}
+	return ok
+}
+
+func final(g []Due, status, code string) []Outcome {
+	now := time.Now()
+	out := make([]Outcome, len(g))
+	for i, d := range g {
+		out[i] = Outcome{ID: d.ID, AccountID: d.AccountID, Channel: d.Channel, Status: status, Error: code, At: now}
+	}
+	return out
+}
+
+func (o *Outbox) record(ctx context.Context, out []Outcome) {
+	if err := o.Store.Record(ctx, o.owner, out); err != nil {
+		o.Log.Warn("outbox: recording deliveries failed; they will be sent again when their lease expires", "error", err)
+		return
+	}
+	if o.Metrics == nil {
+		return
+	}
+	for _, oc := range out {
+		switch {
+		case oc.Status == StatusSent:
+			o.Metrics.Delivered(oc.Channel, StatusSent, 1)
+		case oc.Status == StatusFailed:
+			o.Metrics.Delivered(oc.Channel, StatusFailed, 1)
+		default:
+			o.Metrics.Delivered(oc.Channel, "retried", 1)
+		}
+	}
+}
+
+// NewMessageID returns a fresh message id ("msg_" and 24 hex digits): one
+// per envelope, shared by the deliveries of a digest; email uses it in its
+// Message-ID header.
+func NewMessageID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "msg_" + hex.EncodeToString(b[:])
+}

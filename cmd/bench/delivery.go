@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/alerting/notify"
+	"github.com/mcpscope/telemetry/alerting/notify/slack"
+	"github.com/mcpscope/telemetry/internal/chatstub"
+	"github.com/mcpscope/telemetry/postgres"
+)
+
+// runDelivery measures the outbox (docs/delivery.md): N chat deliveries
+// over many destinations drained to a local sink (the Slack stand-in
+// behind the TLS-intercepting proxy the tests use) — deliveries/s — then
+// the same with one more destination that never answers: the p99 of due
+// → sent of the others shows whether it delays them.
+func runDelivery(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("delivery", flag.ContinueOnError)
+	pgURL := fs.String("pg", "", "PostgreSQL URL (a database the bench may fill)")
+	n := fs.Int("n", 10_000, "deliveries")
+	per := fs.Int("per", 10, "deliveries per destination (one digest each)")
+	timeout := fs.Duration("timeout", 5*time.Second, "per-send timeout")
+	outPath := fs.String("out", "", "append the figures to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := postgres.Open(ctx, postgres.Config{URL: *pgURL, MaxConns: 16}, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	key := make([]byte, alerting.SecretKeyLen)
+	for i := range key {
+		key[i] = byte(7 * (i + 1))
+	}
+	box, err := alerting.NewSecretBox(key)
+	if err != nil {
+		return err
+	}
+	ca, err := chatstub.NewCA()
+	if err != nil {
+		return err
+	}
+	sink := &chatstub.Provider{}
+	sink.SetRespond(func(r chatstub.Request, _ int) chatstub.Answer {
+		return chatstub.Answer{Hang: strings.Contains(r.Path, "/BHANG/")}
+	})
+	proxy := &chatstub.Proxy{CA: ca, Handler: sink}
+	if err := proxy.Start(); err != nil {
+		return err
+	}
+	defer proxy.Close()
+	tmp, err := os.MkdirTemp("", "bench-delivery")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	caFile, err := ca.WriteFile(tmp)
+	if err != nil {
+		return err
+	}
+	client, err := notify.Outbound{ProxyURL: proxy.URL(), CAFile: caFile}.HTTPClient()
+	if err != nil {
+		return err
+	}
+	notifier := &slack.Notifier{Client: client}
+	var figs []figure
+	for _, withHang := range []bool{false, true} {
+		name := "chat deliveries"
+		if withHang {
+			name = "chat deliveries, one destination hanging"
+		}
+		dests := *n / *per
+		accs, err := postgres.SeedChatDeliveries(ctx, db, box, dests, *per, func(i int) string {
+			return fmt.Sprintf("https://hooks.slack.com/services/T0001/B%06d/abcdefghijklmnopqrstuvwx", i)
+		})
+		if err != nil {
+			return err
+		}
+		if withHang {
+			hung, err := postgres.SeedChatDeliveries(ctx, db, box, 1, *per, func(int) string {
+				return "https://hooks.slack.com/services/T0001/BHANG/abcdefghijklmnopqrstuvwx"
+			})
+			if err != nil {
+				return err
+			}
+			defer db.Pool.Exec(context.Background(), `DELETE FROM accounts WHERE id = ANY($1)`, hung)
+		}
+		// Due from now: the seeding's own time is not the outbox's.
+		if _, err := db.Pool.Exec(ctx, `UPDATE deliveries SET next_attempt_at = now(), queued_at = now() WHERE status = 'queued'`); err != nil {
+			return err
+		}
+		before := len(sink.Requests())
+		o := &alerting.Outbox{Store: postgres.NewOutboxStore(db, box), Notifiers: map[string]alerting.Notifier{alerting.ChannelSlack: notifier},
+			Log: log, Timeout: *timeout, Batch: 500}
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- o.Run(rctx, 20*time.Millisecond) }()
+		var sent int
+		for sent < len(accs)**per {
+			if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM deliveries WHERE account_id = ANY($1) AND status = 'sent'`, accs).Scan(&sent); err != nil {
+				stop()
+				return err
+			}
+			if ctx.Err() != nil {
+				stop()
+				return ctx.Err()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		elapsed := time.Since(start)
+		stop()
+		<-done
+		var lat []time.Duration
+		rows, err := db.Pool.Query(ctx, `SELECT extract(epoch FROM sent_at - queued_at) FROM deliveries WHERE account_id = ANY($1)`, accs)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var s float64
+			if err := rows.Scan(&s); err != nil {
+				return err
+			}
+			lat = append(lat, time.Duration(s*float64(time.Second)))
+		}
+		rows.Close()
+		rate := float64(len(accs)**per) / elapsed.Seconds()
+		p50, p99 := percentile(lat, 50), percentile(lat, 99)
+		fmt.Fprintf(out, "%s: %d deliveries to %d destinations in %s: %.0f deliveries/s, due→sent p50 %s p99 %s, %d messages\n",
+			name, len(accs)**per, len(accs), elapsed.Round(time.Millisecond), rate, p50.Round(time.Millisecond), p99.Round(time.Millisecond), len(sink.Requests())-before)
+		figs = append(figs, figure{"delivery", name, "deliveries_per_s", rate}, figure{"delivery", name, "p99_ms", ms(p99)})
+		if _, err := db.Pool.Exec(ctx, `DELETE FROM accounts WHERE id = ANY($1)`, accs); err != nil {
+			return err
+		}
+	}
+	return recorder{*outPath}.record(figs...)
+}
