@@ -42,6 +42,11 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodPatch, "/v1/account/members/{user_id}", Manager, handle(s.updateMember, updateMemberOp)},
 			{http.MethodDelete, "/v1/account/members/{user_id}", Manager, handle(s.removeMember, removeMemberOp)},
 		}},
+		{on: o.Tokens != nil, routes: []route{
+			{http.MethodGet, "/v1/account/tokens", SessionOnly, handle(s.listTokens, listTokensOp)},
+			{http.MethodPost, "/v1/account/tokens", SessionOnly, handle(s.createToken, createTokenOp)},
+			{http.MethodDelete, "/v1/account/tokens/{tokenId}", SessionOnly, handle(s.deleteToken, deleteTokenOp)},
+		}},
 		{on: o.MCPs != nil, routes: []route{
 			{http.MethodGet, "/v1/mcps", AnyMember, handle(s.listMCPs, listMCPsOp)},
 			{http.MethodPost, "/v1/mcps", Manager, handle(s.createMCP, createMCPOp)},

@@ -34,6 +34,7 @@ type Options struct {
 	Members  accounts.MemberService  // /v1/account/members
 	MCPs     accounts.MCPService     // /v1/mcps; also the ownership check of metric reads
 	Keys     accounts.KeyService     // /v1/mcps/{id}/keys, /v1/keys/{keyId}
+	Tokens   accounts.TokenService   // /v1/account/tokens
 	// Deletions serves DELETE /v1/mcps/{id}/users/{user_id} and
 	// GET /v1/account/deletions/{id}.
 	Deletions accounts.DeletionService
@@ -139,6 +140,8 @@ func New(opts Options) *Server {
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeSession: {Type: "http", Scheme: "bearer", Description: "A session token (`sess_…`) from signup or login."},
 		schemeIngest:  {Type: "http", Scheme: "bearer", Description: "An ingest key (`ik_…`) from POST /v1/mcps/{id}/keys."},
+		schemeToken: {Type: "http", Scheme: "bearer", Description: "A personal access token (`pat_…`) from POST /v1/account/tokens: " +
+			"the reads a session of its person may make, nothing else."},
 	}
 	s.api = humagin.New(e, cfg)
 

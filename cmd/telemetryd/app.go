@@ -52,6 +52,7 @@ type Main struct {
 	// last_used_at writer in Run.
 	Auth     *postgres.AuthService
 	Keys     *postgres.KeyService
+	Tokens   *postgres.TokenService
 	Accounts *postgres.AccountService
 	Members  *postgres.MemberService
 	MCPs     *postgres.MCPService
@@ -169,6 +170,7 @@ func (m *Main) Open(ctx context.Context) error {
 	a := m.Config.Auth
 	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
 	m.Auth = postgres.NewAuthService(m.PG, accounts.AuthPolicy(a), m.Keys)
+	m.Tokens = postgres.NewTokenService(m.PG)
 	m.Accounts = postgres.NewAccountService(m.PG)
 	m.Members = postgres.NewMemberService(m.PG)
 	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
@@ -220,6 +222,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Members:       m.Members,
 		MCPs:          m.MCPs,
 		Keys:          m.Keys,
+		Tokens:        m.Tokens,
 		Deletions:     m.Deletions,
 		RetentionDays: m.Config.Storage.RetentionDays,
 
