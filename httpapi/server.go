@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humagin"
 	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpscope/telemetry/accounts"
@@ -83,6 +84,13 @@ type Options struct {
 	Evaluator     alerting.Evaluator
 	Inbox         alerting.InboxService
 	Notifications alerting.NotificationService
+
+	// Version is the service's version, announced by /mcp (default "dev").
+	Version string
+	// MCPServerHook, when set, is handed the /mcp server before it serves
+	// (cmd/telemetryd instruments it with mcpgo). /mcp is served when MCPs
+	// and Analytics are set.
+	MCPServerHook func(*mcp.Server)
 }
 
 // Server is the HTTP API.
@@ -106,6 +114,9 @@ func New(opts Options) *Server {
 		opts.BaseURL = "http://127.0.0.1:8080"
 	}
 	useProblemErrors()
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
 	if opts.DecodeBudgetBytes <= 0 {
 		opts.DecodeBudgetBytes = DefaultDecodeBudgetBytes
 	}
@@ -160,6 +171,9 @@ func New(opts Options) *Server {
 	}
 	s.registerDocs()
 	s.registerRoutes()
+	if opts.MCPs != nil && opts.Analytics != nil {
+		s.mountMCP()
+	}
 	return s
 }
 
