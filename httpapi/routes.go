@@ -69,6 +69,12 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/mcps/{id}/sessions/{session_id}", AnyMember, handle(s.getSessionTimeline, getSessionTimelineOp)},
 			{http.MethodGet, "/v1/account/usage", AnyMember, handle(s.getUsage, getUsageOp)},
 		}},
+		{on: o.Inventory != nil && o.Analytics != nil && o.MCPs != nil, class: classRead, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/inventory", AnyMember, handle(s.getInventory, getInventoryOp)},
+		}},
+		{on: o.Inventory != nil && o.Ingester != nil, class: classIngest, routes: []route{
+			{http.MethodPost, "/v1/ingest/inventory", IngestOnly, handle(s.ingestInventory, ingestInventoryOp).rawBody(inventoryBody)},
+		}},
 		{on: o.Exporter != nil && o.MCPs != nil, class: classExport, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/export", AnyMember, handle(s.exportItems, exportOp).before(exportResponses)},
 		}},

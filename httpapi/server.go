@@ -39,6 +39,9 @@ type Options struct {
 	// Deletions serves DELETE /v1/mcps/{id}/users/{user_id} and
 	// GET /v1/account/deletions/{id}.
 	Deletions accounts.DeletionService
+	// Inventory, when set, serves POST /v1/ingest/inventory (with
+	// Ingester) and GET /v1/mcps/{id}/inventory (with Analytics).
+	Inventory analytics.InventoryService
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
 	// Analytics, when set with MCPs, serves the metric reads.

@@ -69,7 +69,10 @@ type Main struct {
 	Evaluator     *alerting.RuleEvaluator
 	Inbox         *postgres.InboxService
 	Notifications *postgres.NotificationService
-	evalMetrics   *jobmetrics.Evaluator
+	// Inventory keeps the tool inventory; the evaluator counts its
+	// changes for tool_changes rules.
+	Inventory   *postgres.InventoryService
+	evalMetrics *jobmetrics.Evaluator
 	// SelfTelemetry sends /mcp's own telemetry (self_telemetry); nil when
 	// not configured.
 	SelfTelemetry *mcpgo.Telemetry
@@ -219,6 +222,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
 	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH, m.PG.TransitionConcurrency())
 	m.Evaluator.Budget = m.Config.Alerting.PassBudget
+	m.Inventory = postgres.NewInventoryService(m.PG)
+	m.Evaluator.Changes = m.Inventory
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	if m.Registry != nil {
@@ -256,6 +261,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Keys:          m.Keys,
 		Tokens:        m.Tokens,
 		Deletions:     m.Deletions,
+		Inventory:     m.Inventory,
 		RetentionDays: m.Config.Storage.RetentionDays,
 
 		Channels:      m.Channels,
