@@ -251,6 +251,40 @@ func TestMCPEndpoint(t *testing.T) {
 			t.Errorf("%q: %d %v", c.header, resp.StatusCode, p)
 		}
 	}
+	// Stateless: a bare tools/call, without initialize, is answered (as
+	// the bench sends it).
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_overview","arguments":{"mcp_id":"`+tm.mcp+`"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+pat)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rpc struct {
+		Result struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&rpc)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || rpc.Result.IsError || rpc.Result.StructuredContent["calls"] != 3.0 {
+		t.Errorf("bare tools/call: %d %+v", resp.StatusCode, rpc)
+	}
+	// A body over the endpoint's cap is refused before any work.
+	req, _ = http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"list_mcps","arguments":{"x":"`+strings.Repeat("x", 70000)+`"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+pat)
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized body: %d", resp.StatusCode)
+	}
+
 	// A deleted token is refused at once.
 	list2 := expect(t, s, "GET", "/v1/account/tokens", tm.member, "", 200, "")["items"].([]any)
 	expect(t, s, "DELETE", "/v1/account/tokens/"+url.PathEscape(list2[0].(map[string]any)["id"].(string)), tm.member, "", 204, "")
