@@ -56,6 +56,17 @@ type InventoryReportTool struct {
 	Schema     json.RawMessage `json:"schema,omitempty"`
 }
 
+// ParseInventoryReport decodes and validates a report's JSON body (at most
+// MaxInventoryBodyBytes, checked by the caller while decompressing).
+// Errors: EBADREQUEST for a body that is not a report, and Validate's.
+func ParseInventoryReport(body []byte) (InventoryReport, error) {
+	var r InventoryReport
+	if err := json.Unmarshal(body, &r); err != nil {
+		return InventoryReport{}, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not a valid inventory report: %v.", err)
+	}
+	return r, r.Validate()
+}
+
 // Validate checks a report: ETOOMANYITEMS past MaxInventoryTools, EINVALID
 // (with the field) for a missing, too long or repeated name, a malformed
 // hash or an overlong version, ETOOLARGE for a schema over

@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"sort"
@@ -79,11 +77,8 @@ func (s *Server) ingestInventory(ctx context.Context, in *rawBodyInput) (*struct
 		return nil, s.refusedWhole(p.KeyID, err)
 	}
 	defer release()
-	var report analytics.InventoryReport
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&report); err != nil {
-		return nil, s.refusedWhole(p.KeyID, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not a valid inventory report: %v.", err))
-	}
-	if err := report.Validate(); err != nil {
+	report, err := analytics.ParseInventoryReport(body)
+	if err != nil {
 		return nil, s.refusedWhole(p.KeyID, err)
 	}
 	n, err := s.opts.Inventory.RecordInventory(ctx, p.MCPID, time.Now(), report)

@@ -54,6 +54,13 @@ func TestPersonalTokens(t *testing.T) {
 		t.Fatalf("after delete %v", list)
 	}
 
+	// A person removed from the account: their tokens there stop at once.
+	member, memberID := join(t, s, owner, "member")
+	memberPAT := expect(t, s, "POST", "/v1/account/tokens", member, `{"name":"m","scope":"read"}`, 201, "")["token"].(string)
+	expect(t, s, "GET", "/v1/mcps/"+mcp, memberPAT, "", 200, "")
+	expect(t, s, "DELETE", "/v1/account/members/"+memberID, owner, "", 204, "")
+	expect(t, s, "GET", "/v1/mcps/"+mcp, memberPAT, "", 401, "unauthenticated")
+
 	// The cap.
 	for i := 0; i < accounts.MaxTokensPerPerson; i++ {
 		expect(t, s, "POST", "/v1/account/tokens", other, `{"name":"n","scope":"read"}`, 201, "")
