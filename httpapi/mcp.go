@@ -76,9 +76,8 @@ func (s *Server) mountMCP() {
 		}
 		verify.ServeHTTP(c.Writer, c.Request.WithContext(context.WithValue(c.Request.Context(), mcpPrincipalKey{}, p)))
 	}
-	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		s.engine.Handle(m, MCPEndpointPath, serve)
-	}
+	// Stateless: POST only. Other methods get the API's 405 problem.
+	s.engine.POST(MCPEndpointPath, serve)
 }
 
 // mcpTool is one tool: its name, what a model reads about it, and a call

@@ -285,6 +285,14 @@ func TestMCPEndpoint(t *testing.T) {
 		t.Errorf("oversized body: %d", resp.StatusCode)
 	}
 
+	// Stateless: no GET stream, no session to DELETE.
+	for _, m := range []string{"GET", "DELETE"} {
+		rec, p := do(t, s, m, "/mcp", "", "Authorization", "Bearer "+pat)
+		if rec.Code != 405 || p["code"] != "method_not_allowed" {
+			t.Errorf("%s /mcp: %d %v", m, rec.Code, p)
+		}
+	}
+
 	// A deleted token is refused at once.
 	list2 := expect(t, s, "GET", "/v1/account/tokens", tm.member, "", 200, "")["items"].([]any)
 	expect(t, s, "DELETE", "/v1/account/tokens/"+url.PathEscape(list2[0].(map[string]any)["id"].(string)), tm.member, "", 204, "")
