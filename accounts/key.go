@@ -36,12 +36,14 @@ const KeyMask = "••••••••"
 
 // KeyHint is what reads show of a key: its prefix, a mask and the last
 // four characters, e.g. ik_••••••••a1b2.
-func KeyHint(key string) string {
-	last := key
+func KeyHint(key string) string { return secretHint(IngestKeyPrefix, key) }
+
+func secretHint(prefix, secret string) string {
+	last := secret
 	if len(last) > 4 {
 		last = last[len(last)-4:]
 	}
-	return IngestKeyPrefix + KeyMask + last
+	return prefix + KeyMask + last
 }
 
 // KeyService manages ingest keys. Every method is scoped to accountID:

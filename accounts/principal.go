@@ -2,23 +2,27 @@ package accounts
 
 import "context"
 
-// CredentialKind tells the two credentials apart; they are isolated by design.
+// CredentialKind tells the credentials apart; they are isolated by design.
 type CredentialKind string
 
 // Credential kinds and the prefixes their secrets carry.
 const (
 	CredentialSession   CredentialKind = "session"
 	CredentialIngestKey CredentialKind = "ingest_key"
+	// CredentialPersonalToken reads as its person (TokenService).
+	CredentialPersonalToken CredentialKind = "personal_token"
 
-	SessionTokenPrefix = "sess_"
-	IngestKeyPrefix    = "ik_"
+	SessionTokenPrefix  = "sess_"
+	IngestKeyPrefix     = "ik_"
+	PersonalTokenPrefix = "pat_"
 )
 
 // Principal is who a request acts as, resolved from its bearer credential.
 type Principal struct {
 	Kind CredentialKind
-	// Session credentials.
+	// Session and personal token credentials (TokenID for the latter).
 	SessionID string
+	TokenID   string
 	UserID    string
 	AccountID string
 	Role      Role
@@ -42,4 +46,9 @@ type Authenticator interface {
 	// not cost a database round trip on the hot path.
 	// Errors: EUNAUTHENTICATED for an unknown or deleted key.
 	AuthenticateIngestKey(ctx context.Context, key string) (*Principal, error)
+	// AuthenticatePersonalToken returns the principal of a personal access
+	// token: its person, in its account, with their current role.
+	// Errors: EUNAUTHENTICATED for an unknown or revoked token, or when the
+	// person no longer belongs to the account.
+	AuthenticatePersonalToken(ctx context.Context, token string) (*Principal, error)
 }

@@ -288,6 +288,8 @@ func metricLabel(metric string) string {
 		return "sessions"
 	case MetricUsers:
 		return "users"
+	case MetricToolChanges:
+		return "tool changes"
 	}
 	return metric
 }

@@ -156,6 +156,9 @@ type RuleEvaluator struct {
 	concurrency int
 	// Budget bounds the time one pass spends measuring; 0: none.
 	Budget time.Duration
+	// Changes, when set, counts the tool inventory changes of rules on
+	// tool_changes; without it they measure 0.
+	Changes analytics.ToolChangeCounter
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 2,000.
 	ChunkRules int
@@ -249,7 +252,56 @@ func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*E
 			return nil, nil, err
 		}
 	}
+	if cur, err = e.addToolChanges(ctx, now, chunk, false, cur); err != nil {
+		return nil, nil, err
+	}
+	if prev, err = e.addToolChanges(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
+		return nil, nil, err
+	}
 	return cur, prev, nil
+}
+
+// addToolChanges counts, for the chunk's rules on tool_changes (those with
+// a baseline only, when baseline), the changes of their windows ending at
+// to, into stats.
+func (e *RuleEvaluator) addToolChanges(ctx context.Context, to time.Time, chunk []*EvalRule, baseline bool,
+	stats map[string]map[int]map[string]analytics.WindowStat) (map[string]map[int]map[string]analytics.WindowStat, error) {
+	if e.Changes == nil {
+		return stats, nil
+	}
+	var rules []*EvalRule
+	for _, r := range chunk {
+		if r.Metric == MetricToolChanges {
+			rules = append(rules, r)
+		}
+	}
+	reqs := windowRequests(rules, baseline)
+	if len(reqs) == 0 {
+		return stats, nil
+	}
+	counts, err := e.Changes.ToolChangeCounts(ctx, to, reqs)
+	if err != nil {
+		return nil, err
+	}
+	if stats == nil {
+		stats = map[string]map[int]map[string]analytics.WindowStat{}
+	}
+	for mcp, windows := range counts {
+		if stats[mcp] == nil {
+			stats[mcp] = map[int]map[string]analytics.WindowStat{}
+		}
+		for minutes, tools := range windows {
+			if stats[mcp][minutes] == nil {
+				stats[mcp][minutes] = map[string]analytics.WindowStat{}
+			}
+			for tool, n := range tools {
+				st := stats[mcp][minutes][tool]
+				st.ToolChanges = n
+				stats[mcp][minutes][tool] = st
+			}
+		}
+	}
+	return stats, nil
 }
 
 // EvaluateAll implements Evaluator. Only rules whose state changes touch
@@ -352,14 +404,50 @@ func (e *RuleEvaluator) applyAll(ctx context.Context, changes []change, now time
 func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.Time) (cur, prev map[string]analytics.WindowStat, err error) {
 	from, to := r.Window(now)
 	all, err := e.stats.WindowStats(ctx, from, to, []string{r.MCPID})
+	if err == nil {
+		all = orEmpty(all)
+		err = e.ruleToolChanges(ctx, r, to, all)
+	}
 	if err != nil || r.Baseline == nil {
 		return all[r.MCPID], nil, err
 	}
 	before, err := e.stats.WindowStats(ctx, from.Add(-BaselineOffset), to.Add(-BaselineOffset), []string{r.MCPID})
+	if err == nil {
+		before = orEmpty(before)
+		err = e.ruleToolChanges(ctx, r, to.Add(-BaselineOffset), before)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return all[r.MCPID], before[r.MCPID], nil
+}
+
+func orEmpty(m map[string]map[string]analytics.WindowStat) map[string]map[string]analytics.WindowStat {
+	if m == nil {
+		return map[string]map[string]analytics.WindowStat{}
+	}
+	return m
+}
+
+// ruleToolChanges counts the changes of one tool_changes rule's window
+// ending at to into stats (keyed by MCP, as WindowStats answers).
+func (e *RuleEvaluator) ruleToolChanges(ctx context.Context, r *EvalRule, to time.Time, stats map[string]map[string]analytics.WindowStat) error {
+	if r.Metric != MetricToolChanges {
+		return nil
+	}
+	set, err := e.addToolChanges(ctx, to, []*EvalRule{r}, false, nil)
+	if err != nil {
+		return err
+	}
+	for tool, st := range set[r.MCPID][r.WindowMinutes] {
+		if stats[r.MCPID] == nil {
+			stats[r.MCPID] = map[string]analytics.WindowStat{}
+		}
+		cur := stats[r.MCPID][tool]
+		cur.ToolChanges = st.ToolChanges
+		stats[r.MCPID][tool] = cur
+	}
+	return nil
 }
 
 // EvaluateRule implements Evaluator with the same transition code as the

@@ -25,6 +25,10 @@ const (
 	MetricP99       = "p99_ms"     // 99th percentile duration_ms; no value when no item carries one
 	MetricSessions  = "sessions"   // distinct session_ids
 	MetricUsers     = "users"      // distinct user_ids, falling back to session_id (as the metric reads count users)
+	// MetricToolChanges counts the MCP's tool inventory changes (added,
+	// removed, changed; those of the named tool only when the rule names
+	// one), from analytics.ToolChangeCounter (docs/inventory.md).
+	MetricToolChanges = "tool_changes"
 )
 
 // Baselines a rule may compare against. With a baseline the value compared
@@ -68,7 +72,7 @@ const (
 )
 
 var (
-	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers}
+	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges}
 	// guarded are the metrics min_calls applies to: rates, error counts and
 	// latencies, which a handful of calls makes noisy. Volume metrics
 	// (calls, sessions, users) are what min_calls counts, so it does not
@@ -186,6 +190,8 @@ func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bo
 		return float64(st.Sessions), true
 	case MetricUsers:
 		return float64(st.Users), true
+	case MetricToolChanges:
+		return float64(st.ToolChanges), true
 	}
 	return 0, false
 }
@@ -366,7 +372,7 @@ func (c RuleCreate) Validate() error {
 		return telemetry.FieldError(telemetry.EINVALID, "body.name", "The name must not be blank.")
 	}
 	if !contains(metrics, c.Metric) {
-		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions or users.")
+		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions, users or tool_changes.")
 	}
 	if c.Tool != nil {
 		if err := checkText("body.tool", *c.Tool, MaxRuleToolLen); err != nil {

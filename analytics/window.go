@@ -17,6 +17,10 @@ type WindowStat struct {
 	// back to the session_id (as the metric reads do), exactly. WindowSets
 	// fills them only for detail windows.
 	Sessions, Users int64
+	// ToolChanges counts tool inventory changes in the window; the
+	// metrics stores leave it 0, the alert evaluator fills it from its
+	// ToolChangeCounter.
+	ToolChanges int64
 }
 
 // WindowReader gives the alert evaluator its rule values.

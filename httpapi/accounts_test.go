@@ -49,8 +49,9 @@ func accountOptions(t *testing.T, cfg accounts.AuthPolicy) (Options, *postgres.D
 	auth := postgres.NewAuthService(db, cfg, keys)
 	ch := testClickHouse(t)
 	return Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
-		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys,
-		Ingester: testPipeline(t, ch), Analytics: ch, Exporter: ch, Deletions: postgres.NewDeletionService(db),
+		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys, Tokens: postgres.NewTokenService(db),
+		Inventory: postgres.NewInventoryService(db),
+		Ingester:  testPipeline(t, ch), Analytics: ch, Exporter: ch, Deletions: postgres.NewDeletionService(db),
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: 600, MaxBatchItems: 1000, MaxBodyBytes: 1 << 20}}, db, ch
 }
 

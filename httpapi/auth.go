@@ -17,6 +17,7 @@ import (
 const (
 	schemeSession = "sessionToken"
 	schemeIngest  = "ingestKey"
+	schemeToken   = "personalToken"
 )
 
 // Access says which credential an operation takes.
@@ -28,7 +29,16 @@ const (
 	AnyMember                // a session token, any role
 	Manager                  // a session token of an owner or admin
 	IngestOnly               // an ingest key
+	// SessionOnly is a session token of any role, never a personal access
+	// token: managing the tokens themselves.
+	SessionOnly
 )
+
+// tokenReads says whether a personal access token may call an operation:
+// the reads (GET) a session may make (docs/mcp-endpoint.md).
+func tokenReads(method string, access Access) bool {
+	return (access == AnyMember || access == Manager) && (method == http.MethodGet || method == http.MethodHead)
+}
 
 // String names the access rule as /docs shows it (extension x-access).
 func (a Access) String() string {
@@ -39,6 +49,8 @@ func (a Access) String() string {
 		return "session:admin"
 	case IngestOnly:
 		return "ingest_key"
+	case SessionOnly:
+		return "session:only"
 	}
 	return "public"
 }
@@ -51,8 +63,11 @@ func register[I, O any](s *Server, op huma.Operation, access Access, h func(cont
 	case Public:
 		// An explicit empty list: this operation needs no credential.
 		op.Security = []map[string][]string{}
-	case AnyMember, Manager:
+	case AnyMember, Manager, SessionOnly:
 		op.Security = []map[string][]string{{schemeSession: {}}}
+		if tokenReads(op.Method, access) {
+			op.Security = append(op.Security, map[string][]string{schemeToken: {}})
+		}
 		op.Errors = appendStatus(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
 	case IngestOnly:
 		op.Security = []map[string][]string{{schemeIngest: {}}}
@@ -65,7 +80,7 @@ func register[I, O any](s *Server, op huma.Operation, access Access, h func(cont
 	// isolation test enumerates operations from it.
 	op.Extensions["x-access"] = access.String()
 	if access != Public {
-		op.Middlewares = append(huma.Middlewares{s.authenticate(access)}, op.Middlewares...)
+		op.Middlewares = append(huma.Middlewares{s.authenticate(access, tokenReads(op.Method, access))}, op.Middlewares...)
 	}
 	huma.Register(s.api, op, h)
 }
@@ -83,9 +98,9 @@ func appendStatus(list []int, codes ...int) []int {
 	return list
 }
 
-func (s *Server) authenticate(access Access) func(huma.Context, func(huma.Context)) {
+func (s *Server) authenticate(access Access, tokenOK bool) func(huma.Context, func(huma.Context)) {
 	return func(hctx huma.Context, next func(huma.Context)) {
-		p, err := s.principalFor(hctx.Context(), hctx.Header("Authorization"), access)
+		p, err := s.principalFor(hctx.Context(), hctx.Header("Authorization"), access, tokenOK)
 		if err != nil {
 			prob := ProblemFromError(hctx.Context(), err)
 			if prob.Status == http.StatusUnauthorized {
@@ -103,7 +118,9 @@ func (s *Server) authenticate(access Access) func(huma.Context, func(huma.Contex
 	}
 }
 
-func (s *Server) principalFor(ctx context.Context, header string, access Access) (*accounts.Principal, error) {
+// principalFor resolves the bearer credential of a request to an operation
+// taking access; tokenOK says whether a personal access token may call it.
+func (s *Server) principalFor(ctx context.Context, header string, access Access, tokenOK bool) (*accounts.Principal, error) {
 	token, ok := strings.CutPrefix(header, "Bearer ")
 	if !ok {
 		token, ok = strings.CutPrefix(header, "bearer ")
@@ -135,6 +152,20 @@ func (s *Server) principalFor(ctx context.Context, header string, access Access)
 		}
 		if access != IngestOnly {
 			return nil, telemetry.Errorf(telemetry.ECREDENTIAL, "Ingest keys can only post telemetry; use a session token.")
+		}
+		return p, nil
+	case strings.HasPrefix(token, accounts.PersonalTokenPrefix):
+		p, err := s.opts.Auth.AuthenticatePersonalToken(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case access == IngestOnly:
+			return nil, telemetry.Errorf(telemetry.ECREDENTIAL, "Personal access tokens cannot post telemetry; use an ingest key.")
+		case !tokenOK:
+			return nil, telemetry.Errorf(telemetry.ECREDENTIAL, "Personal access tokens may only read; this needs a session token.")
+		case access == Manager && !p.Role.CanManage():
+			return nil, telemetry.Errorf(telemetry.EFORBIDDEN, "This needs the owner or admin role; yours is %s.", p.Role)
 		}
 		return p, nil
 	}

@@ -23,6 +23,7 @@ var isolationBodies = map[string]string{
 	"PATCH /v1/rules/{ruleId}":                   `{"name":"x"}`,
 	"PUT /v1/account/channels/{channel}/webhook": `{"url":"https://hooks.slack.com/services/T0001/B0001/abcdefghijklmnop"}`,
 	"POST /v1/account/inbox/read":                `{"all":true}`,
+	"POST /v1/account/tokens":                    `{"name":"x","scope":"read"}`,
 }
 
 // sharedParams name things every account has (the channel catalogue), not
@@ -34,7 +35,9 @@ var sharedParams = map[string]bool{"channel": true}
 // anyone remembering, and checks each against the contract: no credential
 // and garbage are 401; the wrong kind of credential is 403
 // credential_not_allowed; another account's session on account A's ids is
-// 404; a member where an admin is needed is 403 forbidden.
+// 404; a member where an admin is needed is 403 forbidden. A personal
+// access token answers every read (GET) exactly as its person's session
+// does, and is 403 credential_not_allowed on everything else.
 func TestCredentialAndTenantIsolation(t *testing.T) {
 	s, _ := alertingServer(t)
 	ops := operations(s)
@@ -70,6 +73,15 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 	}
 	ownerB := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("b"), "B"), 201, "")["token"].(string)
 	ingestKey := keyA["key"].(string)
+	pat := func(session string) (id, token string) {
+		t.Helper()
+		m := expect(t, s, "POST", "/v1/account/tokens", session, `{"name":"matrix","scope":"read"}`, 201, "")
+		return m["id"].(string), m["token"].(string)
+	}
+	tokenA, patA := pat(ownerA)
+	params["tokenId"] = tokenA
+	_, patMemberA := pat(memberA)
+	_, patB := pat(ownerB)
 
 	checked := 0
 	for _, op := range ops {
@@ -93,16 +105,18 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 			switch op.access {
 			case "public":
 				return
-			case "session", "session:admin", "ingest_key":
+			case "session", "session:admin", "session:only", "ingest_key":
 			default:
 				t.Fatalf("unknown x-access %q: every operation must be registered through register()", op.access)
 			}
 			try("no credential", "", 401, "unauthenticated")
-			for _, garbage := range []string{"Bearer garbage", "Bearer sess_" + strings.Repeat("A", 32), "Bearer ik_" + strings.Repeat("A", 32), "Bearer ", "Basic " + ownerA, ownerA} {
+			for _, garbage := range []string{"Bearer garbage", "Bearer sess_" + strings.Repeat("A", 32), "Bearer ik_" + strings.Repeat("A", 32),
+				"Bearer pat_" + strings.Repeat("A", 32), "Bearer ", "Basic " + ownerA, ownerA} {
 				try("garbage "+garbage[:min(len(garbage), 12)], garbage, 401, "unauthenticated")
 			}
 			if op.access == "ingest_key" {
 				try("session token", "Bearer "+ownerA, 403, "credential_not_allowed")
+				try("personal token", "Bearer "+patA, 403, "credential_not_allowed")
 				return
 			}
 			try("ingest key", "Bearer "+ingestKey, 403, "credential_not_allowed")
@@ -111,6 +125,22 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 			}
 			if hasParams {
 				try("another account", "Bearer "+ownerB, 404, "not_found")
+			}
+			if op.method != "GET" || op.access == "session:only" {
+				try("personal token", "Bearer "+patA, 403, "credential_not_allowed")
+				return
+			}
+			// A read: the token answers as its person's session does.
+			session, _ := do(t, s, op.method, path, body, "Authorization", "Bearer "+ownerA)
+			rec, got := do(t, s, op.method, path, body, "Authorization", "Bearer "+patA)
+			if rec.Code != session.Code || rec.Code == 401 || rec.Code == 403 {
+				t.Errorf("personal token: got %d %v, session got %d", rec.Code, got, session.Code)
+			}
+			if op.access == "session:admin" {
+				try("member's personal token", "Bearer "+patMemberA, 403, "forbidden")
+			}
+			if hasParams {
+				try("another account's personal token", "Bearer "+patB, 404, "not_found")
 			}
 			checked++
 		})

@@ -42,6 +42,11 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodPatch, "/v1/account/members/{user_id}", Manager, handle(s.updateMember, updateMemberOp)},
 			{http.MethodDelete, "/v1/account/members/{user_id}", Manager, handle(s.removeMember, removeMemberOp)},
 		}},
+		{on: o.Tokens != nil, routes: []route{
+			{http.MethodGet, "/v1/account/tokens", SessionOnly, handle(s.listTokens, listTokensOp)},
+			{http.MethodPost, "/v1/account/tokens", SessionOnly, handle(s.createToken, createTokenOp)},
+			{http.MethodDelete, "/v1/account/tokens/{tokenId}", SessionOnly, handle(s.deleteToken, deleteTokenOp)},
+		}},
 		{on: o.MCPs != nil, routes: []route{
 			{http.MethodGet, "/v1/mcps", AnyMember, handle(s.listMCPs, listMCPsOp)},
 			{http.MethodPost, "/v1/mcps", Manager, handle(s.createMCP, createMCPOp)},
@@ -63,6 +68,12 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/mcps/{id}/sessions", AnyMember, handle(s.listSessions, listSessionsOp)},
 			{http.MethodGet, "/v1/mcps/{id}/sessions/{session_id}", AnyMember, handle(s.getSessionTimeline, getSessionTimelineOp)},
 			{http.MethodGet, "/v1/account/usage", AnyMember, handle(s.getUsage, getUsageOp)},
+		}},
+		{on: o.Inventory != nil && o.Analytics != nil && o.MCPs != nil, class: classRead, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/inventory", AnyMember, handle(s.getInventory, getInventoryOp)},
+		}},
+		{on: o.Inventory != nil && o.Ingester != nil, class: classIngest, routes: []route{
+			{http.MethodPost, "/v1/ingest/inventory", IngestOnly, handle(s.ingestInventory, ingestInventoryOp).rawBody(inventoryBody)},
 		}},
 		{on: o.Exporter != nil && o.MCPs != nil, class: classExport, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/export", AnyMember, handle(s.exportItems, exportOp).before(exportResponses)},

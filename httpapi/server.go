@@ -13,6 +13,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humagin"
 	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/mcpscope/telemetry/accounts"
@@ -35,9 +36,13 @@ type Options struct {
 	Members  accounts.MemberService  // /v1/account/members
 	MCPs     accounts.MCPService     // /v1/mcps; also the ownership check of metric reads
 	Keys     accounts.KeyService     // /v1/mcps/{id}/keys, /v1/keys/{keyId}
+	Tokens   accounts.TokenService   // /v1/account/tokens
 	// Deletions serves DELETE /v1/mcps/{id}/users/{user_id} and
 	// GET /v1/account/deletions/{id}.
 	Deletions accounts.DeletionService
+	// Inventory, when set, serves POST /v1/ingest/inventory (with
+	// Ingester) and GET /v1/mcps/{id}/inventory (with Analytics).
+	Inventory analytics.InventoryService
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
 	// Analytics, when set with MCPs, serves the metric reads.
@@ -88,6 +93,13 @@ type Options struct {
 	Notifications alerting.NotificationService
 	// ChannelTests serves POST /v1/account/channels/{channel}/test.
 	ChannelTests alerting.TestService
+
+	// Version is the service's version, announced by /mcp (default "dev").
+	Version string
+	// MCPServerHook, when set, is handed the /mcp server before it serves
+	// (cmd/telemetryd instruments it with mcpgo). /mcp is served when MCPs
+	// and Analytics are set.
+	MCPServerHook func(*mcp.Server)
 }
 
 // Server is the HTTP API.
@@ -113,6 +125,9 @@ func New(opts Options) *Server {
 	useProblemErrors()
 	if opts.RedactionBudget <= 0 {
 		opts.RedactionBudget = DefaultRedactionBudget
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
 	}
 	if opts.DecodeBudgetBytes <= 0 {
 		opts.DecodeBudgetBytes = DefaultDecodeBudgetBytes
@@ -148,6 +163,8 @@ func New(opts Options) *Server {
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeSession: {Type: "http", Scheme: "bearer", Description: "A session token (`sess_…`) from signup or login."},
 		schemeIngest:  {Type: "http", Scheme: "bearer", Description: "An ingest key (`ik_…`) from POST /v1/mcps/{id}/keys."},
+		schemeToken: {Type: "http", Scheme: "bearer", Description: "A personal access token (`pat_…`) from POST /v1/account/tokens: " +
+			"the reads a session of its person may make, nothing else."},
 	}
 	s.api = humagin.New(e, cfg)
 
@@ -166,6 +183,9 @@ func New(opts Options) *Server {
 	}
 	s.registerDocs()
 	s.registerRoutes()
+	if opts.MCPs != nil && opts.Analytics != nil {
+		s.mountMCP()
+	}
 	return s
 }
 

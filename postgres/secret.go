@@ -10,6 +10,7 @@ const (
 	prefixInvitation = "inv_"
 	prefixSession    = "ses_"
 	prefixDeletion   = "del_"
+	prefixToken      = "tok_"
 	// prefixInviteToken starts the secret of an invitation. It shares inv_
 	// with invitation ids, but is twice as long and only ever looked up by
 	// its hash, so the two cannot be confused.

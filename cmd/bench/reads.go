@@ -137,6 +137,11 @@ func runReads(ctx context.Context, args []string, out io.Writer) error {
 			figure{"reads", a.name, "raw_p50_ms", ms(r50)}, figure{"reads", a.name, "raw_p95_ms", ms(r95)},
 			figure{"reads", a.name, "ratio", ratio})
 	}
+	mcpFigs, err := mcpReads(ctx, api, *mcp, *tool, today, *reps, out)
+	if err != nil {
+		return err
+	}
+	figs = append(figs, mcpFigs...)
 	var n uint64
 	if err := conn.QueryRow(ctx, "SELECT count() FROM "+*db+".events WHERE mcp_id = ?", *mcp).Scan(&n); err == nil {
 		fmt.Fprintf(out, "the MCP holds %d events\n", n)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -23,9 +24,11 @@ import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/client"
 	"github.com/mcpscope/telemetry/httpapi"
 	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/jobmetrics"
+	"github.com/mcpscope/telemetry/mcpgo"
 	"github.com/mcpscope/telemetry/postgres"
 	"github.com/mcpscope/telemetry/wal"
 	"github.com/mcpscope/telemetry/web"
@@ -52,6 +55,7 @@ type Main struct {
 	// last_used_at writer in Run.
 	Auth     *postgres.AuthService
 	Keys     *postgres.KeyService
+	Tokens   *postgres.TokenService
 	Accounts *postgres.AccountService
 	Members  *postgres.MemberService
 	MCPs     *postgres.MCPService
@@ -70,6 +74,12 @@ type Main struct {
 	// Run; Tester sends test messages.
 	Outbox *alerting.Outbox
 	Tester *alerting.ChannelTester
+	// Inventory keeps the tool inventory; the evaluator counts its
+	// changes for tool_changes rules.
+	Inventory *postgres.InventoryService
+	// SelfTelemetry sends /mcp's own telemetry (self_telemetry); nil when
+	// not configured.
+	SelfTelemetry *mcpgo.Telemetry
 
 	// storeReady is set once ClickHouse is migrated: at Open, or by Run
 	// when the service started during a ClickHouse outage.
@@ -79,6 +89,31 @@ type Main struct {
 	// metricsListener serves /metrics when metrics.addr is set.
 	metricsListener net.Listener
 	closers         []func()
+}
+
+// instrumentMCP sends the telemetry of /mcp through mcpgo when
+// self_telemetry.ingest_key is set. A failure only logs: the endpoint
+// serves either way.
+func (m *Main) instrumentMCP(srv *mcp.Server) {
+	st := m.Config.SelfTelemetry
+	if st.IngestKey == "" {
+		return
+	}
+	endpoint := st.Endpoint
+	if endpoint == "" {
+		endpoint = m.Config.Server.BaseURL
+	}
+	t, err := mcpgo.Instrument(srv, mcpgo.Options{Client: client.Options{Key: st.IngestKey, Endpoint: endpoint, Logger: m.Log}})
+	if err != nil {
+		m.Log.Error("self_telemetry: /mcp is not instrumented", "error", err)
+		return
+	}
+	m.SelfTelemetry = t
+	m.closers = append(m.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = t.Close(ctx)
+	})
 }
 
 // NewMain returns a service for cfg; nothing is opened yet.
@@ -174,6 +209,7 @@ func (m *Main) Open(ctx context.Context) error {
 	a := m.Config.Auth
 	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
 	m.Auth = postgres.NewAuthService(m.PG, accounts.AuthPolicy(a), m.Keys)
+	m.Tokens = postgres.NewTokenService(m.PG)
 	m.Accounts = postgres.NewAccountService(m.PG)
 	m.Members = postgres.NewMemberService(m.PG)
 	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
@@ -204,15 +240,18 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
 	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH, m.PG.TransitionConcurrency())
 	m.Evaluator.Budget = m.Config.Alerting.PassBudget
+	m.Inventory = postgres.NewInventoryService(m.PG)
+	m.Evaluator.Changes = m.Inventory
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	if m.Registry != nil {
 		m.evalMetrics = jobmetrics.NewEvaluator(m.Registry)
 	}
 	m.API = httpapi.New(httpapi.Options{
-		Logger:      m.Log,
-		BaseURL:     m.Config.Server.BaseURL,
-		LegacyHosts: m.Config.Server.LegacyHosts,
+		MCPServerHook: m.instrumentMCP,
+		Logger:        m.Log,
+		BaseURL:       m.Config.Server.BaseURL,
+		LegacyHosts:   m.Config.Server.LegacyHosts,
 		Checks: map[string]func(context.Context) error{
 			"postgres":   m.PG.Ping,
 			"clickhouse": m.CH.Ping,
@@ -240,7 +279,9 @@ func (m *Main) Open(ctx context.Context) error {
 		Members:       m.Members,
 		MCPs:          m.MCPs,
 		Keys:          m.Keys,
+		Tokens:        m.Tokens,
 		Deletions:     m.Deletions,
+		Inventory:     m.Inventory,
 		RetentionDays: m.Config.Storage.RetentionDays,
 
 		Channels:      m.Channels,

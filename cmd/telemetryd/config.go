@@ -38,6 +38,20 @@ type Config struct {
 	Metrics    MetricsConfig    `mapstructure:"metrics"`
 	Export     ExportConfig     `mapstructure:"export"`
 	Storage    StorageConfig    `mapstructure:"storage"`
+	// SelfTelemetry instruments the service's own MCP endpoint (/mcp).
+	SelfTelemetry SelfTelemetryConfig `mapstructure:"self_telemetry"`
+}
+
+// SelfTelemetryConfig sends the telemetry of the service's own MCP
+// endpoint to an MCP of a telemetry service, through the Go middleware
+// (mcpgo): empty IngestKey, the default, sends nothing
+// (docs/mcp-endpoint.md).
+type SelfTelemetryConfig struct {
+	// IngestKey is an ingest key (ik_…) of the MCP that shows /mcp.
+	IngestKey string `mapstructure:"ingest_key"`
+	// Endpoint is the telemetry service's base address; empty means
+	// server.base_url (this service).
+	Endpoint string `mapstructure:"endpoint"`
 }
 
 // StorageConfig is the data lifecycle: how long telemetry is kept and how
@@ -476,6 +490,9 @@ func (c Config) Validate() error {
 	if _, err := cron.ParseStandard(c.Nightly.Schedule); err != nil {
 		bad("nightly.schedule", "is not a cron expression: %v", err)
 	}
+	if k := c.SelfTelemetry.IngestKey; k != "" && !strings.HasPrefix(k, accounts.IngestKeyPrefix) {
+		bad("self_telemetry.ingest_key", "must be an ingest key (%s…)", accounts.IngestKeyPrefix)
+	}
 	if c.Nightly.CatchUpDays < 0 || c.Nightly.CatchUpDays > 366 {
 		bad("nightly.catch_up_days", "must be between 0 and 366")
 	}
@@ -494,6 +511,9 @@ func (c Config) Redacted() Config {
 	r.Alerting.Email.SMTPURL = redactURL(r.Alerting.Email.SMTPURL)
 	r.Alerting.Outbound.ProxyURL = redactURL(r.Alerting.Outbound.ProxyURL)
 	r.Postgres.URL = redactURL(r.Postgres.URL)
+	if r.SelfTelemetry.IngestKey != "" {
+		r.SelfTelemetry.IngestKey = "redacted"
+	}
 	return r
 }
 

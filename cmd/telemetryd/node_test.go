@@ -73,3 +73,7 @@ func npmInstall(t *testing.T, root, pkg string) {
 		t.Fatalf("npm ci in %s: %v\n%s", pkg, err, out)
 	}
 }
+
+// TestMCPEndpointTypeScriptClient drives /mcp with the official
+// TypeScript MCP client (e2e/mcp-client).
+func TestMCPEndpointTypeScriptClient(t *testing.T) { runNodeSuite(t, "e2e/mcp-client", "*.test.js") }

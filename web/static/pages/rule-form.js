@@ -22,6 +22,7 @@ const HINTS = {
   p99_ms: '99th percentile latency in milliseconds.',
   sessions: 'Distinct sessions in the window.',
   users: 'Distinct users in the window (the session when a call has no user id).',
+  tool_changes: 'Tools added, removed or whose schema changed in the window (from the tool inventory the SDKs report); > 0 alerts on any change.',
 };
 const RATIO_HINT = 'With a week-ago baseline the threshold is a ratio: 0.5 means half of the same window last week, 2 means double.';
 

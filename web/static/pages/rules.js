@@ -20,6 +20,7 @@ export const METRICS = {
   p99_ms: { label: 'p99 latency', format: fmt.ms },
   sessions: { label: 'Sessions', format: fmt.count },
   users: { label: 'Users', format: fmt.count },
+  tool_changes: { label: 'Tool changes', format: fmt.count },
 };
 
 /** The format of a rule's value: a ratio ("0.42×") with a baseline. */

@@ -1,11 +1,12 @@
 // Settings: the account (GET/PATCH /v1/account), my profile (GET/PATCH
-// /v1/account/profile) and the company record (GET/PUT /v1/account/company).
-// Each section loads and fails on its own.
+// /v1/account/profile), my personal access tokens (GET/POST
+// /v1/account/tokens, DELETE /v1/account/tokens/{id}) and the company record
+// (GET/PUT /v1/account/company). Each section loads and fails on its own.
 
 import * as api from '../api.js';
 import * as store from '../store.js';
 import * as session from '../session.js';
-import { h, field, formProblem, onSubmit, load, pageHeader, section, toast } from '../ui.js';
+import { h, field, formProblem, onSubmit, load, pageHeader, section, toast, table, time, busy, problemBox, confirmDialog, copyButton, codeBlock } from '../ui.js';
 
 const COMPANY_FIELDS = [
   { name: 'legal_name', label: 'Legal name', autocomplete: 'organization' },
@@ -20,8 +21,10 @@ export async function render(ctx) {
   const profileBox = h('div');
   const companyBox = h('div');
   const retentionBox = h('div');
+  const tokensBox = h('div');
   ctx.root.append(pageHeader('Settings'),
     h('div', { class: 'grid-2' }, section('Account', accountBox), section('My profile', profileBox)),
+    section('Personal access tokens', tokensSection(tokensBox, ctx)),
     section('Data retention', retentionBox),
     section('Company', companyBox));
 
@@ -30,6 +33,7 @@ export async function render(ctx) {
     load(accountBox, async () => accountForm(await acctPromise)),
     load(retentionBox, async () => retentionForm(await acctPromise)),
     load(profileBox, async () => profileForm(await api.get('/v1/account/profile', null, { signal: ctx.signal }))),
+    reloadTokens(tokensBox, ctx),
     load(companyBox, async () => {
       const [company, acct] = await Promise.all([api.get('/v1/account/company', null, { signal: ctx.signal }), acctPromise.catch(() => null)]);
       return companyForm(company, store.isAdmin(acct) || !acct);
@@ -126,4 +130,73 @@ function companyForm(company, admin) {
     toast('Company saved.', 'success');
   });
   return form;
+}
+
+// tokensSection: read tokens for scripts, notebooks and MCP clients. The
+// token is shown once, on creation; the list shows hints only.
+function tokensSection(box, ctx) {
+  const shown = h('div', { testid: 'new-token' });
+  const form = h('form', { class: 'form-bar', testid: 'token-create-form', novalidate: true },
+    field({ label: 'New token name', name: 'name', required: true, testid: 'token-name', placeholder: 'notebook' }),
+    h('button', { type: 'submit', class: 'btn btn-primary', testid: 'token-create-submit' }, 'Create read token'),
+    formProblem());
+  onSubmit(form, async () => {
+    const created = await api.post('/v1/account/tokens', { name: form.querySelector('[name=name]').value, scope: 'read' });
+    form.reset();
+    shown.replaceChildren(tokenOnce(created));
+    reloadTokens(box, ctx);
+  });
+  return [
+    h('p', { class: 'muted' }, 'A personal access token reads as you: every page of this dashboard, through the API or an MCP client at /mcp. It cannot change anything, post telemetry or manage tokens.'),
+    shown, box, form,
+  ];
+}
+
+function tokenOnce(created) {
+  const config = JSON.stringify({ mcpServers: { telemetry: { type: 'http', url: `${window.location.origin}/mcp`, headers: { Authorization: `Bearer ${created.token}` } } } }, null, 2);
+  return h('div', { class: 'secret-once', role: 'alert' },
+    h('p', null, h('strong', null, `Token “${created.name}” created. `), 'Copy it now: this is the only time it is shown.'),
+    h('div', { class: 'secret-row' },
+      h('code', { class: 'secret', testid: 'token-display' }, created.token),
+      copyButton(created.token, { testid: 'token-copy' })),
+    h('p', { class: 'muted' }, 'An MCP client configuration (Claude Code, Cursor) using it:'),
+    codeBlock(config, { testid: 'token-mcp-config' }),
+    h('button', { type: 'button', class: 'btn btn-small btn-ghost', testid: 'token-dismiss', onclick: (e) => e.target.closest('.secret-once').remove() }, 'I have stored it'));
+}
+
+function reloadTokens(box, ctx) {
+  return load(box, async () => {
+    const d = await api.get('/v1/account/tokens', null, { signal: ctx.signal });
+    return table({
+      testid: 'tokens-table',
+      rowTestid: 'token-row',
+      rows: d.items || [],
+      empty: 'No tokens yet.',
+      rowAttrs: (t) => ({ dataset: { tokenId: t.id } }),
+      columns: [
+        { key: 'name', label: 'Name', render: (t) => h('span', { class: 'strong' }, t.name) },
+        { key: 'hint', label: 'Token', render: (t) => h('code', { testid: 'token-hint' }, t.hint) },
+        { key: 'scope', label: 'Scope' },
+        { key: 'created_at', label: 'Created', render: (t) => time(t.created_at) },
+        { key: 'last_used_at', label: 'Last used', render: (t) => (t.last_used_at ? time(t.last_used_at) : h('span', { class: 'muted' }, 'Never')) },
+        {
+          key: 'actions', label: '', render: (t) => {
+            const msg = h('div');
+            const del = h('button', { type: 'button', class: 'btn btn-small btn-danger-ghost', testid: 'token-delete' }, 'Delete');
+            del.addEventListener('click', async () => {
+              if (!await confirmDialog(`Delete the token “${t.name}”? Scripts and MCP clients using it are refused from their next request.`)) return;
+              try {
+                await busy(del, () => api.del(api.path`/v1/account/tokens/${t.id}`));
+                toast(`Deleted token ${t.name}.`, 'success');
+                reloadTokens(box, ctx);
+              } catch (err) {
+                msg.replaceChildren(problemBox(err));
+              }
+            });
+            return h('div', null, del, msg);
+          },
+        },
+      ],
+    });
+  });
 }

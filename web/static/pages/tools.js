@@ -1,12 +1,15 @@
 // Tools of one MCP: GET /v1/mcps/{id}/tools?from&to, sortable by every
 // column in the browser. The sort order is in the URL (?sort=&dir=).
+// Below it, the tool inventory (GET /v1/mcps/{id}/inventory): what the
+// server lists, tools listed but never called, tools called but never
+// listed, and the change timeline (docs/inventory.md).
 
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import * as range from '../range.js';
 import * as router from '../router.js';
 import { mcpFrame } from '../mcp-frame.js';
-import { h, load, table, time } from '../ui.js';
+import { h, load, table, time, section, badge } from '../ui.js';
 
 const COLUMNS = [
   { key: 'name', label: 'Tool', type: 'text' },
@@ -42,7 +45,11 @@ export async function render(ctx) {
   const key = COLUMNS.some((c) => c.key === ctx.query.get('sort')) ? ctx.query.get('sort') : 'calls';
   const dir = ctx.query.get('dir') === 'asc' ? 'asc' : (ctx.query.get('dir') === 'desc' ? 'desc' : (key === 'name' ? 'asc' : 'desc'));
 
-  await load(frame.content, async () => {
+  const calls = h('div');
+  const inventory = h('div', { testid: 'inventory' });
+  frame.content.append(calls, inventory);
+  load(inventory, async () => inventoryView(await api.get(api.path`/v1/mcps/${frame.mcpId}/inventory`, range.apiQuery(frame.range), { signal: ctx.signal, quiet: true })));
+  await load(calls, async () => {
     const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/tools`, range.apiQuery(frame.range), { signal: ctx.signal });
     const items = Array.isArray(d.items) ? d.items : [];
     const holder = h('div', { class: 'card' });
@@ -81,4 +88,45 @@ export async function render(ctx) {
     draw(key, dir);
     return holder;
   }, { onError: (err) => frame.picker.showError(err) });
+}
+
+const KIND_TONES = { added: 'good', removed: 'bad', changed: 'bad' };
+
+/** The inventory of the range: listed tools, unused ones, unlisted ones, changes. */
+function inventoryView(inv) {
+  const tools = inv.tools || [];
+  const listed = tools.filter((t) => t.first_seen_at);
+  const unused = listed.filter((t) => !t.calls);
+  const unlisted = tools.filter((t) => !t.first_seen_at);
+  if (!listed.length && !(inv.changes || []).length) {
+    return section('Inventory', h('p', { class: 'muted', testid: 'inventory-empty' },
+      'No tool inventory reported yet. The TypeScript and Go SDKs report each tools/list answer your server serves; update them to see the tools your server exposes, unused tools and schema changes.'));
+  }
+  return [
+    section('Inventory',
+      h('p', { class: 'muted' }, `${listed.length} tools listed; ${unused.length} never called in this range${unlisted.length ? `; ${unlisted.length} called but never listed` : ''}.`),
+      table({
+        testid: 'inventory-table',
+        rowTestid: 'inventory-row',
+        rows: tools,
+        rowAttrs: (t) => ({ dataset: { tool: t.name } }),
+        columns: [
+          { key: 'name', label: 'Tool', render: (t) => h('span', { class: 'strong' }, t.name) },
+          { key: 'calls', label: 'Calls', num: true, render: (t) => fmt.count(t.calls) },
+          { key: 'state', label: '', render: (t) => (!t.first_seen_at ? badge('not listed', 'bad') : (!t.calls ? badge('unused', 'neutral') : '')) },
+          { key: 'first_seen_at', label: 'First listed', render: (t) => (t.first_seen_at ? time(t.first_seen_at) : '—') },
+          { key: 'last_seen_at', label: 'Last listed', render: (t) => (t.last_seen_at ? time(t.last_seen_at) : '—') },
+          { key: 'schema_hash', label: 'Schema', render: (t) => (t.schema_hash ? h('code', { title: t.schema_hash }, t.schema_hash.slice(0, 12)) : '—') },
+        ],
+      })),
+    section('Unused tools', unused.length
+      ? h('ul', { testid: 'unused-tools' }, unused.map((t) => h('li', null, h('code', null, t.name))))
+      : h('p', { class: 'muted', testid: 'unused-tools-empty' }, 'Every listed tool was called in this range.')),
+    section('Changes',
+      (inv.changes || []).length
+        ? h('ol', { class: 'timeline', testid: 'inventory-changes' }, inv.changes.map((c) => h('li', { class: 'timeline-item', testid: 'inventory-change', dataset: { kind: c.kind } },
+          time(c.at), ' ', badge(c.kind, KIND_TONES[c.kind] || 'neutral'), ' ', h('code', null, c.tool),
+          c.server_version ? h('span', { class: 'muted' }, ` in ${c.server_version}`) : '')))
+        : h('p', { class: 'muted', testid: 'inventory-changes-empty' }, 'No change in this range.')),
+  ];
 }

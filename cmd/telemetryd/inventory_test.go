@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/internal/testenv"
+)
+
+// wrappedServer is a real server of the official Go SDK whose tool set
+// depends on its version, as across a deployment.
+func wrappedServer(version string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: version}, nil)
+	type searchIn struct {
+		Q string `json:"q" jsonschema:"what to look for"`
+	}
+	type searchInV2 struct {
+		Q     string `json:"q" jsonschema:"what to look for"`
+		Limit int    `json:"limit,omitempty" jsonschema:"how many results"`
+	}
+	noop := func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) { return &mcp.CallToolResult{}, nil, nil }
+	if version == "1.0.0" {
+		mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search the docs"}, func(ctx context.Context, r *mcp.CallToolRequest, _ searchIn) (*mcp.CallToolResult, any, error) {
+			return noop(ctx, r, nil)
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "legacy_fetch", Description: "Fetch a page"}, noop)
+	} else {
+		mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search the docs"}, func(ctx context.Context, r *mcp.CallToolRequest, _ searchInV2) (*mcp.CallToolResult, any, error) {
+			return noop(ctx, r, nil)
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "fetch", Description: "Fetch a page", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, noop)
+	}
+	return s
+}
+
+// inventoryOf lists a server's tools through the SDK's own client and
+// builds the report of that answer with the canonical hash.
+func inventoryOf(t *testing.T, s *mcp.Server, version string) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := s.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "lister", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []map[string]any
+	for _, tool := range res.Tools {
+		var ann any
+		if tool.Annotations != nil {
+			ann = tool.Annotations
+		}
+		h, err := analytics.ToolSchemaHash(&tool.Description, tool.InputSchema, ann)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, map[string]any{"name": tool.Name, "schema_hash": h})
+	}
+	return map[string]any{"server_version": version, "protocol_version": "2025-06-18", "tools": tools}
+}
+
+// TestInventoryOfARealServer reports the tools/list answers of a real Go
+// SDK server before and after a "restart" that changes a tool's schema,
+// adds one and drops another, and reads back the documented changes; a
+// rule on tool_changes fires.
+func TestInventoryOfARealServer(t *testing.T) {
+	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
+	a := api{t, base}
+	token, mcpID, key := a.newTenant("inventory")
+	rule := a.must(201, "POST", "/v1/mcps/"+mcpID+"/rules", token, map[string]any{"name": "schema changed", "metric": "tool_changes",
+		"tool": "search", "comparator": ">", "threshold": 1, "window_minutes": 60, "channels": []string{"in_app"}})["id"].(string)
+
+	first := inventoryOf(t, wrappedServer("1.0.0"), "1.0.0")
+	a.must(202, "POST", "/v1/ingest/inventory", key, first)
+	again := inventoryOf(t, wrappedServer("1.0.0"), "1.0.0") // a restart without change
+	a.must(202, "POST", "/v1/ingest/inventory", key, again)
+	if ev := a.must(200, "POST", "/v1/rules/"+rule+"/evaluate", token, nil); ev["fired"] != false || ev["value"] != 1.0 {
+		t.Fatalf("before the change: %v", ev)
+	}
+	second := inventoryOf(t, wrappedServer("2.0.0"), "2.0.0")
+	a.must(202, "POST", "/v1/ingest/inventory", key, second)
+
+	inv := a.must(200, "GET", "/v1/mcps/"+mcpID+"/inventory", token, nil)
+	var changes []string
+	for _, c := range inv["changes"].([]any) {
+		m := c.(map[string]any)
+		changes = append(changes, fmt.Sprintf("%s %s %s", m["kind"], m["tool"], m["server_version"]))
+	}
+	// Newest first: the second report's three changes, then the first's two.
+	want := "added fetch 2.0.0|changed search 2.0.0|removed legacy_fetch 2.0.0|added legacy_fetch 1.0.0|added search 1.0.0"
+	got := strings.Join(changes, "|")
+	if !sameSet(got, want) || len(changes) != 5 || !sameSet(strings.Join(changes[:3], "|"), strings.Join(strings.Split(want, "|")[:3], "|")) {
+		t.Fatalf("changes %s, want %s", got, want)
+	}
+	hash := map[string]any{}
+	for _, x := range second["tools"].([]map[string]any) {
+		hash[x["name"].(string)] = x["schema_hash"]
+	}
+	for _, x := range inv["tools"].([]any) {
+		m := x.(map[string]any)
+		if h, ok := hash[m["name"].(string)]; ok && m["schema_hash"] != h {
+			t.Errorf("%s: hash %v, want %v", m["name"], m["schema_hash"], h)
+		}
+	}
+	if ev := a.must(200, "POST", "/v1/rules/"+rule+"/evaluate", token, nil); ev["fired"] != true || ev["value"] != 2.0 {
+		t.Fatalf("after the schema change: %v", ev)
+	}
+}
+
+// sameSet compares two |-separated lists ignoring the order within one
+// report (changes of one report share their time).
+func sameSet(a, b string) bool {
+	count := map[string]int{}
+	for _, x := range strings.Split(a, "|") {
+		count[x]++
+	}
+	for _, x := range strings.Split(b, "|") {
+		count[x]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,214 @@
+package postgres
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// InventoryService keeps the tool inventory (docs/inventory.md) and counts
+// its changes for the alert evaluator.
+type InventoryService struct {
+	db *DB
+}
+
+var (
+	_ analytics.InventoryService  = (*InventoryService)(nil)
+	_ analytics.ToolChangeCounter = (*InventoryService)(nil)
+)
+
+// NewInventoryService returns the service.
+func NewInventoryService(db *DB) *InventoryService { return &InventoryService{db: db} }
+
+// inventoryTouchEvery bounds last_seen_at writes of unchanged tools: a
+// server answering tools/list often does not rewrite its whole inventory
+// every time.
+const inventoryTouchEvery = time.Minute
+
+// RecordInventory implements analytics.InventoryService. Reports of one
+// MCP are applied one at a time (the MCP row's lock), so two instances
+// receiving reports at once record each change once.
+func (s *InventoryService) RecordInventory(ctx context.Context, mcpID string, at time.Time, r analytics.InventoryReport) (int, error) {
+	var version *string
+	if r.ServerVersion != "" {
+		version = &r.ServerVersion
+	}
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM mcps WHERE id = $1 FOR NO KEY UPDATE`, mcpID).Scan(&one); err != nil {
+			return err
+		}
+		type known struct {
+			hash     string
+			present  bool
+			lastSeen time.Time
+		}
+		rows, err := tx.Query(ctx, `SELECT name, schema_hash, present, last_seen_at FROM inventory_tools WHERE mcp_id = $1`, mcpID)
+		if err != nil {
+			return err
+		}
+		before := map[string]known{}
+		var name string
+		var k known
+		_, err = pgx.ForEachRow(rows, []any{&name, &k.hash, &k.present, &k.lastSeen}, func() error {
+			before[name] = k
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		var names, hashes, kinds, changeTools []string
+		var schemas, changeHashes []*string
+		listed := make(map[string]bool, len(r.Tools))
+		for _, t := range r.Tools {
+			listed[t.Name] = true
+			old, ok := before[t.Name]
+			kind := ""
+			switch {
+			case !ok || !old.present:
+				kind = analytics.ChangeAdded
+			case old.hash != t.SchemaHash:
+				kind = analytics.ChangeChanged
+			case at.Sub(old.lastSeen) < inventoryTouchEvery && t.Schema == nil:
+				continue // unchanged and seen a moment ago
+			}
+			if kind != "" {
+				kinds, changeTools, changeHashes = append(kinds, kind), append(changeTools, t.Name), append(changeHashes, &t.SchemaHash)
+			}
+			var schema *string
+			if t.Schema != nil {
+				v := string(t.Schema)
+				schema = &v
+			}
+			names, hashes, schemas = append(names, t.Name), append(hashes, t.SchemaHash), append(schemas, schema)
+		}
+		var removed []string
+		for n, old := range before {
+			if old.present && !listed[n] {
+				removed = append(removed, n)
+			}
+		}
+		sort.Strings(removed)
+		for _, n := range removed {
+			kinds, changeTools, changeHashes = append(kinds, analytics.ChangeRemoved), append(changeTools, n), append(changeHashes, nil)
+		}
+		if len(names) > 0 {
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO inventory_tools (mcp_id, name, schema_hash, schema, first_seen_at, last_seen_at, present)
+				SELECT $1, t.name, t.hash, t.schema::jsonb, $2, $2, true FROM unnest($3::text[], $4::text[], $5::text[]) AS t(name, hash, schema)
+				ON CONFLICT (mcp_id, name) DO UPDATE SET schema_hash = excluded.schema_hash,
+					schema = CASE WHEN excluded.schema IS NOT NULL OR inventory_tools.schema_hash <> excluded.schema_hash
+						THEN excluded.schema ELSE inventory_tools.schema END,
+					last_seen_at = greatest(inventory_tools.last_seen_at, excluded.last_seen_at), present = true`,
+				mcpID, at, names, hashes, schemas); err != nil {
+				return err
+			}
+		}
+		if len(removed) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE inventory_tools SET present = false WHERE mcp_id = $1 AND name = ANY($2)`, mcpID, removed); err != nil {
+				return err
+			}
+		}
+		if len(kinds) > 0 {
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO inventory_changes (mcp_id, at, tool, kind, server_version, schema_hash)
+				SELECT $1, $2, c.tool, c.kind, $3, c.hash FROM unnest($4::text[], $5::text[], $6::text[]) AS c(tool, kind, hash)`,
+				mcpID, at, version, changeTools, kinds, changeHashes); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, wrap(err)
+	}
+	return len(r.Tools), nil
+}
+
+// Inventory implements analytics.InventoryService: the tools first seen
+// before the range ends and seen in it or still listed, by name, and the
+// range's changes, newest first.
+func (s *InventoryService) Inventory(ctx context.Context, mcpID string, r analytics.Range) (*analytics.Inventory, error) {
+	inv := &analytics.Inventory{From: r.FromDate(), To: r.ToDate(), Tools: []analytics.InventoryTool{}, Changes: []analytics.InventoryChange{}}
+	rows, err := s.db.Pool.Query(ctx, `SELECT name, first_seen_at, last_seen_at, schema_hash FROM inventory_tools
+		WHERE mcp_id = $1 AND first_seen_at < $3 AND (last_seen_at >= $2 OR present) ORDER BY name`, mcpID, r.From, r.End())
+	if err != nil {
+		return nil, wrap(err)
+	}
+	inv.Tools, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (analytics.InventoryTool, error) {
+		var t analytics.InventoryTool
+		var first, last time.Time
+		var hash string
+		err := row.Scan(&t.Name, &first, &last, &hash)
+		first, last = first.UTC(), last.UTC()
+		t.FirstSeenAt, t.LastSeenAt, t.SchemaHash = &first, &last, &hash
+		return t, err
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	rows, err = s.db.Pool.Query(ctx, `SELECT at, tool, kind, server_version, schema_hash FROM inventory_changes
+		WHERE mcp_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC, id DESC LIMIT $4`, mcpID, r.From, r.End(), analytics.MaxInventoryChanges)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	inv.Changes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (analytics.InventoryChange, error) {
+		var c analytics.InventoryChange
+		err := row.Scan(&c.At, &c.Tool, &c.Kind, &c.ServerVersion, &c.SchemaHash)
+		c.At = c.At.UTC()
+		return c, err
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return inv, nil
+}
+
+// ToolChangeCounts implements analytics.ToolChangeCounter in one query:
+// per MCP and window, the changes of every tool and their sum ("").
+func (s *InventoryService) ToolChangeCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]int64, error) {
+	var mcps []string
+	var windows []int32
+	for id, q := range reqs {
+		for _, m := range q.Minutes {
+			mcps, windows = append(mcps, id), append(windows, int32(m))
+		}
+	}
+	out := map[string]map[int]map[string]int64{}
+	if len(mcps) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.Pool.Query(ctx, `
+		SELECT q.mcp, q.w, c.tool, count(*) FROM inventory_changes c
+		JOIN unnest($1::text[], $2::int[]) AS q(mcp, w) ON c.mcp_id = q.mcp AND c.at >= $3::timestamptz - make_interval(mins => q.w) AND c.at < $3::timestamptz
+		GROUP BY GROUPING SETS ((q.mcp, q.w, c.tool), (q.mcp, q.w))`, mcps, windows, to)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	var mcp string
+	var w int32
+	var tool *string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&mcp, &w, &tool, &n}, func() error {
+		if out[mcp] == nil {
+			out[mcp] = map[int]map[string]int64{}
+		}
+		if out[mcp][int(w)] == nil {
+			out[mcp][int(w)] = map[string]int64{}
+		}
+		key := ""
+		if tool != nil {
+			key = *tool
+		}
+		out[mcp][int(w)][key] = n
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return out, nil
+}
