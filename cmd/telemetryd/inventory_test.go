@@ -23,7 +23,9 @@ func wrappedServer(version string) *mcp.Server {
 		Q     string `json:"q" jsonschema:"what to look for"`
 		Limit int    `json:"limit,omitempty" jsonschema:"how many results"`
 	}
-	noop := func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) { return &mcp.CallToolResult{}, nil, nil }
+	noop := func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	}
 	if version == "1.0.0" {
 		mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search the docs"}, func(ctx context.Context, r *mcp.CallToolRequest, _ searchIn) (*mcp.CallToolResult, any, error) {
 			return noop(ctx, r, nil)
