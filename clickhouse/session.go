@@ -32,6 +32,10 @@ func (db *DB) Sessions(ctx context.Context, mcpID string, r analytics.Range, lim
 	if err != nil {
 		return nil, err
 	}
+	page := r
+	// The windows read no day before the account keeps (the page echoes
+	// the range asked for).
+	r.From, r.KeptFrom = r.Lower(), time.Time{}
 	// Sessions after the cursor started on its day or before.
 	x := r.To.AddDate(0, 0, -1)
 	if after != nil {
@@ -48,7 +52,7 @@ func (db *DB) Sessions(ctx context.Context, mcpID string, r analytics.Range, lim
 			return nil, err
 		}
 		if len(items) > limit || !x.After(r.From) {
-			return sessionPage(r, items, limit), nil
+			return sessionPage(page, items, limit), nil
 		}
 		days := int(r.To.Sub(x)/(24*time.Hour)) + 1
 		x = r.To.AddDate(0, 0, 1-2*days) // double the window [x, to]

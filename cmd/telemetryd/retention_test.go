@@ -84,6 +84,15 @@ func TestRetention(t *testing.T) {
 			t.Errorf("raw breakdown of %s over 100 days: %v, want %v calls", c.mcp, b["items"], c.want)
 		}
 	}
+	for _, c := range []struct {
+		token, mcp string
+		want       int
+	}{{tokenA, mcpA, 3}, {tokenB, mcpB, 6}} {
+		page := a.must(200, "GET", "/v1/mcps/"+c.mcp+"/sessions"+rangeQ, c.token, nil)
+		if items, _ := page["items"].([]any); len(items) != c.want || page["from"] != today.AddDate(0, 0, -100).Format("2006-01-02") {
+			t.Errorf("sessions of %s over 100 days: %v, want %d", c.mcp, page, c.want)
+		}
+	}
 	if status, res := a.do("GET", "/v1/mcps/"+mcpA+"/sessions/s45", tokenA, nil); status != 404 || res["code"] != "not_found" {
 		t.Errorf("timeline of a session beyond retention: %d %v", status, res)
 	}
