@@ -47,6 +47,9 @@ type Item struct {
 	ServerVersion string            `json:"server_version,omitempty"`
 	UserID        string            `json:"user_id,omitempty"`
 	Attributes    map[string]string `json:"attributes,omitempty"`
+	// ProtocolVersion is the MCP protocol version the request followed
+	// ("2025-11-25", "2026-07-28"); optional.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
 }
 
 // Normalize applies the defaults and the rules that repair rather than

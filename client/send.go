@@ -23,8 +23,10 @@ import (
 // and returns the service's counts. Items without an id get one in place,
 // so that a caller who sends the same slice again never double counts.
 // The items go in one request, or in several when their JSON is over the
-// service's 1 MiB body limit. More than analytics.MaxBatchItems items, or
-// one item over the limit alone, is ErrBatchTooLarge.
+// service's 1 MiB body limit. More than analytics.MaxBatchItems items is
+// ErrBatchTooLarge. An item over the limit alone is left out and the others
+// are sent: the error then wraps ErrBatchTooLarge and says how many were
+// left out (they are in neither Accepted nor Dropped).
 //
 // When one of several requests fails, the Result still counts the ones
 // before it.
@@ -40,7 +42,12 @@ func (c *Client) Send(ctx context.Context, items []analytics.Item) (Result, erro
 			items[i].ID = NewID()
 		}
 	}
-	return c.sendSplit(ctx, items)
+	var oversize int
+	res, err := c.sendSplit(ctx, items, &oversize)
+	if err == nil && oversize > 0 {
+		err = fmt.Errorf("%w: %d item(s) each over the %d-byte body limit alone, left out", ErrBatchTooLarge, oversize, analytics.MaxBodyBytes)
+	}
+	return res, err
 }
 
 // Pools of encoding and compression buffers: a busy client sends many
@@ -50,20 +57,23 @@ var (
 	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 )
 
-func (c *Client) sendSplit(ctx context.Context, items []analytics.Item) (Result, error) {
+// sendSplit sends items in bodies under the limit, halving as needed; an
+// item over the limit alone is counted in oversize and skipped.
+func (c *Client) sendSplit(ctx context.Context, items []analytics.Item, oversize *int) (Result, error) {
 	raw := jsonPool.Get().(*[]byte)
 	defer jsonPool.Put(raw)
 	*raw = appendBatch((*raw)[:0], items)
 	if len(*raw) > analytics.MaxBodyBytes {
 		if len(items) == 1 {
-			return Result{}, fmt.Errorf("%w: one item encodes to %d bytes, over the %d-byte body limit", ErrBatchTooLarge, len(*raw), analytics.MaxBodyBytes)
+			*oversize++
+			return Result{}, nil
 		}
 		half := len(items) / 2
-		first, err := c.sendSplit(ctx, items[:half])
+		first, err := c.sendSplit(ctx, items[:half], oversize)
 		if err != nil {
 			return first, err
 		}
-		second, err := c.sendSplit(ctx, items[half:])
+		second, err := c.sendSplit(ctx, items[half:], oversize)
 		return Result{Accepted: first.Accepted + second.Accepted, Dropped: first.Dropped + second.Dropped}, err
 	}
 	if c.opts.DisableGzip {

@@ -15,11 +15,14 @@ package mcpgo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"reflect"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"weak"
@@ -43,13 +46,16 @@ const (
 // semantic conventions' value).
 const ToolError = "tool_error"
 
+// methodDiscover is the 2026-07-28 protocol's handshake.
+const methodDiscover = "server/discover"
+
 // Options configure Instrument.
 type Options struct {
 	// Client options: Key defaults to $TELEMETRY_KEY, Endpoint to
 	// $TELEMETRY_ENDPOINT, else the service's default base address.
 	Client client.Options
-	// ServerVersion overrides the version the server announces in its
-	// initialize result.
+	// ServerVersion overrides the version the server announces (its
+	// Implementation's Version).
 	ServerVersion string
 	// UserID, when set, names the user of a request.
 	UserID func(ctx context.Context, req mcp.Request) string
@@ -62,17 +68,19 @@ type Telemetry struct {
 	userID        func(context.Context, mcp.Request) string
 
 	mu       sync.Mutex
-	announce string                                     // version from the first initialize result
+	announce string                                     // the server's own version, or from an initialize result
 	sessions map[weak.Pointer[mcp.ServerSession]]string // connection ids of sessions without an ID
 }
 
 // Instrument adds a receiving middleware to server that records every
-// request it handles: method, tool, prompt or resource name, duration,
-// errors (a JSON-RPC error with its code as error_type, another error with
-// its type name, a tool result with IsError as "tool_error"), the session
-// (the transport's session id, else one per connection), the client's name
-// and version from initialize, and the server's version. It fails only when
-// the client options are invalid (no key).
+// request it handles (notifications are not requests and are not recorded):
+// method, tool, prompt or resource name, duration, errors (a JSON-RPC error
+// with its code as error_type, another error with its type name, a tool
+// result with IsError as "tool_error"), the session (see sessionID), the
+// client's name and version (from initialize, or from each request's _meta
+// under the 2026-07-28 protocol), the protocol version and the server's
+// version. It fails only when the client options are invalid (no key).
+// docs/sdks.md describes what is recorded.
 func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 	co := opts.Client
 	if co.Key == "" {
@@ -86,7 +94,7 @@ func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 		return nil, err
 	}
 	t := &Telemetry{c: c, serverVersion: opts.ServerVersion, userID: opts.UserID,
-		sessions: map[weak.Pointer[mcp.ServerSession]]string{}}
+		announce: implVersion(server), sessions: map[weak.Pointer[mcp.ServerSession]]string{}}
 	server.AddReceivingMiddleware(t.middleware)
 	return t, nil
 }
@@ -102,6 +110,9 @@ func (t *Telemetry) Stats() client.Stats { return t.c.Stats() }
 
 func (t *Telemetry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
 		start := time.Now()
 		res, err := next(ctx, method, req)
 		t.record(ctx, method, req, start, time.Since(start), res, err)
@@ -122,8 +133,16 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 		Status:     analytics.StatusOK,
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	it.SessionID = t.sessionID(ss)
 	var info *mcp.Implementation
+	// Since go-sdk v1.8.0 a request answers for its own client and protocol
+	// (the 2026-07-28 protocol carries them in every request's _meta); older
+	// releases know them from the session's initialize.
+	if r, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
+		info = r.ClientInfo()
+	}
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+		it.ProtocolVersion = r.ProtocolVersion()
+	}
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParamsRaw:
 		it.Name = p.Name
@@ -140,18 +159,28 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 	case *mcp.InitializeParams:
 		info = p.ClientInfo
 	}
-	if info == nil && ss != nil {
+	if ss != nil && (info == nil || it.ProtocolVersion == "") {
 		if ip := ss.InitializeParams(); ip != nil {
-			info = ip.ClientInfo
+			if info == nil {
+				info = ip.ClientInfo
+			}
+			if it.ProtocolVersion == "" {
+				it.ProtocolVersion = ip.ProtocolVersion
+			}
 		}
 	}
 	if info != nil {
 		it.ClientName, it.ClientVersion = info.Name, info.Version
 	}
-	if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil && ir.ServerInfo != nil {
-		t.mu.Lock()
-		t.announce = ir.ServerInfo.Version
-		t.mu.Unlock()
+	if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
+		if ir.ProtocolVersion != "" {
+			it.ProtocolVersion = ir.ProtocolVersion // the negotiated one
+		}
+		if ir.ServerInfo != nil && ir.ServerInfo.Version != "" {
+			t.mu.Lock()
+			t.announce = ir.ServerInfo.Version
+			t.mu.Unlock()
+		}
 	}
 	it.ServerVersion = t.serverVersion
 	if it.ServerVersion == "" {
@@ -162,6 +191,7 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 	if t.userID != nil {
 		it.UserID = t.userID(ctx, req)
 	}
+	it.SessionID = t.sessionID(ss, req, &it)
 	switch {
 	case err != nil:
 		it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, errorType(err), err.Error()
@@ -179,11 +209,19 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 	_ = t.c.Add(it) // a full queue drops and counts
 }
 
-// sessionID is the transport's session id, else an id of the connection,
-// kept while the session lives (a weak key, removed once it is collected).
-func (t *Telemetry) sessionID(ss *mcp.ServerSession) string {
+// sessionID is the transport's session id (Streamable HTTP, stateful);
+// for a stateless HTTP request, which gets a session of its own from the
+// SDK, a stable id of the client's identity (StatelessSessionID), never one
+// per request; otherwise (stdio, in-memory) an id of the connection, kept
+// while the session lives (a weak key, removed once it is collected).
+func (t *Telemetry) sessionID(ss *mcp.ServerSession, req mcp.Request, it *analytics.Item) string {
 	if ss == nil {
 		return "unknown"
+	}
+	// Over HTTP, server/discover is stateless even on a stateful handler:
+	// the session the SDK makes for it is never shown to the client.
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil && (ss.ID() == "" || it.Method == methodDiscover) {
+		return StatelessSessionID(it.UserID, it.ClientName, it.ClientVersion)
 	}
 	if id := ss.ID(); id != "" {
 		return id
@@ -202,6 +240,38 @@ func (t *Telemetry) sessionID(ss *mcp.ServerSession) string {
 		t.mu.Unlock()
 	}, key)
 	return id
+}
+
+// StatelessSessionID is the session id of requests that come with no
+// session (stateless Streamable HTTP): "c-" and 32 hex digits of the
+// SHA-256 of user id, client name and client version, each followed by a
+// newline. Requests of one client (and user) share it; the TypeScript SDK
+// derives the same id. docs/sdks.md, "Sessions".
+func StatelessSessionID(userID, clientName, clientVersion string) string {
+	sum := sha256.Sum256([]byte(userID + "\n" + clientName + "\n" + clientVersion + "\n"))
+	return "c-" + hex.EncodeToString(sum[:16])
+}
+
+// implVersion is the Version of the Implementation the server was created
+// with. The SDK keeps it in an unexported field and offers no accessor;
+// under the 2026-07-28 protocol there is no initialize result to read it
+// from (the SDK adds it to results' _meta after the middleware has run).
+// It is read by reflection, and is "" when the field is not there
+// (TestImplVersionReadable pins it for the SDK releases we test).
+func implVersion(server *mcp.Server) (v string) {
+	defer func() {
+		if recover() != nil {
+			v = ""
+		}
+	}()
+	f := reflect.ValueOf(server).Elem().FieldByName("impl")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
+		return ""
+	}
+	if vf := f.Elem().FieldByName("Version"); vf.IsValid() && vf.Kind() == reflect.String {
+		return vf.String()
+	}
+	return ""
 }
 
 // errorType is the error_type of a returned error: the JSON-RPC code of a

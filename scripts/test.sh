@@ -49,6 +49,8 @@ echo "== go vet"
 "$GO" vet ./...
 echo "== go test"
 "$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
+echo "== go test (mcpgo against the Go MCP SDK of the old protocol)"
+(cd mcpgo/compat && "$GO" vet ./... && "$GO" test -count=1 ./...)
 if [ -x scripts/fuzz.sh ]; then
 	echo "== fuzz (short)"
 	scripts/fuzz.sh "${FUZZTIME:-20000x}"
