@@ -41,8 +41,9 @@ test("McpServer over the in-memory transport reads back exactly", { skip }, asyn
     await client.connect(ct);
     await exercise(client);
     await client.close();
-    await server.close(); // flushes
+    await server.close();
   }
+  await telemetry.flush();
   const stats = telemetry.stats();
   assert.equal(stats.queued, 2 * expected.calls);
   assert.equal(stats.sent, 2 * expected.calls);
@@ -110,7 +111,8 @@ test("a low-level Server: thrown errors, JSON-RPC errors and arguments with the 
     const o = await waitForCalls(id, 4);
     assert.equal(o.calls, 4);
     assert.equal(o.errors, 2);
-    assert.deepEqual(errorTypes(await tool(id, "throws")), { TypeError: 1 });
+    // A thrown error is answered as a JSON-RPC internal error: its code.
+    assert.deepEqual(errorTypes(await tool(id, "throws")), { [String(ErrorCode.InternalError)]: 1 });
     assert.deepEqual(errorTypes(await tool(id, "rpc")), { "-32602": 1 });
     assert.equal((await tool(id, "throws")).error_types[0].last_message, "bad input");
     const [s] = await sessions(id);

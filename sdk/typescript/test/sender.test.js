@@ -3,7 +3,10 @@
 // seen on the wire: batch limits, gzip, retries, the bounded queue, flush on
 // close, and that nothing ever throws.
 import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:http";
+import net from "node:net";
+import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -163,4 +166,79 @@ test("the default endpoint is the service's base address, overridable by TELEMET
   const c = instrument(makeServer({ McpServer, z }), { endpoint: "https://o.example.com", env: { TELEMETRY_ENDPOINT: "https://t.example.com", TELEMETRY_KEY: "k" } });
   assert.equal(c.endpoint, "https://o.example.com");
   return Promise.all([a.close(), b.close(), c.close()]);
+});
+
+test("the package loads with require as well as import, and both share one sender", () => {
+  const script = `
+    const t = require("@mcpscope/telemetry");
+    const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
+    const v2 = require("@modelcontextprotocol/server");
+    const o = { key: "ik_req", endpoint: "http://127.0.0.1:1", flushIntervalMs: 600000 };
+    const h1 = t.instrument(new McpServer({ name: "a", version: "1" }), o);
+    const h2 = t.instrument(new v2.McpServer({ name: "b", version: "2" }), o);
+    import("@mcpscope/telemetry").then(async (m) => {
+      const h3 = m.instrument(new McpServer({ name: "c", version: "3" }), o);
+      console.log(JSON.stringify({ fn: typeof t.instrument, same: m.instrument === t.instrument, listeners: process.listenerCount("beforeExit") }));
+      await h1.close();
+    });`;
+  const r = spawnSync(process.execPath, ["-e", script], { cwd: fileURLToPath(new URL("..", import.meta.url)), encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { fn: "function", same: true, listeners: 1 });
+});
+
+test("a refused key is reported once, not on every batch", async () => {
+  const ep = await endpoint(() => ({ status: 401 }));
+  const errors = [];
+  const s = new Sender({ endpoint: ep.url, key: "ik_deleted", flushIntervalMs: 600000, onError: (e) => errors.push(e) });
+  for (let i = 0; i < 3; i++) {
+    s.add(item(i));
+    await s.flush();
+  }
+  await s.close();
+  ep.close();
+  assert.equal(ep.requests.length, 3, "401 is final: one request per batch");
+  assert.equal(s.stats.failed, 3);
+  assert.equal(errors.length, 1);
+  assert.match(String(errors[0]), /refuses the ingest key/);
+});
+
+test("a stdio server exits within the shutdown deadline when the service does not answer", async () => {
+  // An endpoint that accepts connections and never answers.
+  const held = [];
+  const silent = net.createServer((sock) => held.push(sock));
+  await new Promise((r) => silent.listen(0, "127.0.0.1", r));
+  const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/stdio-server.js", import.meta.url))], {
+    env: { ...process.env, TELEMETRY_KEY: "ik_x", TELEMETRY_ENDPOINT: `http://127.0.0.1:${silent.address().port}` },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const answers = [];
+  let buf = "";
+  child.stdout.on("data", (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      answers.push(JSON.parse(buf.slice(0, i)));
+      buf = buf.slice(i + 1);
+    }
+  });
+  const exited = new Promise((r) => child.on("exit", (code) => r(code)));
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+  send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  send({ method: "notifications/initialized" });
+  send({ id: 2, method: "tools/call", params: { name: "search", arguments: { q: "x" } } });
+  while (answers.length < 2) await new Promise((r) => setTimeout(r, 20));
+  // Let the sender start its post (flush interval 1 s), which never ends.
+  await new Promise((r) => setTimeout(r, 1200));
+  const start = Date.now();
+  child.stdin.end();
+  const code = await exited;
+  const took = Date.now() - start;
+  for (const s of held) s.destroy();
+  silent.close();
+  assert.equal(code, 0);
+  assert.ok(took < 3000, `the server took ${took} ms to exit after its client closed`);
+  console.log(`# the stdio server exited ${took} ms after its client closed`);
+  assert.equal(stderr.match(/shutdown deadline/g)?.length, 1, stderr);
 });
