@@ -133,7 +133,7 @@ class Recorder {
   // lives with it.
   attach(transport) {
     if (!transport || transport[TRANSPORT]) return;
-    const conn = { id: randomUUID(), client: undefined, protocol: undefined, serverVersion: undefined, pending: new Map() };
+    const conn = { id: randomUUID(), client: undefined, protocol: undefined, serverVersion: undefined, pending: new Map(), seen: new WeakSet() };
     transport[TRANSPORT] = conn;
     const rec = this;
     const wrap = (h) =>
@@ -143,15 +143,30 @@ class Recorder {
             return h.call(this, message, extra);
           }
         : h;
-    let wrapped = wrap(transport.onmessage);
-    Object.defineProperty(transport, "onmessage", {
-      configurable: true,
-      enumerable: true,
-      get: () => wrapped,
-      set: (h) => {
-        wrapped = wrap(h);
-      },
-    });
+    // onmessage is a plain field on most transports, an accessor on some
+    // (the Node Streamable HTTP transport of version 1 forwards it to an
+    // inner transport): keep whichever it is, storing the wrapped handler.
+    const inherited = accessorOf(transport, "onmessage");
+    if (inherited) {
+      const current = inherited.get?.call(transport);
+      if (current) inherited.set?.call(transport, wrap(current));
+      Object.defineProperty(transport, "onmessage", {
+        configurable: true,
+        enumerable: true,
+        get: () => inherited.get?.call(transport),
+        set: (h) => inherited.set?.call(transport, wrap(h)),
+      });
+    } else {
+      let wrapped = wrap(transport.onmessage);
+      Object.defineProperty(transport, "onmessage", {
+        configurable: true,
+        enumerable: true,
+        get: () => wrapped,
+        set: (h) => {
+          wrapped = wrap(h);
+        },
+      });
+    }
     const send = transport.send;
     transport.send = function (message, ...rest) {
       rec.#answered(transport, conn, message);
@@ -164,6 +179,10 @@ class Recorder {
       // Notifications (no id) are not requests; answers to the server's
       // own requests have no method.
       if (typeof message?.method !== "string" || message.id === undefined || message.id === null) return;
+      // A handler chained after another (the SDK keeps one it replaces)
+      // sees the same message twice.
+      if (conn.seen.has(message)) return;
+      conn.seen.add(message);
       const params = message.params ?? {};
       if (message.method === "initialize" && params.clientInfo) conn.client = params.clientInfo;
       conn.pending.set(message.id, { message, extra, started: Date.now(), t0: performance.now() });
@@ -280,6 +299,16 @@ function sessionOf(transport, conn, extra, item) {
   if (typeof sid === "string" && sid) return sid;
   if (extra?.requestInfo || extra?.request) return statelessSessionId(item.user_id, item.client_name, item.client_version);
   return conn.id;
+}
+
+// accessorOf is the getter/setter pair of a property on obj's prototype
+// chain, if it is one.
+function accessorOf(obj, prop) {
+  for (let o = obj; o; o = Object.getPrototypeOf(o)) {
+    const d = Object.getOwnPropertyDescriptor(o, prop);
+    if (d) return d.get || d.set ? d : undefined;
+  }
+  return undefined;
 }
 
 function targetName(method, params) {

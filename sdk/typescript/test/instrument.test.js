@@ -6,6 +6,10 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -149,3 +153,48 @@ test("arguments are not sent unless asked", { skip }, async () => {
   for (const it of wire.sent) assert.equal(it.attributes, undefined, JSON.stringify(it));
   assert.ok(!JSON.stringify(wire.sent).includes("s3cret"));
 });
+
+test("Streamable HTTP with sessions: each client's Mcp-Session-Id is its session", { skip }, async () => {
+  const { id, key } = await newMcp("ts-sdk v1 stateful http");
+  const transports = new Map();
+  const wire = capture();
+  const http = createServer(async (req, res) => {
+    const sid = req.headers["mcp-session-id"];
+    let transport = sid && transports.get(sid);
+    if (!transport) {
+      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (s) => transports.set(s, transport) });
+      const server = makeServer({ McpServer, z });
+      instrument(server, { key, endpoint: base, fetch: wire.fetch, flushIntervalMs: 100 });
+      await server.connect(transport);
+    }
+    await transport.handleRequest(req, res);
+  });
+  await new Promise((r) => http.listen(0, "127.0.0.1", r));
+  const url = new URL(`http://127.0.0.1:${http.address().port}/mcp`);
+  const ids = [];
+  for (const name of ["http-a", "http-b"]) {
+    const client = new Client({ name, version: "1.0" });
+    const t = new StreamableHTTPClientTransport(url);
+    await client.connect(t);
+    ids.push(t.sessionId);
+    await exercise(client);
+    await client.close();
+  }
+  for (const t of transports.values()) await t.close();
+  http.closeAllConnections();
+  await new Promise((r) => http.close(r));
+  const ss = await checkScenarioClients(id, ids);
+  assert.deepEqual(ss.map((s) => s.session_id).sort(), [...ids].sort());
+  assert.ok(wire.sent.every((it) => it.protocol_version === wire.sent[0].protocol_version && it.protocol_version), "protocol on every item");
+});
+
+/** checkScenarioClients waits for two exercise() runs in the given sessions. */
+async function checkScenarioClients(mcpId, sessionIds) {
+  await waitForCalls(mcpId, expected.calls * sessionIds.length);
+  return eventually(async () => {
+    const ss = await sessions(mcpId);
+    assert.equal(ss.length, sessionIds.length);
+    for (const s of ss) assert.equal(s.calls, expected.calls);
+    return ss;
+  });
+}

@@ -9,9 +9,11 @@ import { gunzipSync } from "node:zlib";
 import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { instrument, statelessSessionId } from "../src/index.js";
-import { makeServer } from "./fixtures/scenario.js";
+import { clientInfo, makeServer } from "./fixtures/scenario.js";
 import { api, base, eventually, newMcp, read, sessions, skip, tools, waitForCalls } from "./service.js";
 
 /** capture is a fetch that sends for real and keeps every request's items. */
@@ -128,3 +130,33 @@ async function protocolBreakdown(mcpId, want) {
     assert.deepEqual(Object.fromEntries(b.items.map((i) => [i.value, i.calls])), want);
   });
 }
+
+test("v2 stdio through serveStdio, 2026-07-28: one session for the connection", { skip }, async () => {
+  const { id, key } = await newMcp("ts-sdk v2 stdio");
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [fileURLToPath(new URL("./fixtures/stdio-server-v2.js", import.meta.url))],
+    env: { ...process.env, TELEMETRY_KEY: key, TELEMETRY_ENDPOINT: base },
+    stderr: "inherit",
+  });
+  const client = new Client(clientInfo, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await client.connect(transport);
+  for (let i = 0; i < 3; i++) await client.callTool({ name: "search", arguments: { q: `q${i}` } });
+  await client.callTool({ name: "fail", arguments: {} });
+  await client.close();
+  // serveStdio answers the pinned client's server/discover in its entry
+  // (it never reaches the instance's transport): the 4 tool calls.
+  const o = await waitForCalls(id, 4);
+  assert.equal(o.calls, 4);
+  assert.equal(o.errors, 1);
+  assert.equal(o.sessions, 1);
+  const [s] = await eventually(async () => {
+    const ss = await sessions(id);
+    assert.equal(ss.length, 1);
+    return ss;
+  });
+  assert.equal(s.client_name, clientInfo.name);
+  assert.equal(s.client_version, clientInfo.version);
+  await eventually(async () => assert.deepEqual(Object.fromEntries(Object.entries(await tools(id)).map(([k, v]) => [k, v.calls])), { search: 3, fail: 1 }));
+  await protocolBreakdown(id, { "2026-07-28": 4 });
+});
