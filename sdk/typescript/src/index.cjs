@@ -52,6 +52,7 @@ function instrument(server, options = {}) {
     return disabledHandle();
   }
   const sender = shared({ ...options, endpoint, key });
+  sender.inventory ??= new Inventory(sender, options); // per process, like the sender
   const recorder = new Recorder(sender, options, ownServerVersion(inner));
 
   const connect = inner.connect;
@@ -126,6 +127,7 @@ class Recorder {
     this.userId = options.userId;
     this.attributes = options.attributes;
     this.onError = options.onError ?? (() => {});
+    this.reportInventory = options.inventory ?? true;
   }
 
   // attach observes one transport: requests in, answers out. The state of
@@ -255,6 +257,9 @@ class Recorder {
     const attrs = this.#attributes(method, params, request, extra);
     if (attrs) item.attributes = attrs;
     this.sender.add(item);
+    if (method === "tools/list" && Array.isArray(result?.tools) && this.reportInventory) {
+      this.sender.inventory.report(result.tools, item.server_version, item.protocol_version);
+    }
   }
 
   #attributes(method, params, request, extra) {
@@ -288,6 +293,72 @@ class Recorder {
     }
     return n > 0 ? out : undefined;
   }
+}
+
+// canonicalJSON is JSON with object keys sorted recursively and no
+// whitespace; undefined members are left out, as JSON.stringify does.
+function canonicalJSON(v) {
+  if (Array.isArray(v)) return "[" + v.map((x) => (x === undefined ? "null" : canonicalJSON(x))).join(",") + "]";
+  if (v && typeof v === "object") {
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
+    return "{" + keys.map((k) => JSON.stringify(k) + ":" + canonicalJSON(v[k])).join(",") + "}";
+  }
+  return JSON.stringify(v) ?? "null";
+}
+
+/**
+ * toolSchemaHash is the schema_hash of a tool of a tools/list answer: the
+ * SHA-256 (hex) of the canonical JSON of {description, inputSchema,
+ * annotations}, absent members left out. The Go SDK computes the same.
+ */
+function toolSchemaHash(tool) {
+  const part = {};
+  for (const k of ["description", "inputSchema", "annotations"]) if (tool?.[k] !== undefined) part[k] = tool[k];
+  return createHash("sha256").update(canonicalJSON(part)).digest("hex");
+}
+
+const INVENTORY_RESEND_MS = 3600 * 1000;
+
+// Inventory reports the tools a server lists to POST /v1/ingest/inventory:
+// once per distinct list per process, again at most hourly when unchanged.
+class Inventory {
+  constructor(sender, options) {
+    this.sender = sender;
+    this.withSchemas = options.inventorySchemas ?? false;
+    this.url = sender.url.replace(/\/ingest$/, "/ingest/inventory");
+    this.sent = new Map(); // body → last sent (ms)
+  }
+
+  report(tools, serverVersion, protocolVersion) {
+    try {
+      const body = {
+        ...(serverVersion ? { server_version: String(serverVersion) } : {}),
+        ...(protocolVersion ? { protocol_version: String(protocolVersion) } : {}),
+        tools: tools
+          .filter((t) => typeof t?.name === "string")
+          .map((t) => ({
+            name: t.name,
+            schema_hash: toolSchemaHash(t),
+            ...(this.withSchemas ? { schema: pick(t, ["description", "inputSchema", "annotations"]) } : {}),
+          })),
+      };
+      const text = JSON.stringify(body);
+      const last = this.sent.get(text);
+      const now = Date.now();
+      if (last !== undefined && now - last < INVENTORY_RESEND_MS) return;
+      this.sent.set(text, now);
+      if (this.sent.size > 100) this.sent.delete(this.sent.keys().next().value); // bounded
+      this.sender.post(this.url, text).catch(() => this.sent.delete(text)); // not sent: try again next time
+    } catch {}
+  }
+}
+
+function pick(o, keys) {
+  const out = {};
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
+  return out;
 }
 
 // sessionOf is the transport's session (Streamable HTTP with sessions);
@@ -345,4 +416,4 @@ function warnOnce(message) {
   process.emitWarning(message, "McpscopeTelemetryWarning");
 }
 
-module.exports = { instrument, statelessSessionId, TOOL_ERROR, Sender, DEFAULTS, MAX_BATCH_ITEMS, MAX_BODY_BYTES, retryAfterMs };
+module.exports = { instrument, statelessSessionId, toolSchemaHash, canonicalJSON, TOOL_ERROR, Sender, DEFAULTS, MAX_BATCH_ITEMS, MAX_BODY_BYTES, retryAfterMs };

@@ -105,6 +105,31 @@ class Sender {
     return this.closing;
   }
 
+  /** post sends one JSON body to url with the key, once (no retry);
+   * rejects unless the service answers 2xx. A refused key is reported as
+   * for batches. */
+  async post(url, json) {
+    const body = this.gzip ? await gzip(json) : Buffer.from(json);
+    const res = await this.fetch(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        ...(this.gzip ? { "Content-Encoding": "gzip" } : {}),
+        Authorization: `Bearer ${this.key}`,
+        "User-Agent": "mcpscope-telemetry-js/0.2.0",
+      },
+      body,
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    await res.text().catch(() => "");
+    if (res.status < 200 || res.status >= 300) {
+      const err = new Error(`POST ${url}: ${res.status}`);
+      err.status = res.status;
+      if (res.status !== 401 && res.status !== 403) this.#report(err, false);
+      throw err;
+    }
+  }
+
   // #within flushes, and at the deadline aborts the send in flight and its
   // retries and drops the queue.
   async #within(ms) {

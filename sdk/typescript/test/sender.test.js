@@ -13,7 +13,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { MAX_BODY_BYTES, Sender, instrument, retryAfterMs } from "../src/index.js";
+import { MAX_BODY_BYTES, Sender, canonicalJSON, instrument, retryAfterMs, toolSchemaHash } from "../src/index.js";
 import { makeServer } from "./fixtures/scenario.js";
 
 /** endpoint starts a local ingest endpoint; answer(n) gives the status and
@@ -241,4 +241,53 @@ test("a stdio server exits within the shutdown deadline when the service does no
   assert.ok(took < 3000, `the server took ${took} ms to exit after its client closed`);
   console.log(`# the stdio server exited ${took} ms after its client closed`);
   assert.equal(stderr.match(/shutdown deadline/g)?.length, 1, stderr);
+});
+
+test("tools/list answers are reported to the inventory endpoint once per distinct list", async () => {
+  const posts = [];
+  const srv = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const json = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
+      posts.push({ path: req.url, auth: req.headers.authorization, body: JSON.parse(json.toString()) });
+      res.writeHead(202, { "Content-Type": "application/json" });
+      res.end("{}");
+    });
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${srv.address().port}`;
+  const server = makeServer({ McpServer, z }, "4.0.0");
+  const telemetry = instrument(server, { key: "ik_inv", endpoint: url, flushIntervalMs: 600000 });
+  const [ct, st] = InMemoryTransport.createLinkedPair();
+  await server.connect(st);
+  const client = new Client({ name: "c", version: "1" });
+  await client.connect(ct);
+  const listed = (await client.listTools()).tools;
+  await client.listTools(); // the same list: not reported again
+  server.registerTool("added", { description: "a new tool" }, async () => ({ content: [] }));
+  await new Promise((r) => setTimeout(r, 50));
+  const relisted = (await client.listTools()).tools; // a different list: reported
+  await client.close();
+  await telemetry.close();
+  srv.close();
+  const inventory = posts.filter((p) => p.path === "/v1/ingest/inventory");
+  assert.equal(inventory.length, 2, JSON.stringify(posts.map((p) => p.path)));
+  assert.equal(inventory[0].auth, "Bearer ik_inv");
+  assert.equal(inventory[0].body.server_version, "4.0.0");
+  assert.ok(inventory[0].body.protocol_version);
+  assert.deepEqual(
+    inventory[0].body.tools,
+    listed.map((t) => ({ name: t.name, schema_hash: toolSchemaHash(t) })),
+  );
+  assert.deepEqual(inventory[1].body.tools.map((t) => t.name).sort(), relisted.map((t) => t.name).sort());
+  assert.ok(inventory[1].body.tools.some((t) => t.name === "added"));
+  // The hash is the one both SDKs compute (mcpgo's TestToolSchemaHash has
+  // the same vector).
+  assert.equal(
+    toolSchemaHash({ name: "search", description: "search the docs", inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }),
+    "67fa58c78bd7194b462d63c679324ff1fe415c1d697166e65dc00ff2f438670f",
+  );
+  assert.equal(canonicalJSON({ b: [1, { d: 2, c: undefined, a: "<&>" }], a: null }), '{"a":null,"b":[1,{"a":"<&>","d":2}]}');
 });
