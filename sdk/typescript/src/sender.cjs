@@ -112,12 +112,7 @@ class Sender {
     const body = this.gzip ? await gzip(json) : Buffer.from(json);
     const res = await this.fetch(url, {
       method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        ...(this.gzip ? { "Content-Encoding": "gzip" } : {}),
-        Authorization: `Bearer ${this.key}`,
-        "User-Agent": "mcpscope-telemetry-js/0.2.0",
-      },
+      headers: this.#headers(),
       body,
       signal: AbortSignal.timeout(this.timeoutMs),
     });
@@ -128,6 +123,15 @@ class Sender {
       if (res.status !== 401 && res.status !== 403) this.#report(err, false);
       throw err;
     }
+  }
+
+  #headers() {
+    return {
+      "Content-Type": "application/json",
+      ...(this.gzip ? { "Content-Encoding": "gzip" } : {}),
+      Authorization: `Bearer ${this.key}`,
+      "User-Agent": "mcpscope-telemetry-js/0.2.0",
+    };
   }
 
   // #within flushes, and at the deadline aborts the send in flight and its
@@ -210,12 +214,7 @@ class Sender {
         this.stats.requests++;
         res = await this.fetch(this.url, {
           method: "POST",
-          headers: {
-            "Content-Type": "application/json",
-            ...(this.gzip ? { "Content-Encoding": "gzip" } : {}),
-            Authorization: `Bearer ${this.key}`,
-            "User-Agent": "mcpscope-telemetry-js/0.2.0",
-          },
+          headers: this.#headers(),
           body,
           signal: AbortSignal.any
             ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.abort.signal])

@@ -26,8 +26,9 @@ async function endpoint(answer = () => ({ status: 202 })) {
     req.on("end", () => {
       const raw = Buffer.concat(chunks);
       const json = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
-      const items = JSON.parse(json.toString()).items;
-      requests.push({ at: Date.now(), headers: req.headers, bytes: json.length, items });
+      const body = JSON.parse(json.toString());
+      const items = body.items ?? [];
+      requests.push({ at: Date.now(), path: req.url, headers: req.headers, bytes: json.length, items, body });
       const a = answer(requests.length - 1);
       res.writeHead(a.status, { "Content-Type": "application/json", ...(a.headers ?? {}) });
       res.end(a.status === 202 ? JSON.stringify({ accepted: items.length, dropped: 0 }) : "{}");
@@ -244,20 +245,8 @@ test("a stdio server exits within the shutdown deadline when the service does no
 });
 
 test("tools/list answers are reported to the inventory endpoint once per distinct list", async () => {
-  const posts = [];
-  const srv = createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      const raw = Buffer.concat(chunks);
-      const json = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
-      posts.push({ path: req.url, auth: req.headers.authorization, body: JSON.parse(json.toString()) });
-      res.writeHead(202, { "Content-Type": "application/json" });
-      res.end("{}");
-    });
-  });
-  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
-  const url = `http://127.0.0.1:${srv.address().port}`;
+  const ep = await endpoint();
+  const url = ep.url;
   const server = makeServer({ McpServer, z }, "4.0.0");
   const telemetry = instrument(server, { key: "ik_inv", endpoint: url, flushIntervalMs: 600000 });
   const [ct, st] = InMemoryTransport.createLinkedPair();
@@ -271,10 +260,10 @@ test("tools/list answers are reported to the inventory endpoint once per distinc
   const relisted = (await client.listTools()).tools; // a different list: reported
   await client.close();
   await telemetry.close();
-  srv.close();
-  const inventory = posts.filter((p) => p.path === "/v1/ingest/inventory");
-  assert.equal(inventory.length, 2, JSON.stringify(posts.map((p) => p.path)));
-  assert.equal(inventory[0].auth, "Bearer ik_inv");
+  ep.close();
+  const inventory = ep.requests.filter((p) => p.path === "/v1/ingest/inventory");
+  assert.equal(inventory.length, 2, JSON.stringify(ep.requests.map((p) => p.path)));
+  assert.equal(inventory[0].headers.authorization, "Bearer ik_inv");
   assert.equal(inventory[0].body.server_version, "4.0.0");
   assert.ok(inventory[0].body.protocol_version);
   assert.deepEqual(
