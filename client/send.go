@@ -182,9 +182,23 @@ type problem struct {
 const maxAnswer = 64 << 10
 
 func (c *Client) post(ctx context.Context, body []byte) (Result, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.ingest, bytes.NewReader(body))
+	answer, err := c.postTo(ctx, c.ingest, body)
 	if err != nil {
 		return Result{}, err
+	}
+	var res Result
+	if err := json.Unmarshal(answer, &res); err != nil {
+		return Result{}, fmt.Errorf("client: service answered with an unreadable body: %w", err)
+	}
+	return res, nil
+}
+
+// postTo posts body (gzipped unless DisableGzip) to url with the key and
+// returns a 2xx answer's body, or the refusal as *Error.
+func (c *Client) postTo(ctx context.Context, url string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if !c.opts.DisableGzip {
@@ -194,20 +208,13 @@ func (c *Client) post(ctx context.Context, body []byte) (Result, error) {
 	req.Header.Set("User-Agent", "mcpscope-telemetry-go/1")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	_, _ = io.Copy(io.Discard, resp.Body) // so the connection is reused
 	if resp.StatusCode/100 == 2 {
-		if err != nil {
-			return Result{}, err
-		}
-		var res Result
-		if err := json.Unmarshal(answer, &res); err != nil {
-			return Result{}, fmt.Errorf("client: service answered %d with an unreadable body: %w", resp.StatusCode, err)
-		}
-		return res, nil
+		return answer, err
 	}
 	e := &Error{StatusCode: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	var p problem
@@ -217,7 +224,7 @@ func (c *Client) post(ctx context.Context, body []byte) (Result, error) {
 	if e.Title == "" {
 		e.Title = http.StatusText(resp.StatusCode)
 	}
-	return Result{}, e
+	return nil, e
 }
 
 // parseRetryAfter reads Retry-After as seconds (what the service sends) or

@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"reflect"
@@ -59,6 +60,12 @@ type Options struct {
 	ServerVersion string
 	// UserID, when set, names the user of a request.
 	UserID func(ctx context.Context, req mcp.Request) string
+	// DisableInventory stops reporting tools/list answers to the
+	// inventory endpoint (on by default: names and schema hashes only).
+	DisableInventory bool
+	// InventorySchemas sends each tool's description, input schema and
+	// annotations with its hash.
+	InventorySchemas bool
 }
 
 // Telemetry is an instrumented server's sender.
@@ -66,6 +73,11 @@ type Telemetry struct {
 	c             *client.Client
 	serverVersion string
 	userID        func(context.Context, mcp.Request) string
+
+	inventory        bool
+	inventorySchemas bool
+	invSent          map[string]time.Time // inventory bodies sent, by body
+	invBusy          bool                 // an inventory post is in flight
 
 	mu       sync.Mutex
 	announce string                                     // the server's own version, or from an initialize result
@@ -94,7 +106,8 @@ func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 		return nil, err
 	}
 	t := &Telemetry{c: c, serverVersion: opts.ServerVersion, userID: opts.UserID,
-		announce: implVersion(server), sessions: map[weak.Pointer[mcp.ServerSession]]string{}}
+		announce: implVersion(server), sessions: map[weak.Pointer[mcp.ServerSession]]string{},
+		inventory: !opts.DisableInventory, inventorySchemas: opts.InventorySchemas, invSent: map[string]time.Time{}}
 	server.AddReceivingMiddleware(t.middleware)
 	return t, nil
 }
@@ -207,6 +220,79 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 		}
 	}
 	_ = t.c.Add(it) // a full queue drops and counts
+	if lt, ok := res.(*mcp.ListToolsResult); ok && lt != nil && err == nil && t.inventory {
+		t.reportInventory(lt, it.ServerVersion, it.ProtocolVersion)
+	}
+}
+
+// inventoryResend is how often an unchanged tool list is reported again.
+const inventoryResend = time.Hour
+
+// reportInventory posts the tools of a tools/list answer to the inventory
+// endpoint in the background: once per distinct list per Telemetry, again
+// at most hourly when unchanged, one post at a time (a list that arrives
+// while one is in flight is reported with the next answer).
+func (t *Telemetry) reportInventory(res *mcp.ListToolsResult, serverVersion, protocol string) {
+	inv := client.Inventory{ServerVersion: serverVersion, ProtocolVersion: protocol, Tools: []client.InventoryTool{}}
+	for _, tool := range res.Tools {
+		if tool == nil {
+			continue
+		}
+		part, err := schemaPart(tool)
+		if err != nil {
+			continue
+		}
+		it := client.InventoryTool{Name: tool.Name, SchemaHash: client.SchemaHash(part)}
+		if t.inventorySchemas {
+			it.Schema = client.CanonicalJSON(part)
+		}
+		inv.Tools = append(inv.Tools, it)
+	}
+	key := string(client.CanonicalJSON(inv))
+	t.mu.Lock()
+	last, seen := t.invSent[key]
+	if t.invBusy || (seen && time.Since(last) < inventoryResend) {
+		t.mu.Unlock()
+		return
+	}
+	t.invBusy = true
+	t.invSent[key] = time.Now()
+	if len(t.invSent) > 100 {
+		clear(t.invSent) // bounded: a server with ever-changing lists reports them all again
+		t.invSent[key] = time.Now()
+	}
+	t.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := t.c.PostInventory(ctx, inv)
+		t.mu.Lock()
+		t.invBusy = false
+		if err != nil {
+			delete(t.invSent, key) // not reported: try again with the next answer
+		}
+		t.mu.Unlock()
+	}()
+}
+
+// schemaPart is the part of a tool its schema hash covers: description,
+// inputSchema and annotations as JSON, absent members left out.
+func schemaPart(tool *mcp.Tool) (map[string]any, error) {
+	raw, err := json.Marshal(tool)
+	if err != nil {
+		return nil, err
+	}
+	var all map[string]any
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, err
+	}
+	part := map[string]any{}
+	for _, k := range []string{"description", "inputSchema", "annotations"} {
+		if v, ok := all[k]; ok && v != nil {
+			part[k] = v
+		}
+	}
+	return part, nil
 }
 
 // sessionID is the transport's session id (Streamable HTTP, stateful);

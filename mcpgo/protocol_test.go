@@ -2,6 +2,7 @@ package mcpgo_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpscope/telemetry/client"
 	"github.com/mcpscope/telemetry/mcpgo"
 	"github.com/mcpscope/telemetry/mcpgo/internal/scenario"
 )
@@ -135,4 +137,87 @@ func TestHelperStdioServer(t *testing.T) {
 	_ = server.Run(context.Background(), &mcp.StdioTransport{})
 	_ = tel.Close(context.Background())
 	os.Exit(0)
+}
+
+// Each distinct tools/list answer is reported to the inventory endpoint
+// once, with the hash of every tool as the client received it.
+func TestInventoryReported(t *testing.T) {
+	in := scenario.NewIngest(t)
+	server, tel := scenario.NewServer(t, in)
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(n int) []client.Inventory {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if inv := in.Inventory(); len(inv) >= n {
+				return inv
+			}
+		}
+		t.Fatalf("%d inventory posts, want %d", len(in.Inventory()), n)
+		return nil
+	}
+	first, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(1)
+	if _, err := cs.ListTools(ctx, nil); err != nil { // the same list
+		t.Fatal(err)
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "added", Description: "a new tool"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	inv := waitFor(2)
+	_ = cs.Close()
+	_ = tel.Close(ctx)
+	if len(in.Inventory()) != 2 {
+		t.Fatalf("%d inventory posts, want 2 (the repeated list is not reported again)", len(in.Inventory()))
+	}
+	if inv[0].ServerVersion != scenario.ServerVersion || inv[0].ProtocolVersion == "" {
+		t.Fatalf("inventory %+v: want server and protocol versions", inv[0])
+	}
+	want := map[string]string{}
+	for _, tool := range first.Tools {
+		raw, _ := json.Marshal(tool)
+		var all map[string]any
+		_ = json.Unmarshal(raw, &all)
+		part := map[string]any{}
+		for _, k := range []string{"description", "inputSchema", "annotations"} {
+			if v, ok := all[k]; ok {
+				part[k] = v
+			}
+		}
+		want[tool.Name] = client.SchemaHash(part)
+	}
+	got := map[string]string{}
+	for _, tool := range inv[0].Tools {
+		got[tool.Name] = tool.SchemaHash
+	}
+	check(t, "first list", got, want)
+	if len(inv[1].Tools) != len(first.Tools)+1 {
+		t.Fatalf("second list %+v, want the added tool too", inv[1].Tools)
+	}
+}
+
+// The schema hash is the one the TypeScript SDK computes for the same tool
+// (its test "tools/list answers are reported..." has the same vector).
+func TestToolSchemaHash(t *testing.T) {
+	var schema map[string]any
+	_ = json.Unmarshal([]byte(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`), &schema)
+	if got := client.SchemaHash(map[string]any{"description": "search the docs", "inputSchema": schema}); got != "67fa58c78bd7194b462d63c679324ff1fe415c1d697166e65dc00ff2f438670f" {
+		t.Fatalf("hash %s", got)
+	}
+	if got := string(client.CanonicalJSON(map[string]any{"b": []any{1.0, map[string]any{"d": 2.0, "a": "<&>"}}, "a": nil})); got != `{"a":null,"b":[1,{"a":"<&>","d":2}]}` {
+		t.Fatalf("canonical JSON %s", got)
+	}
 }

@@ -31,10 +31,11 @@ const ServerVersion = "2.5.0"
 // Ingest is a local stand-in for POST /v1/ingest that keeps every item as
 // sent (protocol_version included) and counts the requests.
 type Ingest struct {
-	URL      string
-	mu       sync.Mutex
-	items    []analytics.Item
-	requests int
+	URL       string
+	mu        sync.Mutex
+	items     []analytics.Item
+	inventory []client.Inventory
+	requests  int
 }
 
 // NewIngest starts the endpoint for the test.
@@ -49,6 +50,18 @@ func NewIngest(t *testing.T) *Ingest {
 				return
 			}
 			body = zr
+		}
+		if r.URL.Path == "/v1/ingest/inventory" {
+			var inv client.Inventory
+			if err := json.NewDecoder(body).Decode(&inv); err != nil {
+				http.Error(w, err.Error(), 400)
+				return
+			}
+			in.mu.Lock()
+			in.inventory = append(in.inventory, inv)
+			in.mu.Unlock()
+			w.WriteHeader(http.StatusAccepted)
+			return
 		}
 		var batch struct{ Items []analytics.Item }
 		if err := json.NewDecoder(body).Decode(&batch); err != nil {
@@ -72,6 +85,13 @@ func (in *Ingest) Items() []analytics.Item {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return append([]analytics.Item(nil), in.items...)
+}
+
+// Inventory returns the inventory bodies received so far.
+func (in *Ingest) Inventory() []client.Inventory {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return append([]client.Inventory(nil), in.inventory...)
 }
 
 // NewServer builds a server with the tools "search" and "fail" (an
