@@ -49,6 +49,10 @@ export interface InstrumentOptions {
   maxRetryDelayMs?: number;
   /** Timeout of one request. Default 30000 ms. */
   timeoutMs?: number;
+  /** Report each distinct tools/list answer to POST /v1/ingest/inventory (names and schema hashes). Default true. */
+  inventory?: boolean;
+  /** Send each tool's description, input schema and annotations with the inventory. Default false. */
+  inventorySchemas?: boolean;
   /** Longest close() and the flush when the process is about to exit wait for the service, retries included; then what is left is dropped with one warning. Default 2000 ms. */
   shutdownTimeoutMs?: number;
   /** gzip request bodies. Default true. */
@@ -86,6 +90,12 @@ export interface TelemetryHandle {
 
 /** Instruments an McpServer or Server of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/server 2.x. Calling it twice on one server returns the first handle; every server of the process shares one sender per endpoint and key (the first call's options configure it). */
 export function instrument(server: object, options?: InstrumentOptions): TelemetryHandle;
+
+/** A tool's schema_hash: SHA-256 (hex) of the canonical JSON of {description, inputSchema, annotations}. */
+export function toolSchemaHash(tool: { description?: string; inputSchema?: unknown; annotations?: unknown }): string;
+
+/** JSON with object keys sorted recursively and no whitespace. */
+export function canonicalJSON(value: unknown): string;
 
 /** The session id of requests without a session (stateless Streamable HTTP): "c-" and 32 hex digits of SHA-256("<user>\n<client name>\n<client version>\n"). */
 export function statelessSessionId(userId: string | undefined, clientName: string | undefined, clientVersion: string | undefined): string;
