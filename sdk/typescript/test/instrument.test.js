@@ -8,7 +8,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -18,7 +20,7 @@ import { z } from "zod";
 import { instrument } from "../src/index.js";
 import { clientInfo, exercise, expected, makeServer } from "./fixtures/scenario.js";
 import { gunzipSync } from "node:zlib";
-import { base, checkScenario, errorTypes, eventually, newMcp, sessions, skip, tool, topErrors, waitForCalls } from "./service.js";
+import { base, checkScenario, errorTypes, eventually, newMcp, read, sessions, skip, tool, topErrors, waitForCalls } from "./service.js";
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -198,3 +200,39 @@ async function checkScenarioClients(mcpId, sessionIds) {
     return ss;
   });
 }
+
+test("@modelcontextprotocol/inspector-cli as an outside client of a wrapped stdio server", { skip }, async () => {
+  const { id, key } = await newMcp("ts-sdk inspector-cli");
+  const testDir = fileURLToPath(new URL(".", import.meta.url));
+  const cli = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/inspector-cli/build/cli.js", import.meta.url));
+  const inspector = JSON.parse(readFileSync(new URL("../node_modules/@modelcontextprotocol/inspector-cli/package.json", import.meta.url)));
+  const run = (...args) => {
+    // The CLI finds its own package.json through "../package.json" of the
+    // working directory: run it from test/.
+    const r = spawnSync(process.execPath, [cli, "--cli", "-e", `TELEMETRY_KEY=${key}`, "-e", `TELEMETRY_ENDPOINT=${base}`, process.execPath, "fixtures/stdio-server.js", ...args], { cwd: testDir, encoding: "utf8", timeout: 60000 });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    return r.stdout;
+  };
+  assert.match(run("--method", "tools/list"), /"search"/);
+  assert.match(run("--method", "tools/call", "--tool-name", "search", "--tool-arg", "q=x"), /results for x/);
+  // Two connections: initialize and tools/list; initialize, tools/list
+  // (the CLI looks the tool's schema up) and tools/call. No notification.
+  const o = await waitForCalls(id, 5);
+  assert.equal(o.calls, 5);
+  assert.equal(o.sessions, 2);
+  await eventually(async () => {
+    const b = await read(`/v1/mcps/${id}/breakdown?by=method`);
+    assert.deepEqual(Object.fromEntries(b.items.map((i) => [i.value, i.calls])), { initialize: 2, "tools/list": 2, "tools/call": 1 });
+  });
+  const ss = await eventually(async () => {
+    const ss = await sessions(id);
+    assert.equal(ss.length, 2);
+    return ss;
+  });
+  assert.deepEqual(ss.map((s) => s.calls).sort(), [2, 3]);
+  for (const s of ss) {
+    assert.equal(s.client_name, inspector.name.split("/")[1]);
+    assert.equal(s.client_version, inspector.version);
+  }
+  await eventually(async () => assert.equal((await tool(id, "search")).calls, 1));
+});
