@@ -280,3 +280,47 @@ test("tools/list answers are reported to the inventory endpoint once per distinc
   );
   assert.equal(canonicalJSON({ b: [1, { d: 2, c: undefined, a: "<&>" }], a: null }), '{"a":null,"b":[1,{"a":"<&>","d":2}]}');
 });
+
+test("server version without initialize: stateless requests of both SDK lines name it", async () => {
+  // A stateless 2025-protocol request after initialize reaches a server
+  // instance that answered no initialize and stamps nothing: its version
+  // comes from the server itself, the private _serverInfo in 1.x and the
+  // protected _outboundServerInfo() in 2.x. This fails when a release of
+  // the pinned SDKs renames them.
+  const v1 = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+  const { createMcpHandler, McpServer: McpServerV2 } = await import("@modelcontextprotocol/server");
+  const { toNodeHandler } = await import("@modelcontextprotocol/node");
+  const ep = await endpoint();
+  const opts = { key: "ik_version", endpoint: ep.url, flushIntervalMs: 600000 };
+  const v1http = createServer(async (req, res) => {
+    const server = makeServer({ McpServer, z }, "1.0.1");
+    instrument(server, opts);
+    const transport = new v1.StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  const v2http = createServer(
+    toNodeHandler(
+      createMcpHandler(() => {
+        const server = makeServer({ McpServer: McpServerV2, z }, "2.0.2");
+        instrument(server, opts);
+        return server;
+      }),
+    ),
+  );
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  for (const srv of [v1http, v2http]) {
+    await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+    const client = new Client({ name: "c", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${srv.address().port}/mcp`)));
+    await client.callTool({ name: "search", arguments: { q: "x" } });
+    await client.close();
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+  }
+  const handle = instrument(makeServer({ McpServer, z }), opts);
+  await handle.close();
+  ep.close();
+  const calls = ep.requests.flatMap((r) => r.items).filter((it) => it.method === "tools/call");
+  assert.deepEqual(calls.map((it) => it.server_version), ["1.0.1", "2.0.2"]);
+});
