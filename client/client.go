@@ -44,6 +44,10 @@ const (
 	DefaultRetryBaseDelay = 250 * time.Millisecond
 	DefaultMaxRetryDelay  = time.Minute
 	DefaultTimeout        = 30 * time.Second
+	// DefaultShutdownTimeout bounds Close: an MCP server whose telemetry
+	// service is unreachable must still exit promptly when its client
+	// leaves.
+	DefaultShutdownTimeout = 2 * time.Second
 )
 
 // Options configure a Client. Zero values mean the defaults above.
@@ -74,7 +78,13 @@ type Options struct {
 	RetryBaseDelay time.Duration
 	// MaxRetryDelay caps every wait between attempts, Retry-After included.
 	MaxRetryDelay time.Duration
-	// Logger receives failures of background sends; silent by default.
+	// ShutdownTimeout is the longest Close waits for what is queued
+	// (retries included) before it drops the rest with one warning;
+	// DefaultShutdownTimeout when zero. Close's own context may end it
+	// sooner.
+	ShutdownTimeout time.Duration
+	// Logger receives failures of background sends; silent by default. A
+	// refused key (401, 403) is logged once, not on every batch.
 	Logger *slog.Logger
 }
 
@@ -90,7 +100,7 @@ type Stats struct {
 	Queued   int   // items waiting now
 	Accepted int64 // items the service accepted
 	Dropped  int64 // items the service dropped (invalid or duplicate)
-	Failed   int64 // items given up after the last retry or at Close
+	Failed   int64 // items given up after the last retry or at Close, or over the body limit alone
 	Rejected int64 // Add calls refused with ErrQueueFull
 }
 
@@ -112,6 +122,7 @@ type Client struct {
 	stopped sync.Once
 
 	accepted, dropped, failed, rejected atomic.Int64
+	keyRefused                          atomic.Bool // a 401 or 403 was logged
 
 	// sleep waits between attempts; tests replace it to record the waits.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -143,6 +154,7 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("client: Options.BatchSize %d must be between 1 and %d", opts.BatchSize, analytics.MaxBatchItems)
 	}
 	opts.FlushInterval = positiveOr(opts.FlushInterval, DefaultFlushInterval)
+	opts.ShutdownTimeout = positiveOr(opts.ShutdownTimeout, DefaultShutdownTimeout)
 	opts.RetryBaseDelay = positiveOr(opts.RetryBaseDelay, DefaultRetryBaseDelay)
 	opts.MaxRetryDelay = positiveOr(opts.MaxRetryDelay, DefaultMaxRetryDelay)
 	if opts.QueueSize <= 0 {
@@ -193,7 +205,9 @@ func NewID() string { return uuid.NewString() }
 
 // Add queues one item for the background sender. It never blocks: when
 // the queue is full it returns ErrQueueFull and the item is not sent. An
-// item without an id gets one, without a timestamp gets the current time.
+// item without an id gets one, without a timestamp gets the current time;
+// its error message is cut to the contract's 1024 characters (see
+// analytics.Item.Normalize).
 func (c *Client) Add(it analytics.Item) error {
 	if it.ID == "" {
 		it.ID = NewID()
@@ -201,6 +215,7 @@ func (c *Client) Add(it analytics.Item) error {
 	if it.Timestamp.IsZero() {
 		it.Timestamp = time.Now()
 	}
+	it.Normalize()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
@@ -229,8 +244,9 @@ func (c *Client) Flush(ctx context.Context) error {
 }
 
 // Close stops accepting items, sends what is queued and stops the
-// background sender. When ctx ends first, the items still queued are
-// abandoned (counted in Stats().Failed) and ctx's error is returned.
+// background sender. It waits at most Options.ShutdownTimeout (or until
+// ctx ends): then the items still queued are abandoned (counted in
+// Stats().Failed, with one warning) and the deadline's error is returned.
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -239,9 +255,17 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	c.closed = true
 	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ShutdownTimeout)
+	defer cancel()
 	err := c.requestFlush(ctx, true)
 	c.stopped.Do(func() { c.cancel(); close(c.stop) })
 	<-c.done
+	if err != nil {
+		if n := c.failed.Load(); n > 0 {
+			c.opts.Logger.Warn("telemetry client: shutdown deadline reached, queued items dropped",
+				"failed_total", n, "error", err)
+		}
+	}
 	return err
 }
 
@@ -334,7 +358,24 @@ func (c *Client) sendQueued(ctx context.Context, items []analytics.Item) error {
 	c.dropped.Add(int64(res.Dropped))
 	if err != nil {
 		c.failed.Add(int64(len(items) - res.Accepted - res.Dropped))
-		c.opts.Logger.Warn("telemetry client: batch not sent", "items", len(items), "error", err)
+		c.report(err, len(items))
 	}
 	return err
+}
+
+// report logs a failed background batch. A refused key (401, 403) stays
+// refused until someone replaces it: it is logged once, later refusals at
+// debug level only.
+func (c *Client) report(err error, n int) {
+	var se *Error
+	if errors.As(err, &se) && (se.StatusCode == 401 || se.StatusCode == 403) {
+		if !c.keyRefused.CompareAndSwap(false, true) {
+			c.opts.Logger.Debug("telemetry client: batch not sent, key refused", "items", n, "error", err)
+			return
+		}
+		c.opts.Logger.Error("telemetry client: the service refuses the ingest key (wrong or deleted); nothing is recorded until it is replaced",
+			"status", se.StatusCode, "code", se.Code)
+		return
+	}
+	c.opts.Logger.Warn("telemetry client: batch not sent", "items", n, "error", err)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -552,6 +553,106 @@ func TestParseRetryAfter(t *testing.T) {
 	} {
 		if got := parseRetryAfter(tc.in, now); got != tc.want {
 			t.Errorf("parseRetryAfter(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// One oversize item loses only itself: its nine batch mates are sent, and
+// an error message is cut to the contract's 1024 characters before it can
+// make an item oversize.
+func TestOversizeItemDoesNotLoseItsBatch(t *testing.T) {
+	s := newService(t)
+	c, _ := newClient(t, s, Options{FlushInterval: time.Hour})
+	batch := make([]analytics.Item, 10)
+	for i := range batch {
+		batch[i] = item(i)
+	}
+	batch[4].Attributes = map[string]string{"pad": strings.Repeat("z", 2<<20)}
+	res, err := c.Send(context.Background(), batch)
+	if !errors.Is(err, ErrBatchTooLarge) || res.Accepted != 9 || len(s.items()) != 9 {
+		t.Fatalf("Send: %+v %v, service got %d items; want 9 accepted and ErrBatchTooLarge for the one left out", res, err, len(s.items()))
+	}
+	for _, it := range s.items() {
+		if it.ID == batch[4].ID {
+			t.Fatal("the oversize item was sent")
+		}
+	}
+
+	// Through the background sender: a 2 MiB message is cut, so all ten go.
+	for i := range 10 {
+		it := item(i)
+		if i == 4 {
+			it.ErrorType, it.ErrorMessage = "E", strings.Repeat("é", 2<<20)
+		}
+		if err := c.Add(it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := s.items()[9:]
+	if len(got) != 10 {
+		t.Fatalf("background sender: %d items sent, want 10", len(got))
+	}
+	if m := got[4].ErrorMessage; len([]rune(m)) != analytics.MaxErrorMessage || m != strings.Repeat("é", analytics.MaxErrorMessage) {
+		t.Fatalf("error message of %d characters sent, want it cut to %d", len([]rune(m)), analytics.MaxErrorMessage)
+	}
+	if st := c.Stats(); st.Accepted != 10 || st.Failed != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Close waits at most ShutdownTimeout for an unreachable service, then
+// drops what is queued with one warning.
+func TestCloseHasAShortDeadline(t *testing.T) {
+	var logs bytes.Buffer
+	c, err := New(Options{Endpoint: "http://127.0.0.1:1", Key: "ik_x", FlushInterval: time.Hour,
+		ShutdownTimeout: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		_ = c.Add(item(i))
+	}
+	start := time.Now()
+	if err := c.Close(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close = %v, want the deadline's error", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Close took %v with a 300ms shutdown timeout", d)
+	}
+	if st := c.Stats(); st.Failed != 5 {
+		t.Fatalf("stats %+v, want 5 failed", st)
+	}
+	if n := strings.Count(logs.String(), "shutdown deadline"); n != 1 {
+		t.Fatalf("%d shutdown warnings, want 1:\n%s", n, logs.String())
+	}
+}
+
+// A refused key is logged once, however many batches it refuses.
+func TestRefusedKeyReportedOnce(t *testing.T) {
+	for _, status := range []int{401, 403} {
+		s := newService(t)
+		var logs bytes.Buffer
+		c, _ := newClient(t, s, Options{FlushInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+		for range 3 {
+			s.mu.Lock()
+			s.script = append(s.script, answer(status, "unauthenticated", ""))
+			s.mu.Unlock()
+			_ = c.Add(item(1))
+			if err := c.Flush(context.Background()); err == nil {
+				t.Fatalf("%d: flush succeeded", status)
+			}
+		}
+		for range 3 {
+			s.mu.Lock()
+			s.script = append(s.script, answer(status, "unauthenticated", ""))
+			s.mu.Unlock()
+			_ = c.sendQueued(context.Background(), []analytics.Item{item(2)})
+		}
+		if n := strings.Count(logs.String(), "refuses the ingest key"); n != 1 {
+			t.Fatalf("%d: key refusal logged %d times, want once:\n%s", status, n, logs.String())
 		}
 	}
 }

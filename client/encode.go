@@ -50,6 +50,7 @@ func appendItem(b []byte, it *analytics.Item) []byte {
 	b = appendField(b, "client_version", it.ClientVersion, false)
 	b = appendField(b, "server_version", it.ServerVersion, false)
 	b = appendField(b, "user_id", it.UserID, false)
+	b = appendField(b, "protocol_version", it.ProtocolVersion, false)
 	if len(it.Attributes) > 0 {
 		b = append(b, `"attributes":{`...)
 		first := true

@@ -23,8 +23,10 @@ import (
 // and returns the service's counts. Items without an id get one in place,
 // so that a caller who sends the same slice again never double counts.
 // The items go in one request, or in several when their JSON is over the
-// service's 1 MiB body limit. More than analytics.MaxBatchItems items, or
-// one item over the limit alone, is ErrBatchTooLarge.
+// service's 1 MiB body limit. More than analytics.MaxBatchItems items is
+// ErrBatchTooLarge. An item over the limit alone is left out and the others
+// are sent: the error then wraps ErrBatchTooLarge and says how many were
+// left out (they are in neither Accepted nor Dropped).
 //
 // When one of several requests fails, the Result still counts the ones
 // before it.
@@ -40,7 +42,12 @@ func (c *Client) Send(ctx context.Context, items []analytics.Item) (Result, erro
 			items[i].ID = NewID()
 		}
 	}
-	return c.sendSplit(ctx, items)
+	var oversize int
+	res, err := c.sendSplit(ctx, items, &oversize)
+	if err == nil && oversize > 0 {
+		err = fmt.Errorf("%w: %d item(s) each over the %d-byte body limit alone, left out", ErrBatchTooLarge, oversize, analytics.MaxBodyBytes)
+	}
+	return res, err
 }
 
 // Pools of encoding and compression buffers: a busy client sends many
@@ -50,20 +57,23 @@ var (
 	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 )
 
-func (c *Client) sendSplit(ctx context.Context, items []analytics.Item) (Result, error) {
+// sendSplit sends items in bodies under the limit, halving as needed; an
+// item over the limit alone is counted in oversize and skipped.
+func (c *Client) sendSplit(ctx context.Context, items []analytics.Item, oversize *int) (Result, error) {
 	raw := jsonPool.Get().(*[]byte)
 	defer jsonPool.Put(raw)
 	*raw = appendBatch((*raw)[:0], items)
 	if len(*raw) > analytics.MaxBodyBytes {
 		if len(items) == 1 {
-			return Result{}, fmt.Errorf("%w: one item encodes to %d bytes, over the %d-byte body limit", ErrBatchTooLarge, len(*raw), analytics.MaxBodyBytes)
+			*oversize++
+			return Result{}, nil
 		}
 		half := len(items) / 2
-		first, err := c.sendSplit(ctx, items[:half])
+		first, err := c.sendSplit(ctx, items[:half], oversize)
 		if err != nil {
 			return first, err
 		}
-		second, err := c.sendSplit(ctx, items[half:])
+		second, err := c.sendSplit(ctx, items[half:], oversize)
 		return Result{Accepted: first.Accepted + second.Accepted, Dropped: first.Dropped + second.Dropped}, err
 	}
 	if c.opts.DisableGzip {
@@ -172,9 +182,23 @@ type problem struct {
 const maxAnswer = 64 << 10
 
 func (c *Client) post(ctx context.Context, body []byte) (Result, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.ingest, bytes.NewReader(body))
+	answer, err := c.postTo(ctx, c.ingest, body)
 	if err != nil {
 		return Result{}, err
+	}
+	var res Result
+	if err := json.Unmarshal(answer, &res); err != nil {
+		return Result{}, fmt.Errorf("client: service answered with an unreadable body: %w", err)
+	}
+	return res, nil
+}
+
+// postTo posts body (gzipped unless DisableGzip) to url with the key and
+// returns a 2xx answer's body, or the refusal as *Error.
+func (c *Client) postTo(ctx context.Context, url string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if !c.opts.DisableGzip {
@@ -184,20 +208,13 @@ func (c *Client) post(ctx context.Context, body []byte) (Result, error) {
 	req.Header.Set("User-Agent", "mcpscope-telemetry-go/1")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	_, _ = io.Copy(io.Discard, resp.Body) // so the connection is reused
 	if resp.StatusCode/100 == 2 {
-		if err != nil {
-			return Result{}, err
-		}
-		var res Result
-		if err := json.Unmarshal(answer, &res); err != nil {
-			return Result{}, fmt.Errorf("client: service answered %d with an unreadable body: %w", resp.StatusCode, err)
-		}
-		return res, nil
+		return answer, err
 	}
 	e := &Error{StatusCode: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	var p problem
@@ -207,7 +224,7 @@ func (c *Client) post(ctx context.Context, body []byte) (Result, error) {
 	if e.Title == "" {
 		e.Title = http.StatusText(resp.StatusCode)
 	}
-	return Result{}, e
+	return nil, e
 }
 
 // parseRetryAfter reads Retry-After as seconds (what the service sends) or

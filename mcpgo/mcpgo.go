@@ -15,11 +15,15 @@ package mcpgo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"reflect"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"weak"
@@ -43,16 +47,25 @@ const (
 // semantic conventions' value).
 const ToolError = "tool_error"
 
+// methodDiscover is the 2026-07-28 protocol's handshake.
+const methodDiscover = "server/discover"
+
 // Options configure Instrument.
 type Options struct {
 	// Client options: Key defaults to $TELEMETRY_KEY, Endpoint to
 	// $TELEMETRY_ENDPOINT, else the service's default base address.
 	Client client.Options
-	// ServerVersion overrides the version the server announces in its
-	// initialize result.
+	// ServerVersion overrides the version the server announces (its
+	// Implementation's Version).
 	ServerVersion string
 	// UserID, when set, names the user of a request.
 	UserID func(ctx context.Context, req mcp.Request) string
+	// DisableInventory stops reporting tools/list answers to the
+	// inventory endpoint (on by default: names and schema hashes only).
+	DisableInventory bool
+	// InventorySchemas sends each tool's description, input schema and
+	// annotations with its hash.
+	InventorySchemas bool
 }
 
 // Telemetry is an instrumented server's sender.
@@ -61,18 +74,25 @@ type Telemetry struct {
 	serverVersion string
 	userID        func(context.Context, mcp.Request) string
 
+	inventory        bool
+	inventorySchemas bool
+	invSent          map[string]time.Time // inventory bodies sent, by body
+	invBusy          bool                 // an inventory post is in flight
+
 	mu       sync.Mutex
-	announce string                                     // version from the first initialize result
+	announce string                                     // the server's own version, or from an initialize result
 	sessions map[weak.Pointer[mcp.ServerSession]]string // connection ids of sessions without an ID
 }
 
 // Instrument adds a receiving middleware to server that records every
-// request it handles: method, tool, prompt or resource name, duration,
-// errors (a JSON-RPC error with its code as error_type, another error with
-// its type name, a tool result with IsError as "tool_error"), the session
-// (the transport's session id, else one per connection), the client's name
-// and version from initialize, and the server's version. It fails only when
-// the client options are invalid (no key).
+// request it handles (notifications are not requests and are not recorded):
+// method, tool, prompt or resource name, duration, errors (a JSON-RPC error
+// with its code as error_type, another error with its type name, a tool
+// result with IsError as "tool_error"), the session (see sessionID), the
+// client's name and version (from initialize, or from each request's _meta
+// under the 2026-07-28 protocol), the protocol version and the server's
+// version. It fails only when the client options are invalid (no key).
+// docs/sdks.md describes what is recorded.
 func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 	co := opts.Client
 	if co.Key == "" {
@@ -86,7 +106,8 @@ func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 		return nil, err
 	}
 	t := &Telemetry{c: c, serverVersion: opts.ServerVersion, userID: opts.UserID,
-		sessions: map[weak.Pointer[mcp.ServerSession]]string{}}
+		announce: implVersion(server), sessions: map[weak.Pointer[mcp.ServerSession]]string{},
+		inventory: !opts.DisableInventory, inventorySchemas: opts.InventorySchemas, invSent: map[string]time.Time{}}
 	server.AddReceivingMiddleware(t.middleware)
 	return t, nil
 }
@@ -102,6 +123,9 @@ func (t *Telemetry) Stats() client.Stats { return t.c.Stats() }
 
 func (t *Telemetry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
 		start := time.Now()
 		res, err := next(ctx, method, req)
 		t.record(ctx, method, req, start, time.Since(start), res, err)
@@ -122,8 +146,16 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 		Status:     analytics.StatusOK,
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	it.SessionID = t.sessionID(ss)
 	var info *mcp.Implementation
+	// Since go-sdk v1.8.0 a request answers for its own client and protocol
+	// (the 2026-07-28 protocol carries them in every request's _meta); older
+	// releases know them from the session's initialize.
+	if r, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
+		info = r.ClientInfo()
+	}
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+		it.ProtocolVersion = r.ProtocolVersion()
+	}
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParamsRaw:
 		it.Name = p.Name
@@ -140,18 +172,28 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 	case *mcp.InitializeParams:
 		info = p.ClientInfo
 	}
-	if info == nil && ss != nil {
+	if ss != nil && (info == nil || it.ProtocolVersion == "") {
 		if ip := ss.InitializeParams(); ip != nil {
-			info = ip.ClientInfo
+			if info == nil {
+				info = ip.ClientInfo
+			}
+			if it.ProtocolVersion == "" {
+				it.ProtocolVersion = ip.ProtocolVersion
+			}
 		}
 	}
 	if info != nil {
 		it.ClientName, it.ClientVersion = info.Name, info.Version
 	}
-	if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil && ir.ServerInfo != nil {
-		t.mu.Lock()
-		t.announce = ir.ServerInfo.Version
-		t.mu.Unlock()
+	if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
+		if ir.ProtocolVersion != "" {
+			it.ProtocolVersion = ir.ProtocolVersion // the negotiated one
+		}
+		if ir.ServerInfo != nil && ir.ServerInfo.Version != "" {
+			t.mu.Lock()
+			t.announce = ir.ServerInfo.Version
+			t.mu.Unlock()
+		}
 	}
 	it.ServerVersion = t.serverVersion
 	if it.ServerVersion == "" {
@@ -162,6 +204,7 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 	if t.userID != nil {
 		it.UserID = t.userID(ctx, req)
 	}
+	it.SessionID = t.sessionID(ss, req, &it)
 	switch {
 	case err != nil:
 		it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, errorType(err), err.Error()
@@ -177,13 +220,94 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 		}
 	}
 	_ = t.c.Add(it) // a full queue drops and counts
+	if lt, ok := res.(*mcp.ListToolsResult); ok && lt != nil && err == nil && t.inventory {
+		t.reportInventory(lt, it.ServerVersion, it.ProtocolVersion)
+	}
 }
 
-// sessionID is the transport's session id, else an id of the connection,
-// kept while the session lives (a weak key, removed once it is collected).
-func (t *Telemetry) sessionID(ss *mcp.ServerSession) string {
+// inventoryResend is how often an unchanged tool list is reported again.
+const inventoryResend = time.Hour
+
+// reportInventory posts the tools of a tools/list answer to the inventory
+// endpoint in the background: once per distinct list per Telemetry, again
+// at most hourly when unchanged, one post at a time (a list that arrives
+// while one is in flight is reported with the next answer).
+func (t *Telemetry) reportInventory(res *mcp.ListToolsResult, serverVersion, protocol string) {
+	inv := client.Inventory{ServerVersion: serverVersion, ProtocolVersion: protocol, Tools: []client.InventoryTool{}}
+	for _, tool := range res.Tools {
+		if tool == nil {
+			continue
+		}
+		part, err := schemaPart(tool)
+		if err != nil {
+			continue
+		}
+		it := client.InventoryTool{Name: tool.Name, SchemaHash: client.SchemaHash(part)}
+		if t.inventorySchemas {
+			it.Schema = client.CanonicalJSON(part)
+		}
+		inv.Tools = append(inv.Tools, it)
+	}
+	key := string(client.CanonicalJSON(inv))
+	t.mu.Lock()
+	last, seen := t.invSent[key]
+	if t.invBusy || (seen && time.Since(last) < inventoryResend) {
+		t.mu.Unlock()
+		return
+	}
+	t.invBusy = true
+	t.invSent[key] = time.Now()
+	if len(t.invSent) > 100 {
+		clear(t.invSent) // bounded: a server with ever-changing lists reports them all again
+		t.invSent[key] = time.Now()
+	}
+	t.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := t.c.PostInventory(ctx, inv)
+		t.mu.Lock()
+		t.invBusy = false
+		if err != nil {
+			delete(t.invSent, key) // not reported: try again with the next answer
+		}
+		t.mu.Unlock()
+	}()
+}
+
+// schemaPart is the part of a tool its schema hash covers: description,
+// inputSchema and annotations as JSON, absent members left out.
+func schemaPart(tool *mcp.Tool) (map[string]any, error) {
+	raw, err := json.Marshal(tool)
+	if err != nil {
+		return nil, err
+	}
+	var all map[string]any
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, err
+	}
+	part := map[string]any{}
+	for _, k := range []string{"description", "inputSchema", "annotations"} {
+		if v, ok := all[k]; ok && v != nil {
+			part[k] = v
+		}
+	}
+	return part, nil
+}
+
+// sessionID is the transport's session id (Streamable HTTP, stateful);
+// for a stateless HTTP request, which gets a session of its own from the
+// SDK, a stable id of the client's identity (StatelessSessionID), never one
+// per request; otherwise (stdio, in-memory) an id of the connection, kept
+// while the session lives (a weak key, removed once it is collected).
+func (t *Telemetry) sessionID(ss *mcp.ServerSession, req mcp.Request, it *analytics.Item) string {
 	if ss == nil {
 		return "unknown"
+	}
+	// Over HTTP, server/discover is stateless even on a stateful handler:
+	// the session the SDK makes for it is never shown to the client.
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil && (ss.ID() == "" || it.Method == methodDiscover) {
+		return StatelessSessionID(it.UserID, it.ClientName, it.ClientVersion)
 	}
 	if id := ss.ID(); id != "" {
 		return id
@@ -202,6 +326,38 @@ func (t *Telemetry) sessionID(ss *mcp.ServerSession) string {
 		t.mu.Unlock()
 	}, key)
 	return id
+}
+
+// StatelessSessionID is the session id of requests that come with no
+// session (stateless Streamable HTTP): "c-" and 32 hex digits of the
+// SHA-256 of user id, client name and client version, each followed by a
+// newline. Requests of one client (and user) share it; the TypeScript SDK
+// derives the same id. docs/sdks.md, "Sessions".
+func StatelessSessionID(userID, clientName, clientVersion string) string {
+	sum := sha256.Sum256([]byte(userID + "\n" + clientName + "\n" + clientVersion + "\n"))
+	return "c-" + hex.EncodeToString(sum[:16])
+}
+
+// implVersion is the Version of the Implementation the server was created
+// with. The SDK keeps it in an unexported field and offers no accessor;
+// under the 2026-07-28 protocol there is no initialize result to read it
+// from (the SDK adds it to results' _meta after the middleware has run).
+// It is read by reflection, and is "" when the field is not there
+// (TestImplVersionReadable pins it for the SDK releases we test).
+func implVersion(server *mcp.Server) (v string) {
+	defer func() {
+		if recover() != nil {
+			v = ""
+		}
+	}()
+	f := reflect.ValueOf(server).Elem().FieldByName("impl")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
+		return ""
+	}
+	if vf := f.Elem().FieldByName("Version"); vf.IsValid() && vf.Kind() == reflect.String {
+		return vf.String()
+	}
+	return ""
 }
 
 // errorType is the error_type of a returned error: the JSON-RPC code of a

@@ -42,3 +42,13 @@ func TestInstrumentNeedsAKey(t *testing.T) {
 	}
 	_ = tel.Close(t.Context())
 }
+
+// The server's version is read from an unexported field of mcp.Server (the
+// SDK has no accessor, and the 2026-07-28 handshake no initialize result):
+// this fails when an SDK release renames it.
+func TestImplVersionReadable(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "4.2.0"}, nil)
+	if v := implVersion(server); v != "4.2.0" {
+		t.Fatalf("implVersion = %q, want 4.2.0: the go-sdk release changed mcp.Server's impl field", v)
+	}
+}

@@ -50,6 +50,8 @@ done
 GO="$GO" scripts/lint.sh # gofmt, go vet, staticcheck
 echo "== go test"
 "$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
+echo "== go test (mcpgo against the Go MCP SDK of the old protocol)"
+(cd mcpgo/compat && "$GO" vet ./... && "$GO" test -count=1 ./...)
 if [ -x scripts/fuzz.sh ]; then
 	echo "== fuzz (short)"
 	scripts/fuzz.sh "${FUZZTIME:-20000x}"

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/client"
 	"github.com/mcpscope/telemetry/internal/testenv"
 	"github.com/mcpscope/telemetry/mcpgo"
@@ -179,4 +183,155 @@ func TestGoSDKMiddlewareEndToEnd(t *testing.T) {
 	if st := tel.Stats(); st.Accepted != calls*connections {
 		t.Errorf("stats: %+v, want %d accepted", st, calls*connections)
 	}
+}
+
+// TestGoSDKStatelessEndToEnd serves an instrumented server of the official
+// Go SDK in stateless Streamable HTTP mode: 34 tool calls from 2 clients
+// (2026-07-28 protocol: server/discover, client identity per request) read
+// back as 2 sessions with their clients and the server's version, not 34
+// sessions.
+func TestGoSDKStatelessEndToEnd(t *testing.T) {
+	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
+	a := api{t, base}
+	token, mcpID, key := a.newTenant("gosdk-stateless")
+	ctx := context.Background()
+	server := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "3.1.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "search"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: base, Key: key, FlushInterval: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer srv.Close()
+	for _, name := range []string{"agent-a", "agent-b"} {
+		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 17 {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = cs.Close()
+	}
+	if err := tel.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const calls = 2 * (17 + 1) // each client: server/discover and 17 tools/call
+	var sessions []any
+	eventually(t, 30*time.Second, func() error {
+		sessions = a.must(200, "GET", "/v1/mcps/"+mcpID+"/sessions", token, nil)["items"].([]any)
+		n := 0.0
+		for _, s := range sessions {
+			n += num(s.(map[string]any)["calls"])
+		}
+		if n != calls {
+			return fmt.Errorf("sessions hold %v calls, want %d", n, calls)
+		}
+		return nil
+	})
+	got := map[string]string{}
+	for _, s := range sessions {
+		m := s.(map[string]any)
+		got[fmt.Sprint(m["client_name"])] = fmt.Sprint(m["session_id"], " ", m["calls"])
+	}
+	want := map[string]string{
+		"agent-a": mcpgo.StatelessSessionID("", "agent-a", "1.0") + " 18",
+		"agent-b": mcpgo.StatelessSessionID("", "agent-b", "1.0") + " 18",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("sessions %v, want %v", got, want)
+	}
+	o := a.must(200, "GET", "/v1/mcps/"+mcpID+"/overview", token, nil)
+	if num(o["calls"]) != calls || num(o["sessions"]) != 2 {
+		t.Fatalf("overview: %v calls, %v sessions", o["calls"], o["sessions"])
+	}
+	b := a.must(200, "GET", "/v1/mcps/"+mcpID+"/breakdown?by=server_version", token, nil)["items"].([]any)
+	if len(b) != 1 || b[0].(map[string]any)["value"] != "3.1.0" || num(b[0].(map[string]any)["calls"]) != calls {
+		t.Fatalf("breakdown by server_version: %v", b)
+	}
+}
+
+// TestGoSDKOversizeItemEndToEnd: a tool whose error text is 2 MiB, among
+// nine ordinary calls, loses nothing (the message is cut to 1024
+// characters), and an item over the body limit alone through Send loses
+// only itself.
+func TestGoSDKOversizeItemEndToEnd(t *testing.T) {
+	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
+	a := api{t, base}
+	token, mcpID, key := a.newTenant("gosdk-oversize")
+	ctx := context.Background()
+	server := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1.0.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "search"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	mcp.AddTool(server, &mcp.Tool{Name: "huge"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 2<<20)}}}, nil, nil
+	})
+	tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: base, Key: key, FlushInterval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		name := "search"
+		if i == 4 {
+			name = "huge"
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = cs.Close()
+	if err := tel.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := tel.Stats(); st.Accepted != 11 || st.Failed != 0 { // server/discover and 10 calls, one batch
+		t.Fatalf("stats %+v, want 11 accepted", st)
+	}
+	eventually(t, 30*time.Second, func() error {
+		d := a.must(200, "GET", "/v1/mcps/"+mcpID+"/tools/huge", token, nil)
+		types := d["error_types"].([]any)
+		if len(types) != 1 {
+			return fmt.Errorf("huge: error types %v", types)
+		}
+		if msg := fmt.Sprint(types[0].(map[string]any)["last_message"]); msg != strings.Repeat("x", 1024) {
+			return fmt.Errorf("huge: last message of %d characters, want 1024", len(msg))
+		}
+		return nil
+	})
+
+	// Send: ten items, one over the body limit alone: nine are stored.
+	c, err := client.New(client.Options{Endpoint: base, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	items := make([]analytics.Item, 10)
+	for i := range items {
+		items[i] = analytics.Item{Timestamp: time.Now(), SessionID: "s-oversize", Method: "tools/call", Name: "batch"}
+	}
+	items[3].Attributes = map[string]string{"pad": strings.Repeat("z", 2<<20)}
+	res, err := c.Send(ctx, items)
+	if !errors.Is(err, client.ErrBatchTooLarge) || res.Accepted != 9 {
+		t.Fatalf("Send: %+v, %v; want 9 accepted and the oversize item left out", res, err)
+	}
+	eventually(t, 30*time.Second, func() error {
+		d := a.must(200, "GET", "/v1/mcps/"+mcpID+"/tools/batch", token, nil)
+		if num(d["calls"]) != 9 {
+			return fmt.Errorf("batch: %v calls, want 9", d["calls"])
+		}
+		return nil
+	})
 }

@@ -14,6 +14,8 @@ export interface TelemetryItem {
   server_version?: string;
   user_id?: string;
   attributes?: Record<string, string>;
+  /** The MCP protocol version the request followed ("2025-11-25", "2026-07-28"). */
+  protocol_version?: string;
 }
 
 export interface InstrumentOptions {
@@ -29,9 +31,9 @@ export interface InstrumentOptions {
   redact?: (args: Record<string, unknown>, info: { tool: string; request: unknown }) => Record<string, unknown> | null | undefined;
   /** The server's version. Default: the version in the server's serverInfo. */
   serverVersion?: string;
-  /** Names the user of a request (user_id). */
+  /** Names the user of a request (user_id). Gets the JSON-RPC request and the transport's extra (authInfo; requestInfo or request over HTTP). */
   userId?: (request: unknown, extra: unknown) => string | undefined;
-  /** Extra attributes of a request. */
+  /** Extra attributes of a request; same arguments as userId. */
   attributes?: (request: unknown, extra: unknown) => Record<string, string> | undefined;
   /** Most items waiting to be sent; beyond it items are dropped and counted. Default 10000. */
   maxQueue?: number;
@@ -47,11 +49,17 @@ export interface InstrumentOptions {
   maxRetryDelayMs?: number;
   /** Timeout of one request. Default 30000 ms. */
   timeoutMs?: number;
+  /** Report each distinct tools/list answer to POST /v1/ingest/inventory (names and schema hashes). Default true. */
+  inventory?: boolean;
+  /** Send each tool's description, input schema and annotations with the inventory. Default false. */
+  inventorySchemas?: boolean;
+  /** Longest close() and the flush when the process is about to exit wait for the service, retries included; then what is left is dropped with one warning. Default 2000 ms. */
+  shutdownTimeoutMs?: number;
   /** gzip request bodies. Default true. */
   gzip?: boolean;
   /** The fetch to send with. Default: globalThis.fetch. */
   fetch?: typeof fetch;
-  /** Receives failures (a dropped batch, a missing key); never called from inside a request. Default: silent. */
+  /** Receives failures (a dropped batch, a missing key); never called from inside a request. Default: a refused key, a missing key and telemetry dropped at shutdown are printed once as process warnings, nothing else. */
   onError?: (err: unknown) => void;
 }
 
@@ -75,18 +83,27 @@ export interface TelemetryHandle {
   readonly endpoint: string | undefined;
   /** Sends everything queued; never rejects. */
   flush(): Promise<void>;
-  /** Flushes and stops; later requests are not recorded. */
+  /** Flushes within shutdownTimeoutMs and stops the process's sender for this endpoint and key; a later instrument() starts a new one. */
   close(): Promise<void>;
   stats(): TelemetryStats;
 }
 
-/** Instruments an McpServer or Server of @modelcontextprotocol/sdk. Calling it twice returns the first handle. */
+/** Instruments an McpServer or Server of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/server 2.x. Calling it twice on one server returns the first handle; every server of the process shares one sender per endpoint and key (the first call's options configure it). */
 export function instrument(server: object, options?: InstrumentOptions): TelemetryHandle;
+
+/** A tool's schema_hash: SHA-256 (hex) of the canonical JSON of {description, inputSchema, annotations}. */
+export function toolSchemaHash(tool: { description?: string; inputSchema?: unknown; annotations?: unknown }): string;
+
+/** JSON with object keys sorted recursively and no whitespace. */
+export function canonicalJSON(value: unknown): string;
+
+/** The session id of requests without a session (stateless Streamable HTTP): "c-" and 32 hex digits of SHA-256("<user>\n<client name>\n<client version>\n"). */
+export function statelessSessionId(userId: string | undefined, clientName: string | undefined, clientVersion: string | undefined): string;
 
 export declare const TOOL_ERROR: "tool_error";
 export declare const MAX_BATCH_ITEMS: 1000;
 export declare const MAX_BODY_BYTES: number;
-export declare const DEFAULTS: Readonly<Required<Pick<InstrumentOptions, "endpoint" | "maxQueue" | "flushIntervalMs" | "batchSize" | "maxRetries" | "retryBaseDelayMs" | "maxRetryDelayMs" | "timeoutMs">>>;
+export declare const DEFAULTS: Readonly<Required<Pick<InstrumentOptions, "endpoint" | "maxQueue" | "flushIntervalMs" | "batchSize" | "maxRetries" | "retryBaseDelayMs" | "maxRetryDelayMs" | "timeoutMs" | "shutdownTimeoutMs">>>;
 
 export declare class Sender {
   constructor(options: InstrumentOptions & { endpoint: string; key: string });

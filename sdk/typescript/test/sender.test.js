@@ -3,14 +3,17 @@
 // seen on the wire: batch limits, gzip, retries, the bounded queue, flush on
 // close, and that nothing ever throws.
 import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:http";
+import net from "node:net";
+import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { MAX_BODY_BYTES, Sender, instrument, retryAfterMs } from "../src/index.js";
+import { MAX_BODY_BYTES, Sender, canonicalJSON, instrument, retryAfterMs, toolSchemaHash } from "../src/index.js";
 import { makeServer } from "./fixtures/scenario.js";
 
 /** endpoint starts a local ingest endpoint; answer(n) gives the status and
@@ -23,8 +26,9 @@ async function endpoint(answer = () => ({ status: 202 })) {
     req.on("end", () => {
       const raw = Buffer.concat(chunks);
       const json = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
-      const items = JSON.parse(json.toString()).items;
-      requests.push({ at: Date.now(), headers: req.headers, bytes: json.length, items });
+      const body = JSON.parse(json.toString());
+      const items = body.items ?? [];
+      requests.push({ at: Date.now(), path: req.url, headers: req.headers, bytes: json.length, items, body });
       const a = answer(requests.length - 1);
       res.writeHead(a.status, { "Content-Type": "application/json", ...(a.headers ?? {}) });
       res.end(a.status === 202 ? JSON.stringify({ accepted: items.length, dropped: 0 }) : "{}");
@@ -163,4 +167,160 @@ test("the default endpoint is the service's base address, overridable by TELEMET
   const c = instrument(makeServer({ McpServer, z }), { endpoint: "https://o.example.com", env: { TELEMETRY_ENDPOINT: "https://t.example.com", TELEMETRY_KEY: "k" } });
   assert.equal(c.endpoint, "https://o.example.com");
   return Promise.all([a.close(), b.close(), c.close()]);
+});
+
+test("the package loads with require as well as import, and both share one sender", () => {
+  const script = `
+    const t = require("@mcpscope/telemetry");
+    const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
+    const v2 = require("@modelcontextprotocol/server");
+    const o = { key: "ik_req", endpoint: "http://127.0.0.1:1", flushIntervalMs: 600000 };
+    const h1 = t.instrument(new McpServer({ name: "a", version: "1" }), o);
+    const h2 = t.instrument(new v2.McpServer({ name: "b", version: "2" }), o);
+    import("@mcpscope/telemetry").then(async (m) => {
+      const h3 = m.instrument(new McpServer({ name: "c", version: "3" }), o);
+      console.log(JSON.stringify({ fn: typeof t.instrument, same: m.instrument === t.instrument, listeners: process.listenerCount("beforeExit") }));
+      await h1.close();
+    });`;
+  const r = spawnSync(process.execPath, ["-e", script], { cwd: fileURLToPath(new URL("..", import.meta.url)), encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { fn: "function", same: true, listeners: 1 });
+});
+
+test("a refused key is reported once, not on every batch", async () => {
+  const ep = await endpoint(() => ({ status: 401 }));
+  const errors = [];
+  const s = new Sender({ endpoint: ep.url, key: "ik_deleted", flushIntervalMs: 600000, onError: (e) => errors.push(e) });
+  for (let i = 0; i < 3; i++) {
+    s.add(item(i));
+    await s.flush();
+  }
+  await s.close();
+  ep.close();
+  assert.equal(ep.requests.length, 3, "401 is final: one request per batch");
+  assert.equal(s.stats.failed, 3);
+  assert.equal(errors.length, 1);
+  assert.match(String(errors[0]), /refuses the ingest key/);
+});
+
+test("a stdio server exits within the shutdown deadline when the service does not answer", async () => {
+  // An endpoint that accepts connections and never answers.
+  const held = [];
+  const silent = net.createServer((sock) => held.push(sock));
+  await new Promise((r) => silent.listen(0, "127.0.0.1", r));
+  const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/stdio-server.js", import.meta.url))], {
+    env: { ...process.env, TELEMETRY_KEY: "ik_x", TELEMETRY_ENDPOINT: `http://127.0.0.1:${silent.address().port}` },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const answers = [];
+  let buf = "";
+  child.stdout.on("data", (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      answers.push(JSON.parse(buf.slice(0, i)));
+      buf = buf.slice(i + 1);
+    }
+  });
+  const exited = new Promise((r) => child.on("exit", (code) => r(code)));
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+  send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  send({ method: "notifications/initialized" });
+  send({ id: 2, method: "tools/call", params: { name: "search", arguments: { q: "x" } } });
+  while (answers.length < 2) await new Promise((r) => setTimeout(r, 20));
+  // Let the sender start its post (flush interval 1 s), which never ends.
+  await new Promise((r) => setTimeout(r, 1200));
+  const start = Date.now();
+  child.stdin.end();
+  const code = await exited;
+  const took = Date.now() - start;
+  for (const s of held) s.destroy();
+  silent.close();
+  assert.equal(code, 0);
+  assert.ok(took < 3000, `the server took ${took} ms to exit after its client closed`);
+  console.log(`# the stdio server exited ${took} ms after its client closed`);
+  assert.equal(stderr.match(/shutdown deadline/g)?.length, 1, stderr);
+});
+
+test("tools/list answers are reported to the inventory endpoint once per distinct list", async () => {
+  const ep = await endpoint();
+  const url = ep.url;
+  const server = makeServer({ McpServer, z }, "4.0.0");
+  const telemetry = instrument(server, { key: "ik_inv", endpoint: url, flushIntervalMs: 600000 });
+  const [ct, st] = InMemoryTransport.createLinkedPair();
+  await server.connect(st);
+  const client = new Client({ name: "c", version: "1" });
+  await client.connect(ct);
+  const listed = (await client.listTools()).tools;
+  await client.listTools(); // the same list: not reported again
+  server.registerTool("added", { description: "a new tool" }, async () => ({ content: [] }));
+  await new Promise((r) => setTimeout(r, 50));
+  const relisted = (await client.listTools()).tools; // a different list: reported
+  await client.close();
+  await telemetry.close();
+  ep.close();
+  const inventory = ep.requests.filter((p) => p.path === "/v1/ingest/inventory");
+  assert.equal(inventory.length, 2, JSON.stringify(ep.requests.map((p) => p.path)));
+  assert.equal(inventory[0].headers.authorization, "Bearer ik_inv");
+  assert.equal(inventory[0].body.server_version, "4.0.0");
+  assert.ok(inventory[0].body.protocol_version);
+  assert.deepEqual(
+    inventory[0].body.tools,
+    listed.map((t) => ({ name: t.name, schema_hash: toolSchemaHash(t) })),
+  );
+  assert.deepEqual(inventory[1].body.tools.map((t) => t.name).sort(), relisted.map((t) => t.name).sort());
+  assert.ok(inventory[1].body.tools.some((t) => t.name === "added"));
+  // The hash is the one both SDKs compute (mcpgo's TestToolSchemaHash has
+  // the same vector).
+  assert.equal(
+    toolSchemaHash({ name: "search", description: "search the docs", inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }),
+    "67fa58c78bd7194b462d63c679324ff1fe415c1d697166e65dc00ff2f438670f",
+  );
+  assert.equal(canonicalJSON({ b: [1, { d: 2, c: undefined, a: "<&>" }], a: null }), '{"a":null,"b":[1,{"a":"<&>","d":2}]}');
+});
+
+test("server version without initialize: stateless requests of both SDK lines name it", async () => {
+  // A stateless 2025-protocol request after initialize reaches a server
+  // instance that answered no initialize and stamps nothing: its version
+  // comes from the server itself, the private _serverInfo in 1.x and the
+  // protected _outboundServerInfo() in 2.x. This fails when a release of
+  // the pinned SDKs renames them.
+  const v1 = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+  const { createMcpHandler, McpServer: McpServerV2 } = await import("@modelcontextprotocol/server");
+  const { toNodeHandler } = await import("@modelcontextprotocol/node");
+  const ep = await endpoint();
+  const opts = { key: "ik_version", endpoint: ep.url, flushIntervalMs: 600000 };
+  const v1http = createServer(async (req, res) => {
+    const server = makeServer({ McpServer, z }, "1.0.1");
+    instrument(server, opts);
+    const transport = new v1.StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  const v2http = createServer(
+    toNodeHandler(
+      createMcpHandler(() => {
+        const server = makeServer({ McpServer: McpServerV2, z }, "2.0.2");
+        instrument(server, opts);
+        return server;
+      }),
+    ),
+  );
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  for (const srv of [v1http, v2http]) {
+    await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+    const client = new Client({ name: "c", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${srv.address().port}/mcp`)));
+    await client.callTool({ name: "search", arguments: { q: "x" } });
+    await client.close();
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+  }
+  const handle = instrument(makeServer({ McpServer, z }), opts);
+  await handle.close();
+  ep.close();
+  const calls = ep.requests.flatMap((r) => r.items).filter((it) => it.method === "tools/call");
+  assert.deepEqual(calls.map((it) => it.server_version), ["1.0.1", "2.0.2"]);
 });

@@ -1,0 +1,419 @@
+"use strict";
+// @mcpscope/telemetry: one call records every request an MCP server handles
+// and sends it to the telemetry service. It works with servers of
+// @modelcontextprotocol/sdk 1.x and @modelcontextprotocol/server 2.x, on
+// every transport, under the 2025 protocol (initialize) and the 2026-07-28
+// one (server/discover, client identity in every request's _meta).
+//
+//   const { instrument } = require("@mcpscope/telemetry"); // or import
+//   instrument(server); // key from TELEMETRY_KEY, endpoint from TELEMETRY_ENDPOINT
+//
+// It observes the server's transport, the SDKs' public extension point:
+// the JSON-RPC requests the transport delivers (onmessage) and the answers
+// the server sends back (send). It touches no private field of either SDK
+// and needs no knowledge of how handlers are stored.
+const { createHash, randomUUID } = require("node:crypto");
+const { performance } = require("node:perf_hooks");
+const { Sender, DEFAULTS, MAX_BATCH_ITEMS, MAX_BODY_BYTES, retryAfterMs, shared } = require("./sender.cjs");
+
+/** error_type of a tool result with isError (the semantic conventions' value). */
+const TOOL_ERROR = "tool_error";
+
+const MAX_ATTRIBUTES = 32;
+const MAX_ATTRIBUTE_VALUE = 256;
+const MAX_MESSAGE = 1024;
+const INSTRUMENTED = Symbol.for("mcpscope.telemetry.instrumented");
+const TRANSPORT = Symbol.for("mcpscope.telemetry.transport");
+
+// The 2026-07-28 protocol's per-request and per-result _meta keys.
+const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
+const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
+const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+
+/**
+ * Instruments an McpServer or a Server of @modelcontextprotocol/sdk (1.x) or
+ * @modelcontextprotocol/server (2.x): every request it handles on every
+ * transport it connects to from now on (and on the one it is connected to)
+ * becomes a telemetry item. Call it once per server instance, also when a
+ * stateless HTTP server builds an instance per request: all instances of a
+ * process share one sender per endpoint and key. Returns a handle to flush
+ * or close that sender.
+ */
+function instrument(server, options = {}) {
+  const inner = lowLevelServer(server);
+  if (inner[INSTRUMENTED]) return inner[INSTRUMENTED];
+  const env = options.env ?? process.env;
+  const key = options.key ?? env.TELEMETRY_KEY;
+  const endpoint = options.endpoint ?? env.TELEMETRY_ENDPOINT ?? DEFAULTS.endpoint;
+  if (!key) {
+    const err = new Error("@mcpscope/telemetry: no ingest key (option key or TELEMETRY_KEY); nothing is recorded");
+    if (options.onError) safe(options.onError, err);
+    else warnOnce(err.message);
+    return disabledHandle();
+  }
+  const sender = shared({ ...options, endpoint, key });
+  sender.inventory ??= new Inventory(sender, options); // per process, like the sender
+  const recorder = new Recorder(sender, options, ownServerVersion(inner));
+
+  const connect = inner.connect;
+  inner.connect = function (transport, ...rest) {
+    recorder.attach(transport);
+    return connect.call(this, transport, ...rest);
+  };
+  // Already connected: observe that transport too (its onmessage is set).
+  let current;
+  try {
+    current = inner.transport;
+  } catch {}
+  if (current) recorder.attach(current);
+
+  const handle = {
+    endpoint,
+    flush: () => sender.flush(),
+    close: () => sender.close(),
+    stats: () => ({ ...sender.stats, queueLength: sender.queue.length }),
+  };
+  inner[INSTRUMENTED] = handle;
+  return handle;
+}
+
+function lowLevelServer(server) {
+  // McpServer keeps its Server in .server (both SDK lines); a Server is a
+  // protocol endpoint with connect and setRequestHandler.
+  const isServer = (s) => typeof s?.connect === "function" && typeof s?.setRequestHandler === "function";
+  if (isServer(server?.server)) return server.server;
+  if (isServer(server)) return server;
+  throw new TypeError("instrument: expected an McpServer or Server of @modelcontextprotocol/sdk or @modelcontextprotocol/server");
+}
+
+// ownServerVersion is the version the server was created with, for the
+// requests whose answer does not name it (2025 protocol without an
+// initialize on this instance: stateless HTTP). Version 2 offers it through
+// the protected hook that stamps results (_outboundServerInfo); version 1
+// only in the private field _serverInfo (test "server version without
+// initialize" pins both for the tested releases).
+function ownServerVersion(server) {
+  try {
+    const info = typeof server._outboundServerInfo === "function" ? server._outboundServerInfo() : server._serverInfo;
+    return typeof info?.version === "string" ? info.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function disabledHandle() {
+  const stats = { queued: 0, sent: 0, accepted: 0, dropped: 0, failed: 0, requests: 0, retries: 0, queueLength: 0 };
+  return { endpoint: undefined, flush: async () => {}, close: async () => {}, stats: () => ({ ...stats }) };
+}
+
+/**
+ * statelessSessionId is the session of requests that come with none (a
+ * stateless Streamable HTTP server): "c-" and 32 hex digits of the SHA-256
+ * of user id, client name and client version, each followed by a newline.
+ * The Go SDK (mcpgo.StatelessSessionID) derives the same id.
+ */
+function statelessSessionId(userId, clientName, clientVersion) {
+  const h = createHash("sha256").update(`${userId ?? ""}\n${clientName ?? ""}\n${clientVersion ?? ""}\n`);
+  return "c-" + h.digest("hex").slice(0, 32);
+}
+
+class Recorder {
+  constructor(sender, options, serverVersion) {
+    this.sender = sender;
+    this.recordArguments = options.recordArguments ?? false;
+    this.redact = options.redact;
+    this.serverVersion = options.serverVersion;
+    this.ownVersion = serverVersion;
+    this.userId = options.userId;
+    this.attributes = options.attributes;
+    this.onError = options.onError ?? (() => {});
+    this.reportInventory = options.inventory ?? true;
+  }
+
+  // attach observes one transport: requests in, answers out. The state of
+  // the connection (its id, the client and protocol of its initialize)
+  // lives with it.
+  attach(transport) {
+    if (!transport || transport[TRANSPORT]) return;
+    const conn = { id: randomUUID(), client: undefined, protocol: undefined, serverVersion: undefined, pending: new Map(), seen: new WeakSet() };
+    transport[TRANSPORT] = conn;
+    const rec = this;
+    const wrap = (h) =>
+      typeof h === "function"
+        ? function onmessage(message, extra) {
+            rec.#received(conn, message, extra);
+            return h.call(this, message, extra);
+          }
+        : h;
+    // onmessage is a plain field on most transports, an accessor on some
+    // (the Node Streamable HTTP transport of version 1 forwards it to an
+    // inner transport): keep whichever it is, storing the wrapped handler.
+    const inherited = accessorOf(transport, "onmessage");
+    if (inherited) {
+      const current = inherited.get?.call(transport);
+      if (current) inherited.set?.call(transport, wrap(current));
+      Object.defineProperty(transport, "onmessage", {
+        configurable: true,
+        enumerable: true,
+        get: () => inherited.get?.call(transport),
+        set: (h) => inherited.set?.call(transport, wrap(h)),
+      });
+    } else {
+      let wrapped = wrap(transport.onmessage);
+      Object.defineProperty(transport, "onmessage", {
+        configurable: true,
+        enumerable: true,
+        get: () => wrapped,
+        set: (h) => {
+          wrapped = wrap(h);
+        },
+      });
+    }
+    const send = transport.send;
+    transport.send = function (message, ...rest) {
+      rec.#answered(transport, conn, message);
+      return send.call(this, message, ...rest);
+    };
+  }
+
+  #received(conn, message, extra) {
+    try {
+      // Notifications (no id) are not requests; answers to the server's
+      // own requests have no method.
+      if (typeof message?.method !== "string" || message.id === undefined || message.id === null) return;
+      // A handler chained after another (the SDK keeps one it replaces)
+      // sees the same message twice.
+      if (conn.seen.has(message)) return;
+      conn.seen.add(message);
+      const params = message.params ?? {};
+      if (message.method === "initialize" && params.clientInfo) conn.client = params.clientInfo;
+      conn.pending.set(message.id, { message, extra, started: Date.now(), t0: performance.now() });
+    } catch (e) {
+      safe(this.onError, e);
+    }
+  }
+
+  #answered(transport, conn, message) {
+    try {
+      if (message?.id === undefined || !("result" in message || "error" in message)) return;
+      const req = conn.pending.get(message.id);
+      if (!req) return;
+      conn.pending.delete(message.id);
+      this.#record(transport, conn, req, message);
+    } catch (e) {
+      safe(this.onError, e);
+    }
+  }
+
+  // #record builds the item of one answered request and queues it.
+  #record(transport, conn, req, answer) {
+    const durationMs = performance.now() - req.t0;
+    const { message: request, extra } = req;
+    const method = request.method;
+    const params = request.params ?? {};
+    const meta = params._meta ?? {};
+    const result = answer.result;
+    if (method === "initialize" && result) {
+      if (typeof result.protocolVersion === "string") conn.protocol = result.protocolVersion;
+      if (typeof result.serverInfo?.version === "string") conn.serverVersion = result.serverInfo.version;
+    }
+    const stamped = result?._meta?.[META_SERVER_INFO]?.version;
+    const client = meta[META_CLIENT_INFO] ?? (method === "initialize" ? params.clientInfo : conn.client);
+    const item = {
+      id: randomUUID(),
+      timestamp: new Date(req.started).toISOString(),
+      session_id: "",
+      method: String(method),
+      duration_ms: Math.max(0, durationMs),
+      status: "ok",
+    };
+    const name = targetName(method, params);
+    if (name) item.name = name;
+    if (client?.name) item.client_name = String(client.name);
+    if (client?.version) item.client_version = String(client.version);
+    const serverVersion = this.serverVersion ?? stamped ?? conn.serverVersion ?? this.ownVersion;
+    if (serverVersion) item.server_version = String(serverVersion);
+    const protocol = meta[META_PROTOCOL_VERSION] ?? conn.protocol;
+    if (protocol) item.protocol_version = String(protocol);
+    if (this.userId) {
+      try {
+        const u = this.userId(request, extra);
+        if (u) item.user_id = String(u);
+      } catch (e) {
+        safe(this.onError, e);
+      }
+    }
+    item.session_id = sessionOf(transport, conn, extra, item);
+    if (answer.error) {
+      item.status = "error";
+      item.error_type = String(answer.error.code ?? "error");
+      if (answer.error.message) item.error_message = cut(String(answer.error.message), MAX_MESSAGE);
+    } else if (result?.isError === true) {
+      item.status = "error";
+      item.error_type = TOOL_ERROR;
+      const text = Array.isArray(result.content) ? result.content.find((c) => c?.type === "text")?.text : undefined;
+      if (text) item.error_message = cut(String(text), MAX_MESSAGE);
+    }
+    const attrs = this.#attributes(method, params, request, extra);
+    if (attrs) item.attributes = attrs;
+    this.sender.add(item);
+    if (method === "tools/list" && Array.isArray(result?.tools) && this.reportInventory) {
+      this.sender.inventory.report(result.tools, item.server_version, item.protocol_version);
+    }
+  }
+
+  #attributes(method, params, request, extra) {
+    const out = {};
+    let n = 0;
+    const put = (k, v) => {
+      if (n >= MAX_ATTRIBUTES || v === undefined || v === null) return;
+      const s = typeof v === "string" ? v : JSON.stringify(v);
+      if (s === undefined) return;
+      out[k] = cut(s, MAX_ATTRIBUTE_VALUE);
+      n++;
+    };
+    try {
+      if (this.attributes) {
+        for (const [k, v] of Object.entries(this.attributes(request, extra) ?? {})) put(k, v);
+      }
+      if (this.recordArguments && method === "tools/call" && params.arguments && typeof params.arguments === "object") {
+        let args = params.arguments;
+        if (this.redact) {
+          // The hook gets a copy, so it may change it freely; what it
+          // returns is sent (nothing when it returns null or undefined).
+          args = this.redact(structuredClone(args), { tool: params.name, request });
+        }
+        if (args && typeof args === "object") {
+          for (const [k, v] of Object.entries(args)) put(`arg.${k}`, v);
+        }
+      }
+    } catch (e) {
+      safe(this.onError, e);
+      return undefined;
+    }
+    return n > 0 ? out : undefined;
+  }
+}
+
+// canonicalJSON is JSON with object keys sorted recursively and no
+// whitespace; undefined members are left out, as JSON.stringify does.
+function canonicalJSON(v) {
+  if (Array.isArray(v)) return "[" + v.map((x) => (x === undefined ? "null" : canonicalJSON(x))).join(",") + "]";
+  if (v && typeof v === "object") {
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
+    return "{" + keys.map((k) => JSON.stringify(k) + ":" + canonicalJSON(v[k])).join(",") + "}";
+  }
+  return JSON.stringify(v) ?? "null";
+}
+
+/**
+ * toolSchemaHash is the schema_hash of a tool of a tools/list answer: the
+ * SHA-256 (hex) of the canonical JSON of {description, inputSchema,
+ * annotations}, absent members left out. The Go SDK computes the same.
+ */
+function toolSchemaHash(tool) {
+  const part = {};
+  for (const k of ["description", "inputSchema", "annotations"]) if (tool?.[k] !== undefined) part[k] = tool[k];
+  return createHash("sha256").update(canonicalJSON(part)).digest("hex");
+}
+
+const INVENTORY_RESEND_MS = 3600 * 1000;
+
+// Inventory reports the tools a server lists to POST /v1/ingest/inventory:
+// once per distinct list per process, again at most hourly when unchanged.
+class Inventory {
+  constructor(sender, options) {
+    this.sender = sender;
+    this.withSchemas = options.inventorySchemas ?? false;
+    this.url = sender.url.replace(/\/ingest$/, "/ingest/inventory");
+    this.sent = new Map(); // body → last sent (ms)
+  }
+
+  report(tools, serverVersion, protocolVersion) {
+    try {
+      const body = {
+        ...(serverVersion ? { server_version: String(serverVersion) } : {}),
+        ...(protocolVersion ? { protocol_version: String(protocolVersion) } : {}),
+        tools: tools
+          .filter((t) => typeof t?.name === "string")
+          .map((t) => ({
+            name: t.name,
+            schema_hash: toolSchemaHash(t),
+            ...(this.withSchemas ? { schema: pick(t, ["description", "inputSchema", "annotations"]) } : {}),
+          })),
+      };
+      const text = JSON.stringify(body);
+      const last = this.sent.get(text);
+      const now = Date.now();
+      if (last !== undefined && now - last < INVENTORY_RESEND_MS) return;
+      this.sent.set(text, now);
+      if (this.sent.size > 100) this.sent.delete(this.sent.keys().next().value); // bounded
+      this.sender.post(this.url, text).catch(() => this.sent.delete(text)); // not sent: try again next time
+    } catch {}
+  }
+}
+
+function pick(o, keys) {
+  const out = {};
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+// sessionOf is the transport's session (Streamable HTTP with sessions);
+// for an HTTP request without one (stateless), a stable id of the client's
+// identity, never one per request; otherwise (stdio, in-memory) the
+// connection's own id.
+function sessionOf(transport, conn, extra, item) {
+  const sid = transport.sessionId;
+  if (typeof sid === "string" && sid) return sid;
+  if (extra?.requestInfo || extra?.request) return statelessSessionId(item.user_id, item.client_name, item.client_version);
+  return conn.id;
+}
+
+// accessorOf is the getter/setter pair of a property on obj's prototype
+// chain, if it is one.
+function accessorOf(obj, prop) {
+  for (let o = obj; o; o = Object.getPrototypeOf(o)) {
+    const d = Object.getOwnPropertyDescriptor(o, prop);
+    if (d) return d.get || d.set ? d : undefined;
+  }
+  return undefined;
+}
+
+function targetName(method, params) {
+  switch (method) {
+    case "tools/call":
+    case "prompts/get":
+      return str(params.name);
+    case "resources/read":
+    case "resources/subscribe":
+    case "resources/unsubscribe":
+      return str(params.uri);
+  }
+  return undefined;
+}
+
+function str(v) {
+  return typeof v === "string" ? v : v == null ? "" : String(v);
+}
+
+function cut(s, n) {
+  return s.length > n ? s.slice(0, n) : s;
+}
+
+function safe(f, arg) {
+  try {
+    f(arg);
+  } catch {}
+}
+
+let warned = false;
+function warnOnce(message) {
+  if (warned) return;
+  warned = true;
+  process.emitWarning(message, "McpscopeTelemetryWarning");
+}
+
+module.exports = { instrument, statelessSessionId, toolSchemaHash, canonicalJSON, TOOL_ERROR, Sender, DEFAULTS, MAX_BATCH_ITEMS, MAX_BODY_BYTES, retryAfterMs };
