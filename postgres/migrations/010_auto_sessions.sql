@@ -1,10 +1,11 @@
 -- 010: sessions for items sent without a session_id (docs/sessions.md).
--- Per MCP and identity (the user id, else the client name and version),
--- its latest derived sessions (first and latest item of each, parallel
--- arrays, oldest first, at most 16), shared by every instance; and each
+-- Per MCP and identity (the user id, else the client name and version;
+-- stored as its SHA-256, so no user id is kept here), its latest derived
+-- sessions (first and latest item of each, parallel arrays, oldest first,
+-- at most 16), shared by every instance; gone with its MCP. And each
 -- MCP's idle timeout (minutes, default 30).
 CREATE TABLE auto_sessions (
-    mcp_id   text          NOT NULL,
+    mcp_id   text          NOT NULL REFERENCES mcps (id) ON DELETE CASCADE,
     identity text          NOT NULL,
     starts   timestamptz[] NOT NULL DEFAULT '{}',
     lasts    timestamptz[] NOT NULL DEFAULT '{}',
