@@ -3,6 +3,8 @@ package accounts
 import (
 	"context"
 	"time"
+
+	"github.com/mcpscope/telemetry"
 )
 
 // MCP is a registered MCP server: telemetry arrives for it through its
@@ -14,6 +16,9 @@ type MCP struct {
 	Description string    `json:"description"`
 	CreatedAt   time.Time `json:"created_at"`
 	Redaction   Redaction `json:"redaction"`
+	// SessionIdleMinutes is the idle timeout of the sessions derived for
+	// items sent without a session_id (docs/sessions.md).
+	SessionIdleMinutes int `json:"session_idle_minutes"`
 }
 
 // NewMCP registers an MCP.
@@ -38,7 +43,16 @@ type MCPUpdate struct {
 	// (the patterns are replaced whole).
 	RedactionEnabled  *bool     `json:"-"`
 	RedactionPatterns *[]string `json:"-"`
+	// SessionIdleMinutes changes the idle timeout of derived sessions
+	// (MinSessionIdleMinutes to MaxSessionIdleMinutes).
+	SessionIdleMinutes *int `json:"-"`
 }
+
+// Bounds of an MCP's session idle timeout, in minutes.
+const (
+	MinSessionIdleMinutes = 1
+	MaxSessionIdleMinutes = 1440
+)
 
 // Validate checks the fields present.
 func (u MCPUpdate) Validate() error {
@@ -51,6 +65,10 @@ func (u MCPUpdate) Validate() error {
 		if err := checkText("body.description", *u.Description, 0, MaxDescriptionLen); err != nil {
 			return err
 		}
+	}
+	if m := u.SessionIdleMinutes; m != nil && (*m < MinSessionIdleMinutes || *m > MaxSessionIdleMinutes) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.session_idle_minutes",
+			"session_idle_minutes must be between %d and %d.", MinSessionIdleMinutes, MaxSessionIdleMinutes)
 	}
 	if u.RedactionPatterns != nil {
 		return ValidateRedaction(*u.RedactionPatterns)

@@ -91,7 +91,9 @@ func (it *Item) Validate(now time.Time) bool {
 	if it.Timestamp.IsZero() || it.Timestamp.Before(now.Add(-MaxItemAge)) || it.Timestamp.After(now.Add(MaxItemSkew)) {
 		return false
 	}
-	if !lenBetween(it.SessionID, 1, MaxSessionIDLen) || !lenBetween(it.Method, 1, MaxMethodLen) {
+	// An item without a session_id gets one derived by the service
+	// (autosession.go) before it is stored.
+	if !lenBetween(it.SessionID, 0, MaxSessionIDLen) || !lenBetween(it.Method, 1, MaxMethodLen) {
 		return false
 	}
 	if !lenBetween(it.Name, 0, MaxNameLen) || (it.Method == MethodToolsCall && it.Name == "") {

@@ -163,7 +163,7 @@ func TestNewUserWalkthrough(t *testing.T) {
 	}
 
 	mcp := expect(t, s, "POST", "/v1/mcps", token, `{"name":"docs-search"}`, 201, "")
-	if keysOf(mcp) != "created_at,description,id,name,redaction" || mcp["name"] != "docs-search" || mcp["description"] != "" {
+	if keysOf(mcp) != "created_at,description,id,name,redaction,session_idle_minutes" || mcp["session_idle_minutes"] != 30.0 || mcp["name"] != "docs-search" || mcp["description"] != "" {
 		t.Fatalf("mcp %v", mcp)
 	}
 	mcpID := mcp["id"].(string)

@@ -72,7 +72,7 @@ Unknown item fields are ignored.
 | field | rule |
 |---|---|
 | timestamp | required, RFC 3339; not older than 30 days, not more than 10 minutes ahead |
-| session_id | required, 1–128 characters |
+| session_id | optional, <= 128 characters; sent, it wins. Without one (stateless servers, the MCP 2026-07-28 revision, which has no protocol sessions) the service derives the session: the items of one MCP and one identity (` + "`user_id`" + `, else ` + "`client_name`" + ` and ` + "`client_version`" + `) form one session until a gap longer than the MCP's idle timeout (default 30 minutes), with a deterministic id ` + "`auto-…`" + `; see the session rule below |
 | method | required, 1–64 characters (tools/call, resources/read, prompts/get, initialize, …) |
 | name | tool name for tools/call (required there), resource URI or prompt name otherwise; <= 256 characters |
 | duration_ms | number 0–86 400 000; absent means not measured |
@@ -83,11 +83,21 @@ Unknown item fields are ignored.
 | protocol_version | optional, <= 128 characters: the MCP protocol revision the request was made under (` + "`2025-06-18`" + `, ` + "`2026-07-28`" + `), as negotiated by ` + "`initialize`" + ` or declared by the request; stored, exported, a breakdown dimension (` + "`by=protocol_version`" + `) and listed per client in the insights' ` + "`clients`" + ` |
 | attributes | optional object of string to string, at most 32 pairs; each value is cut to 1024 characters |
 
+**Sessions of items without a session_id.** Per MCP and identity (` + "`user_id`" + `, else the pair
+` + "`client_name`" + ` and ` + "`client_version`" + `, both possibly empty), an item later than the identity's
+latest item by more than the idle timeout begins a new session; otherwise it joins the current
+one, as does a late item at most the idle timeout before the current session began (an older one
+forms a session of its own). The session id is ` + "`auto-`" + ` and 24 hex characters of a hash of the
+MCP, the identity and the instant the session began: the same on every instance and every retry.
+The sessions list, timelines, every ` + "`sessions`" + ` figure and rule metric count these sessions like
+sent ones. The idle timeout is ` + "`session_idle_minutes`" + ` of the MCP (1 to 1440, default 30).
+
 **202 means durable**: the accepted items are in the service's fsynced write-ahead log before
 the answer; they survive a crash of the service and an outage of ClickHouse and become readable
 in metric reads within 5 seconds while ClickHouse is up. The service takes ingest even when it
 starts during a ClickHouse outage. 503 ` + "`unavailable`" + ` with ` + "`Retry-After`" + ` means nothing of the
-payload was accepted (the log could not write it, or the shared duplicate filter is unreachable):
+payload was accepted (the log could not write it, the shared duplicate filter is unreachable, or
+sessions could not be derived for items sent without one because PostgreSQL is unreachable):
 retry the same payload. Retrying after a timeout or a lost answer is always safe for items with
 an ` + "`id`" + `: they are stored once, also when the retry reaches another instance with
 ` + "`ingest.shared_dedup`" + ` on.

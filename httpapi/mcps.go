@@ -17,6 +17,8 @@ type MCPBody struct {
 	Description string        `json:"description" doc:"Empty when none was given." example:"Searches the product documentation."`
 	CreatedAt   time.Time     `json:"created_at"`
 	Redaction   RedactionBody `json:"redaction"`
+	// SessionIdleMinutes is the idle timeout of derived sessions.
+	SessionIdleMinutes int `json:"session_idle_minutes" doc:"Items sent without a session_id are given sessions by the service: one per user (else client name and version) until a gap longer than this many minutes (default 30). See POST /v1/ingest." example:"30"`
 }
 
 // RedactionBody is an MCP's server-side redaction setting.
@@ -42,6 +44,8 @@ type MCPPatch struct {
 	Name        *string         `json:"name,omitempty" minLength:"1" maxLength:"200" example:"docs-search-v2"`
 	Description *string         `json:"description,omitempty" maxLength:"2000" doc:"An empty string clears it." example:"Searches docs and changelogs."`
 	Redaction   *RedactionPatch `json:"redaction,omitempty"`
+	// SessionIdleMinutes changes the idle timeout of derived sessions.
+	SessionIdleMinutes *int `json:"session_idle_minutes,omitempty" minimum:"1" maximum:"1440" doc:"1 to 1440 minutes; applies to items received from then on." example:"45"`
 }
 
 // MCPPath names an MCP in a path; embed it in the input of any route under
@@ -63,7 +67,7 @@ func newMCPOutput(m *accounts.MCP) *mcpOutput {
 		patterns = []string{}
 	}
 	return &mcpOutput{Body: MCPBody{ID: m.ID, Name: m.Name, Description: m.Description, CreatedAt: m.CreatedAt.UTC(),
-		Redaction: RedactionBody{Enabled: m.Redaction.Enabled, Patterns: patterns}}}
+		Redaction: RedactionBody{Enabled: m.Redaction.Enabled, Patterns: patterns}, SessionIdleMinutes: m.SessionIdleMinutes}}
 }
 
 var listMCPsOp = huma.Operation{
@@ -131,7 +135,7 @@ func (s *Server) updateMCP(ctx context.Context, in *struct {
 	MCPPath
 	Body MCPPatch
 }) (*mcpOutput, error) {
-	upd := accounts.MCPUpdate{Name: in.Body.Name, Description: in.Body.Description}
+	upd := accounts.MCPUpdate{Name: in.Body.Name, Description: in.Body.Description, SessionIdleMinutes: in.Body.SessionIdleMinutes}
 	if r := in.Body.Redaction; r != nil {
 		upd.RedactionEnabled, upd.RedactionPatterns = r.Enabled, r.Patterns
 	}

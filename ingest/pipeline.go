@@ -86,6 +86,14 @@ type IDRegistry interface {
 	Expire(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
+// SessionAssigner gives the items sent without a session_id their derived
+// session (analytics.SessionState; postgres.AutoSessions), in place, before
+// they are written to the log, so the log and every replay carry the same
+// ids.
+type SessionAssigner interface {
+	AssignSessions(ctx context.Context, mcpID string, items []analytics.Item) error
+}
+
 // Options configure a Pipeline.
 type Options struct {
 	Node               string // this instance's id; each instance has its own log
@@ -106,6 +114,9 @@ type Options struct {
 	// DefaultCacheMaxIDs) and start-up loads nothing from ClickHouse.
 	Registry    IDRegistry
 	CacheMaxIDs int
+	// Sessions derives the sessions of items sent without one; nil leaves
+	// their session_id empty.
+	Sessions SessionAssigner
 }
 
 // DefaultCacheMaxIDs bounds the in-memory filter in front of a Registry:
@@ -235,6 +246,19 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 	}
 	if len(kept) == 0 {
 		return 0, dropped, nil
+	}
+	if p.opts.Sessions != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
+		err := p.opts.Sessions.AssignSessions(sctx, mcpID, kept)
+		cancel()
+		if err != nil {
+			for _, id := range reserved {
+				p.dedup.Release(mcpID, id)
+			}
+			p.releaseShared(ctx, mcpID, reserved, regAt)
+			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
+				Message: "Sessions cannot be given to items sent without a session_id right now; the payload was not accepted. Retry after the Retry-After delay."}
+		}
 	}
 	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept}
 	buf, _ := p.bufPool.Get().(*[]byte)

@@ -20,10 +20,13 @@ import (
 // their predecessors in earlier drafts, still emitted by some
 // instrumentations.
 const (
-	attrMethod         = "mcp.method.name"
-	attrToolName       = "gen_ai.tool.name"
-	attrOldToolName    = "mcp.tool.name"
-	attrPromptName     = "gen_ai.prompt.name"
+	attrMethod      = "mcp.method.name"
+	attrToolName    = "gen_ai.tool.name"
+	attrOldToolName = "mcp.tool.name"
+	attrPromptName  = "gen_ai.prompt.name"
+	// attrAWSPromptName is where the AWS distro's MCP instrumentor puts a
+	// prompts/get span's prompt name (the semconv constant GEN_AI_PROMPT).
+	attrAWSPromptName  = "gen_ai.prompt"
 	attrOldPromptName  = "mcp.prompt.name"
 	attrResourceURI    = "mcp.resource.uri"
 	attrSessionID      = "mcp.session.id"
@@ -83,15 +86,21 @@ var attributeKeys = struct{ span, resource []string }{
 func Map(req *coltracepb.ExportTraceServiceRequest, now time.Time) (items []analytics.Item, rejected int) {
 	spans := flatten(req)
 	mcpSpans := mcpSpanIDs(spans)
-	peers := openLLMetryPeers(spans)
+	peers, serverParents := openLLMetryPeers(spans), openLLMetryServerParents(spans)
 	seen := map[string]bool{}
 	for _, s := range spans {
 		var it analytics.Item
 		var ok bool
-		if isOpenLLMetry(s.span, s.scope) {
-			it, ok = mapOpenLLMetry(s.span, s.resource, peers)
-		} else {
+		switch {
+		case isOpenLLMetry(s.span, s.scope):
+			it, ok = mapOpenLLMetry(s.span, s.resource, peers, serverParents)
+		case isOpenLIT(s.span):
+			it, ok = mapOpenLIT(s.span, s.resource)
+		default:
 			it, ok = mapSpan(s.span, s.resource, mcpSpans)
+		}
+		if ok && isNotification(it.Method) {
+			ok = false // not a request: never a call
 		}
 		if ok {
 			it.Normalize()
@@ -186,10 +195,16 @@ func mapSpan(span *tracepb.Span, resource []*commonpb.KeyValue, mcpSpans map[str
 	if it.SessionID == "" {
 		it.SessionID = sessionPrefix + traceHex
 	}
+	if it.Name == "" && method == "prompts/get" {
+		if p := stringAttr(attrs, attrAWSPromptName); utf8.RuneCountInString(p) <= analytics.MaxNameLen {
+			it.Name = p
+		}
+	}
 	if it.Name == "" && (method == analytics.MethodToolsCall || method == "prompts/get") {
 		// Span names are "{mcp.method.name} {target}", the target being the
-		// tool or prompt name.
-		if target, ok := strings.CutPrefix(span.GetName(), method+" "); ok {
+		// tool or prompt name; the AWS distro prefixes them with "mcp ".
+		name := strings.TrimPrefix(span.GetName(), "mcp ")
+		if target, ok := strings.CutPrefix(name, method+" "); ok {
 			it.Name = target
 		}
 	}
@@ -203,6 +218,14 @@ func mapSpan(span *tracepb.Span, resource []*commonpb.KeyValue, mcpSpans map[str
 		it.Status, it.ErrorType = analytics.StatusError, toolErrorType
 	}
 	return it, true
+}
+
+// isNotification reports whether method is an MCP notification
+// (notifications/initialized, notifications/cancelled, ...): a message
+// without an answer, which some instrumentations trace like a request (the
+// Python SDK's and the AWS distro's SERVER spans) but which is not a call.
+func isNotification(method string) bool {
+	return strings.HasPrefix(method, "notifications/")
 }
 
 // setError marks the item failed when the span's status is ERROR or it

@@ -50,7 +50,9 @@ func isOpenLLMetry(span *tracepb.Span, scope string) bool {
 		return true
 	}
 	for _, s := range openLLMetryScopes {
-		if scope == s {
+		// The Python tracer is named after its module
+		// (opentelemetry.instrumentation.mcp.instrumentation).
+		if scope == s || strings.HasPrefix(scope, s+".") {
 			return true
 		}
 	}
@@ -70,7 +72,7 @@ func openLLMetryMethod(span *tracepb.Span) (method, name string, ok bool) {
 	if !found || method == "" || spanName == sessionSpan {
 		return "", "", false
 	}
-	in := jsonAttr(attrs, attrTraceloopInput)
+	in := requestParams(jsonAttr(attrs, attrTraceloopInput))
 	switch method {
 	case "prompts/get":
 		name = jsonString(in, "name")
@@ -94,7 +96,7 @@ func openLLMetryPeers(spans []scopedSpan) map[string]peerInfo {
 		if !isOpenLLMetry(s.span, s.scope) || s.span.GetName() != "initialize"+methodSuffix {
 			continue
 		}
-		in := jsonAttr(s.span.GetAttributes(), attrTraceloopInput)
+		in := requestParams(jsonAttr(s.span.GetAttributes(), attrTraceloopInput))
 		out := jsonAttr(s.span.GetAttributes(), attrTraceloopOutput)
 		client, _ := in["clientInfo"].(map[string]any)
 		server, _ := out["serverInfo"].(map[string]any)
@@ -118,7 +120,7 @@ func openLLMetryPeers(spans []scopedSpan) map[string]peerInfo {
 // elicitation, roots). The two spans of one call (a SERVER span whose parent
 // is the CLIENT span of the same method) get the same id, so the call is
 // counted once however the spans arrive.
-func mapOpenLLMetry(span *tracepb.Span, resource []*commonpb.KeyValue, peers map[string]peerInfo) (analytics.Item, bool) {
+func mapOpenLLMetry(span *tracepb.Span, resource []*commonpb.KeyValue, peers map[string]peerInfo, serverParents map[string][]byte) (analytics.Item, bool) {
 	method, name, ok := openLLMetryMethod(span)
 	if !ok || !validID(span.GetTraceId(), 16) || !validID(span.GetSpanId(), 8) {
 		return analytics.Item{}, false
@@ -132,6 +134,11 @@ func mapOpenLLMetry(span *tracepb.Span, resource []*commonpb.KeyValue, peers map
 		}
 	default:
 		return analytics.Item{}, false
+	}
+	if client, ok := serverParents[spanKey(span.GetTraceId(), span.GetParentSpanId())]; ok {
+		// A FastMCP server's tool span under its mcp.server span, whose
+		// parent is the client's span of the same call: one call.
+		callSpan = client
 	}
 	start := span.GetStartTimeUnixNano()
 	if start == 0 || start > 1<<63-1 {
@@ -178,6 +185,39 @@ func callID(spanID []byte, method string) string {
 	h.Write(spanID)
 	h.Write([]byte(method))
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// requestParams returns the parameters of a request as OpenLLMetry records
+// it in traceloop.entity.input: the Node instrumentation writes the params
+// themselves, the Python one (other than tools/call) the whole request,
+// {"method": ..., "params": {...}}.
+func requestParams(in map[string]any) map[string]any {
+	if p, ok := in["params"].(map[string]any); ok {
+		if _, hasMethod := in["method"]; hasMethod {
+			return p
+		}
+	}
+	return in
+}
+
+// openLLMetryServerParents maps the key of each OpenLLMetry "mcp.server"
+// span in the request (traceloop.span.kind "server": the Python
+// instrumentation's span around a FastMCP server's tool execution) to its
+// parent's span id, the client's span of the same call when the client's
+// trace context reached the server.
+func openLLMetryServerParents(spans []scopedSpan) map[string][]byte {
+	var parents map[string][]byte
+	for _, s := range spans {
+		if s.span.GetName() != "mcp.server" || stringAttr(s.span.GetAttributes(), attrTraceloopKind) != "server" ||
+			!validID(s.span.GetParentSpanId(), 8) {
+			continue
+		}
+		if parents == nil {
+			parents = map[string][]byte{}
+		}
+		parents[spanKey(s.span.GetTraceId(), s.span.GetSpanId())] = s.span.GetParentSpanId()
+	}
+	return parents
 }
 
 // jsonAttr decodes a string attribute holding a JSON object (OpenLLMetry's

@@ -37,11 +37,14 @@
 // of span and resource attributes (see attributeKeys) → attributes.
 //
 // Other conventions real instrumentations emit are read too (see
-// openllmetry.go and MAPPING.md): OpenLLMetry's spans named "<tool>.tool"
-// and "<method>.mcp" (both CLIENT and SERVER kinds are calls; the two sides
-// of one call share an item id, so it counts once), Sentry's
-// mcp.tool.result.is_error and mcp.server.version, Shinzo's resource
-// mcp.session.id. A span following none of them stays rejected.
+// openllmetry.go, openlit.go and MAPPING.md): OpenLLMetry's spans named
+// "<tool>.tool" and "<method>.mcp" (both CLIENT and SERVER kinds are calls;
+// the two sides of one call share an item id, so it counts once), OpenLIT's
+// "mcp <method>" spans with mcp.method, the AWS distro's gen_ai.prompt and
+// "mcp "-prefixed span names, Sentry's mcp.tool.result.is_error and
+// mcp.server.version, Shinzo's resource mcp.session.id. A span following
+// none of them stays rejected, and so does every notification
+// (notifications/...): it is not a request.
 //
 // The metrics and logs paths store nothing (signals.go): their bodies are
 // checked and counted on the bytes, and every data point or log record is

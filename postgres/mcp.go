@@ -23,11 +23,11 @@ var _ accounts.MCPService = (*MCPService)(nil)
 // a deletion removes, so this instance refuses them at once.
 func NewMCPService(db *DB, keys *KeyService) *MCPService { return &MCPService{db: db, keys: keys} }
 
-const mcpColumns = `id, account_id, name, description, created_at, redaction_enabled, redaction_patterns`
+const mcpColumns = `id, account_id, name, description, created_at, redaction_enabled, redaction_patterns, session_idle_minutes`
 
 func scanMCP(r pgx.Row) (accounts.MCP, error) {
 	var m accounts.MCP
-	err := r.Scan(&m.ID, &m.AccountID, &m.Name, &m.Description, &m.CreatedAt, &m.Redaction.Enabled, &m.Redaction.Patterns)
+	err := r.Scan(&m.ID, &m.AccountID, &m.Name, &m.Description, &m.CreatedAt, &m.Redaction.Enabled, &m.Redaction.Patterns, &m.SessionIdleMinutes)
 	if m.Redaction.Patterns == nil {
 		m.Redaction.Patterns = []string{}
 	}
@@ -81,9 +81,10 @@ func (s *MCPService) UpdateMCP(ctx context.Context, accountID, id string, upd ac
 		return nil, err
 	}
 	m, err := scanMCP(s.db.Pool.QueryRow(ctx, `UPDATE mcps SET name = COALESCE($3, name), description = COALESCE($4, description),
-		redaction_enabled = COALESCE($5, redaction_enabled), redaction_patterns = COALESCE($6, redaction_patterns)
+		redaction_enabled = COALESCE($5, redaction_enabled), redaction_patterns = COALESCE($6, redaction_patterns),
+		session_idle_minutes = COALESCE($7, session_idle_minutes)
 		WHERE id = $1 AND account_id = $2 RETURNING `+mcpColumns, id, accountID, upd.Name, upd.Description,
-		upd.RedactionEnabled, upd.RedactionPatterns))
+		upd.RedactionEnabled, upd.RedactionPatterns, upd.SessionIdleMinutes))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errMCPNotFound
 	} else if err != nil {

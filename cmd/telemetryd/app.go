@@ -200,7 +200,8 @@ func (m *Main) Open(ctx context.Context) error {
 		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, RefusedPerMinute: ic.RefusedPerMinute,
 		DedupWindow:   ic.DedupWindow,
 		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
-		Metrics: ingest.NewMetrics(m.Registry, wl.Stats),
+		Metrics:  ingest.NewMetrics(m.Registry, wl.Stats),
+		Sessions: postgres.NewAutoSessions(m.PG),
 	}
 	if ic.SharedDedup {
 		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow), ic.CacheMaxIDs

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,8 +71,9 @@ func TestIngestAndReadBackThroughTheAPI(t *testing.T) {
 			"duration_ms": 50, "client_name": "cursor", "client_version": "2.0", "future_field": true},
 		{"id": "i4", "timestamp": ts(today.Add(2 * time.Second)), "session_id": "s3", "method": "resources/read", "name": "file:///a", "user_id": "u2"},
 		{"id": "i5", "timestamp": ts(today.Add(3 * time.Second)), "session_id": "s2", "method": "initialize", "duration_ms": 5},
-		// Invalid: no session, bad status, tools/call without a name, too old.
-		{"timestamp": ts(today), "method": "tools/call", "name": "x"},
+		// Invalid: a session id over 128 characters, bad status, tools/call
+		// without a name, too old.
+		{"timestamp": ts(today), "session_id": strings.Repeat("s", 129), "method": "tools/call", "name": "x"},
 		{"timestamp": ts(today), "session_id": "s", "method": "ping", "status": "maybe"},
 		{"timestamp": ts(today), "session_id": "s", "method": "tools/call"},
 		{"timestamp": ts(today.AddDate(0, 0, -40)), "session_id": "s", "method": "ping"},

@@ -78,17 +78,7 @@ func TestOpenTelemetryExporterEndToEnd(t *testing.T) {
 	  "attributes":[{"key":"mcp.method.name","value":{"stringValue":"tools/call"}},{"key":"gen_ai.tool.name","value":{"stringValue":"search"}},
 	   {"key":"mcp.session.id","value":{"stringValue":"sess-3"}}]}]}]}]}`, traceID, start.UnixNano(), start.Add(200*time.Millisecond).UnixNano())
 	for i := 0; i < 2; i++ { // the second copy is a re-sent span: dropped as a duplicate
-		req, _ := http.NewRequest("POST", base+"/v1/otlp/v1/traces", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
-			t.Fatalf("OTLP/JSON: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
-		}
+		postOTLPJSON(t, base, key, body)
 	}
 
 	day := start.Format(time.DateOnly)
@@ -135,5 +125,22 @@ func TestOpenTelemetryExporterEndToEnd(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+key)
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 415 {
 		t.Errorf("text/plain on OTLP: %v %v", res.StatusCode, err)
+	}
+}
+
+// postOTLPJSON sends an OTLP/JSON trace export with an ingest key and
+// expects it taken (200, a JSON answer).
+func postOTLPJSON(t *testing.T, base, key, body string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/otlp/v1/traces", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("OTLP/JSON: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 }

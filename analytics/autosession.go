@@ -1,0 +1,95 @@
+package analytics
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Sessions for items that carry no session_id (stateless servers, the MCP
+// 2026-07-28 revision, which has no protocol sessions). The rule is
+// docs/sessions.md's: the items of one MCP and one identity (the user id,
+// else the client name and version) belong to one session until a gap
+// longer than the MCP's idle timeout; the session's id is derived from
+// the MCP, the identity and the instant the session began, so every
+// instance and every replay gives the same id. A session_id sent with an
+// item always wins.
+
+// Idle timeout bounds: the default, and what an MCP may set.
+const (
+	DefaultSessionIdle = 30 * time.Minute
+	MinSessionIdle     = time.Minute
+	MaxSessionIdle     = 24 * time.Hour
+)
+
+// AutoSessionPrefix starts every derived session id.
+const AutoSessionPrefix = "auto-"
+
+// SessionIdentity is who a session-less item's session belongs to within
+// its MCP: "u:" + the user id, else "c:" + client name and version (both
+// empty for a client that sent neither: the MCP's anonymous traffic is then
+// one identity).
+func SessionIdentity(it *Item) string {
+	if it.UserID != "" {
+		return "u:" + it.UserID
+	}
+	return "c:" + strconv.Quote(it.ClientName) + " " + strconv.Quote(it.ClientVersion)
+}
+
+// MaxKeptSessions is how many of an identity's latest sessions are kept
+// to place late items in.
+const MaxKeptSessions = 16
+
+// SessionSpan is one derived session: its first and latest item.
+type SessionSpan struct {
+	Start, LastSeen time.Time
+}
+
+// SessionState is what is kept per MCP and identity: its latest sessions,
+// oldest first, at most MaxKeptSessions. The zero state has seen nothing.
+type SessionState struct {
+	Sessions []SessionSpan
+}
+
+// Place returns the start of the session an item at ts belongs to, and
+// records the item in the state. Times are taken to the microsecond (as
+// PostgreSQL keeps them). The item joins the latest kept session it falls
+// within the idle timeout of (from idle before its start to idle after
+// its latest item), extending it; otherwise it begins a new session. Items
+// arriving in time order thus split exactly at gaps longer than idle; a
+// late item joins the session around it, whose start, hence id, never
+// moves.
+func (s *SessionState) Place(ts time.Time, idle time.Duration) time.Time {
+	ts = ts.UTC().Truncate(time.Microsecond)
+	for i := len(s.Sessions) - 1; i >= 0; i-- {
+		c := &s.Sessions[i]
+		if !ts.Before(c.Start.Add(-idle)) && !ts.After(c.LastSeen.Add(idle)) {
+			if ts.After(c.LastSeen) {
+				c.LastSeen = ts
+			}
+			return c.Start
+		}
+	}
+	at := sort.Search(len(s.Sessions), func(i int) bool { return s.Sessions[i].Start.After(ts) })
+	s.Sessions = append(s.Sessions, SessionSpan{})
+	copy(s.Sessions[at+1:], s.Sessions[at:])
+	s.Sessions[at] = SessionSpan{Start: ts, LastSeen: ts}
+	if n := len(s.Sessions); n > MaxKeptSessions {
+		s.Sessions = s.Sessions[n-MaxKeptSessions:]
+	}
+	return ts
+}
+
+// AutoSessionID is the id of the derived session of an identity of an MCP
+// that began at start: "auto-" and 24 hex characters of a SHA-256.
+func AutoSessionID(mcpID, identity string, start time.Time) string {
+	h := sha256.New()
+	h.Write([]byte(mcpID))
+	h.Write([]byte{0})
+	h.Write([]byte(identity))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.FormatInt(start.UTC().Truncate(time.Microsecond).UnixMicro(), 10)))
+	return AutoSessionPrefix + hex.EncodeToString(h.Sum(nil))[:24]
+}
