@@ -6,6 +6,7 @@
 //	bench direct   baseline: the same rows straight into ClickHouse, in flusher-sized batches
 //	bench reads    seed a large history into ClickHouse, time every read endpoint and the raw aggregates
 //	bench export   time GET /v1/mcps/{id}/export (rows/s, peak RSS) of the seeded MCP
+//	bench redaction  the service's CPU per MiB of payload under the worst redaction patterns
 //	bench summary  print the table of every figure recorded with -out, against the goals
 //
 // Every measuring subcommand appends its figures as JSON lines to the file
@@ -38,19 +39,20 @@ func main() {
 }
 
 var commands = map[string]func(ctx context.Context, args []string, out io.Writer) error{
-	"setup":   runSetup,
-	"ingest":  runIngest,
-	"direct":  runDirect,
-	"reads":   runReads,
-	"export":  runExport,
-	"summary": runSummary,
-	"hostile": runHostile,
-	"ready":   runReady,
+	"setup":     runSetup,
+	"ingest":    runIngest,
+	"direct":    runDirect,
+	"reads":     runReads,
+	"export":    runExport,
+	"summary":   runSummary,
+	"hostile":   runHostile,
+	"ready":     runReady,
+	"redaction": runRedaction,
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || commands[args[0]] == nil {
-		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|summary [flags] (bench CMD -h for the flags)")
+		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|redaction|summary [flags] (bench CMD -h for the flags)")
 	}
 	return commands[args[0]](ctx, args[1:], out)
 }
