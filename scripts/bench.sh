@@ -17,9 +17,13 @@
 #      batches of the flusher's size;
 #   3. the reads: seeds BENCH_EVENTS events over 365 days (half of them in one
 #      MCP) and times every read endpoint through HTTP and as raw aggregates;
+#   1c. redaction: the service's CPU per MiB of payload with the worst custom
+#      patterns validation accepts, on payloads shaped against them and the
+#      built-in ones (and with redaction off, for comparison);
 #   3a. the export: GET /v1/mcps/{id}/export of the seeded MCP (ndjson and csv)
 #      streamed to a client on this machine: rows/s and the service's peak RSS
-#      (the service restarted first, so the peak is the export's own);
+#      (the service restarted first, so the peak is the export's own); then
+#      again after storing an item with a 512 KiB attribute first in the range;
 #   3b. delivery: 10,000 Slack deliveries over 1,000 destinations drained
 #      by the outbox to a local sink (the TLS stand-in of the tests):
 #      deliveries/s; then the same beside one destination that never
@@ -39,7 +43,7 @@
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
-#   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile direct reads export delivery alerting
+#   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile redaction direct reads export delivery alerting
 #   BENCH_DELIVERIES [10000]   chat deliveries of the delivery part
 #   BENCH_EXPORT_BASELINE      a telemetryd binary (e.g. built from an older
 #                              commit) whose export runs first, side by side
@@ -172,6 +176,11 @@ if want hostile; then
 	"$bench" hostile -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -duration "${BENCH_HOSTILE_SECONDS:-20}s" -pid "$svc_pid" -out "$results"
 fi
 
+if want redaction; then
+	step "redaction: the service's CPU per MiB of payload under the worst patterns validation accepts"
+	"$bench" redaction -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_LOAD_MCP" -key "${BENCH_KEYS%%,*}" -pid "$svc_pid" -out "$results"
+fi
+
 if want direct; then
 	step "direct insert baseline: $DIRECT_ROWS rows"
 	"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch 50000 -out "$results"
@@ -197,6 +206,11 @@ if want export; then
 	start_service TELEMETRY_EXPORT_PER_MINUTE=100
 	"$bench" export -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -clickhouse "$CH" -database telemetry \
 		-days "$DAYS" -pid "$svc_pid" -out "$results"
+	step "export with a 512 KiB attribute in the first row of the first block: the service's peak RSS"
+	stop_service
+	start_service TELEMETRY_EXPORT_PER_MINUTE=100
+	"$bench" export -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -clickhouse "$CH" -database telemetry \
+		-days "$DAYS" -pid "$svc_pid" -big-attribute -out "$results"
 fi
 
 stop_service # the alerting benchmarks use databases of their own on the same servers

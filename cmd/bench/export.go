@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
+	"github.com/mcpscope/telemetry/ingest"
 )
 
 // runExport times GET /v1/mcps/{id}/export streamed to a client on the
@@ -30,6 +32,8 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 	days := fs.Int("days", 365, "days exported, ending today")
 	pid := fs.Int("pid", 0, "the service's process id, for its peak RSS")
 	outPath := fs.String("out", "", "append the figures to this results file")
+	big := fs.Bool("big-attribute", false, "first store (straight into -clickhouse) an item with a 512 KiB attribute at the start of the range, "+
+		"the first row of the export's first block, then export as ndjson only")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,8 +42,26 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 	}
 	today := analytics.UTCDay(time.Now())
 	from := today.AddDate(0, 0, -(*days - 1))
+	formats, suffix := []string{"ndjson", "csv"}, ""
+	if *big {
+		if *addr == "" {
+			return errors.New("-big-attribute needs -clickhouse")
+		}
+		store, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{*addr}, Database: *db})
+		if err != nil {
+			return err
+		}
+		err = store.InsertRows(ctx, []ingest.Row{{AccountID: "bench", MCPID: *mcp, Node: "bench", ReceivedAt: time.Now().UTC(),
+			Item: analytics.Item{ID: fmt.Sprintf("big-%d", time.Now().UnixNano()), Timestamp: from, SessionID: "big", Method: "tools/call",
+				Name: "big", Status: analytics.StatusOK, Attributes: map[string]string{"big": strings.Repeat("x", 512<<10)}}}})
+		store.Close()
+		if err != nil {
+			return err
+		}
+		formats, suffix = []string{"ndjson"}, ", 512 KiB attribute"
+	}
 	var figs []figure
-	for _, format := range []string{"ndjson", "csv"} {
+	for _, format := range formats {
 		q := url.Values{"from": {from.Format(analytics.DateLayout)}, "to": {today.Format(analytics.DateLayout)}, "format": {format}}
 		req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(*endpoint, "/")+"/v1/mcps/"+*mcp+"/export?"+q.Encode(), nil)
 		req.Header.Set("Authorization", "Bearer "+*token)
@@ -85,9 +107,9 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("export %s: the MCP holds no items in the range; the reads part seeds them (leave reads out of BENCH_SKIP)", format)
 		}
 		rate := float64(rows) / elapsed.Seconds()
-		fmt.Fprintf(out, "export %-6s %d days: %d rows, %.0f MiB in %.1f s: %.0f rows/s, %.0f MiB/s; service peak RSS %.0f MiB\n",
-			format, *days, rows, float64(bytesRead)/(1<<20), elapsed.Seconds(), rate, float64(bytesRead)/(1<<20)/elapsed.Seconds(), peak)
-		name := "export " + format
+		fmt.Fprintf(out, "export %-6s%s %d days: %d rows, %.0f MiB in %.1f s: %.0f rows/s, %.0f MiB/s; service peak RSS %.0f MiB\n",
+			format, suffix, *days, rows, float64(bytesRead)/(1<<20), elapsed.Seconds(), rate, float64(bytesRead)/(1<<20)/elapsed.Seconds(), peak)
+		name := "export " + format + suffix
 		figs = append(figs, figure{"export", name, "rows", float64(rows)}, figure{"export", name, "rows_per_s", rate},
 			figure{"export", name, "mib_per_s", float64(bytesRead) / (1 << 20) / elapsed.Seconds()}, figure{"export", name, "rss_mib", peak})
 		if *addr != "" {

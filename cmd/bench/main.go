@@ -7,6 +7,7 @@
 //	bench reads    seed a large history into ClickHouse, time every read endpoint and the raw aggregates
 //	bench export   time GET /v1/mcps/{id}/export (rows/s, peak RSS) of the seeded MCP
 //	bench delivery drain 10,000 chat deliveries to a local sink, then again beside a destination that hangs
+//	bench redaction  the service's CPU per MiB of payload under the worst redaction patterns
 //	bench summary  print the table of every figure recorded with -out, against the goals
 //
 // Every measuring subcommand appends its figures as JSON lines to the file
@@ -39,20 +40,21 @@ func main() {
 }
 
 var commands = map[string]func(ctx context.Context, args []string, out io.Writer) error{
-	"setup":    runSetup,
-	"ingest":   runIngest,
-	"direct":   runDirect,
-	"reads":    runReads,
-	"export":   runExport,
-	"summary":  runSummary,
-	"hostile":  runHostile,
-	"ready":    runReady,
-	"delivery": runDelivery,
+	"setup":     runSetup,
+	"ingest":    runIngest,
+	"direct":    runDirect,
+	"reads":     runReads,
+	"export":    runExport,
+	"summary":   runSummary,
+	"hostile":   runHostile,
+	"ready":     runReady,
+	"delivery":  runDelivery,
+	"redaction": runRedaction,
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || commands[args[0]] == nil {
-		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|summary [flags] (bench CMD -h for the flags)")
+		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|summary [flags] (bench CMD -h for the flags)")
 	}
 	return commands[args[0]](ctx, args[1:], out)
 }

@@ -101,6 +101,11 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 
+	if worst, ok := get("redaction", "worst case", "cpu_ms_per_mib"); ok {
+		fmt.Fprintln(out, "redaction (1 MiB payloads shaped against the worst patterns validation accepts and the built-in ones)")
+		line("worst service CPU per MiB of payload", fmt.Sprintf("%.0f ms", worst), "< 50 ms", check(worst < 50))
+	}
+
 	if n, ok := get("reads", "history", "mcp_events"); ok {
 		fmt.Fprintf(out, "reads of an MCP holding %.0f events (raw: the same figures aggregated from the events table)\n", n)
 		if n < 49_000_000 {
@@ -153,6 +158,9 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 			rss, _ := get("export", "export "+f, "rss_mib")
 			line("export "+f, fmt.Sprintf("%.0f rows/s", rate), ">= 1,000,000 rows/s", check(rate >= 1_000_000))
 			line("  service peak RSS during it", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", check(rss < 512))
+		}
+		if rss, ok := get("export", "export ndjson, 512 KiB attribute", "rss_mib"); ok {
+			line("export with a 512 KiB attribute: peak RSS", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", check(rss < 512))
 		}
 	}
 
