@@ -100,20 +100,13 @@ const (
 
 func newDeliveryEnv(t *testing.T, withMail bool) *deliveryEnv {
 	t.Helper()
-	ca, err := chatstub.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
 	env := &deliveryEnv{chat: &chatstub.Provider{}}
-	proxy := &chatstub.Proxy{CA: ca, Handler: env.chat}
-	if err := proxy.Start(); err != nil {
+	proxy, caFile, err := chatstub.Start(env.chat, t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
-	caFile, err := ca.WriteFile(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := proxy.CA
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	if withMail {
 		env.md = startMailDev(t, ca, "alerts", smtpPass)
