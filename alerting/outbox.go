@@ -202,7 +202,8 @@ func (o *Outbox) stats(ctx context.Context) {
 // does not wait for them (Wait does). It returns how many it claimed.
 func (o *Outbox) Drain(ctx context.Context) (int, error) {
 	o.init()
-	claimed, err := o.Store.Claim(ctx, o.owner, o.Channels(), o.Batch, 2*o.Timeout+10*time.Second)
+	claimedAt := time.Now()
+	claimed, err := o.Store.Claim(ctx, o.owner, o.Channels(), o.Batch, o.lease())
 	if err != nil || len(claimed) == 0 {
 		return 0, err
 	}
@@ -239,7 +240,7 @@ func (o *Outbox) Drain(ctx context.Context) (int, error) {
 			g = g[:o.MaxDigest]
 		}
 		o.wg.Add(1)
-		go o.sendGroup(ctx, k, g)
+		go o.sendGroup(ctx, k, g, claimedAt)
 	}
 	if len(release) > 0 {
 		if err := o.Store.Release(ctx, o.owner, release, releaseAt); err != nil {
@@ -261,7 +262,11 @@ func destinationKey(d Due) string {
 	return "dlv/" + d.ID
 }
 
-func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due) {
+// lease is how long a claim holds: a send that starts within the first
+// half of it ends (Timeout) before it expires.
+func (o *Outbox) lease() time.Duration { return 2*o.Timeout + 10*time.Second }
+
+func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt time.Time) {
 	defer o.wg.Done()
 	defer func() {
 		o.mu.Lock()
@@ -274,6 +279,18 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due) {
 		return // the lease expires and another pass takes them
 	}
 	defer func() { <-o.sem }()
+	if time.Since(claimedAt) > o.lease()-o.Timeout-5*time.Second {
+		// Waited too long for a slot: the lease might expire mid-send and
+		// another instance send it too. Give it back instead.
+		ids := make([]string, len(g))
+		for i, d := range g {
+			ids[i] = d.ID
+		}
+		if err := o.Store.Release(context.WithoutCancel(ctx), o.owner, ids, time.Now()); err != nil {
+			o.Log.Warn("outbox: releasing deliveries failed", "error", err)
+		}
+		return
+	}
 	first := g[0]
 	// Records outlive a shutdown that arrives mid-send: a send that
 	// happened must be recorded.

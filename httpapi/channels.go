@@ -80,6 +80,16 @@ func (s *Server) describeChannels() {
 		"connected":    "Whether rules naming the channel get deliveries on it. Personal channels are always connected; a team channel while the account has a webhook for it.",
 		"webhook_hint": "The connected webhook with its secret masked; null unless a team channel is connected. The URL is never returned.",
 	})
+	s.documentSchema(alerting.ChannelHealth{}, "What the service last saw of a team channel's webhook.", map[string]string{
+		"last_sent_at":   "When a message last reached it (a delivery or a test); null if never.",
+		"last_failed_at": "When a send to it last failed; null if never.",
+		"last_error":     "The last failure's short code (http_500, timeout, webhook_revoked, …); never a secret.",
+		"broken":         "The provider said the webhook no longer exists: deliveries fail with webhook_revoked until an admin connects a new one (or a test succeeds).",
+	})
+	s.documentSchema(alerting.TestResult{}, "The outcome of a test message.", map[string]string{
+		"status": "sent or failed.",
+		"error":  "Why it failed (a short code: sending_not_configured, not_connected, http_404, timeout, smtp_550, …); null when sent.",
+	})
 	s.documentSchema(alerting.Preferences{}, "A person's switches for the personal channels in one account. Someone who never changed them hears on every channel.", map[string]string{
 		"in_app": "Alerts in the inbox.",
 		"email":  "Alerts recorded for email.",

@@ -20,20 +20,12 @@ import (
 // Slack notifier that reaches it as it would reach hooks.slack.com.
 func chatEnv(t *testing.T) (*chatstub.Provider, alerting.Notifier) {
 	t.Helper()
-	ca, err := chatstub.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &chatstub.Provider{}
-	proxy := &chatstub.Proxy{CA: ca, Handler: p}
-	if err := proxy.Start(); err != nil {
+	proxy, caFile, err := chatstub.Start(p, t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
-	caFile, err := ca.WriteFile(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	client, err := notify.Outbound{ProxyURL: proxy.URL(), CAFile: caFile}.HTTPClient()
 	if err != nil {
 		t.Fatal(err)

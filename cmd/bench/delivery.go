@@ -49,28 +49,20 @@ func runDelivery(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ca, err := chatstub.NewCA()
-	if err != nil {
-		return err
-	}
 	sink := &chatstub.Provider{}
 	sink.SetRespond(func(r chatstub.Request, _ int) chatstub.Answer {
 		return chatstub.Answer{Hang: strings.Contains(r.Path, "/BHANG/")}
 	})
-	proxy := &chatstub.Proxy{CA: ca, Handler: sink}
-	if err := proxy.Start(); err != nil {
-		return err
-	}
-	defer proxy.Close()
 	tmp, err := os.MkdirTemp("", "bench-delivery")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	caFile, err := ca.WriteFile(tmp)
+	proxy, caFile, err := chatstub.Start(sink, tmp)
 	if err != nil {
 		return err
 	}
+	defer proxy.Close()
 	client, err := notify.Outbound{ProxyURL: proxy.URL(), CAFile: caFile}.HTTPClient()
 	if err != nil {
 		return err

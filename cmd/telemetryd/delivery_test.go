@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/alerting/notify/email"
 	"github.com/mcpscope/telemetry/internal/chatstub"
 	"github.com/mcpscope/telemetry/internal/testenv"
 	"github.com/mcpscope/telemetry/postgres"
@@ -26,7 +29,7 @@ type mailDev struct {
 	web      string
 }
 
-func startMailDev(t *testing.T, ca *chatstub.CA, user, pass string) mailDev {
+func startMailDev(t *testing.T, ca *chatstub.CA, user, pass string, extra ...string) mailDev {
 	t.Helper()
 	dir := filepath.Join(testenv.RepoRoot(), "e2e", "maildev")
 	node, err := exec.LookPath("node")
@@ -47,6 +50,7 @@ func startMailDev(t *testing.T, ca *chatstub.CA, user, pass string) mailDev {
 	cmd := exec.Command(node, "starttls.js", "--smtp", strconv.Itoa(md.smtpPort), "--web", strconv.Itoa(webPort),
 		"--ip", "127.0.0.1", "--incoming-cert", cert, "--incoming-key", key, "--incoming-user", user, "--incoming-pass", pass,
 		"--mail-directory", filepath.Join(tmp, "mail"), "--silent")
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -100,20 +104,13 @@ const (
 
 func newDeliveryEnv(t *testing.T, withMail bool) *deliveryEnv {
 	t.Helper()
-	ca, err := chatstub.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
 	env := &deliveryEnv{chat: &chatstub.Provider{}}
-	proxy := &chatstub.Proxy{CA: ca, Handler: env.chat}
-	if err := proxy.Start(); err != nil {
+	proxy, caFile, err := chatstub.Start(env.chat, t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
-	caFile, err := ca.WriteFile(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := proxy.CA
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	if withMail {
 		env.md = startMailDev(t, ca, "alerts", smtpPass)
@@ -538,5 +535,45 @@ func TestRenotifyAndEndedRules(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestEmailImplicitTLSAndAuthFailure: smtps:// (implicit TLS, MailDev's
+// --incoming-secure) delivers, verified against the CA; a wrong password
+// is a permanent failure with a code that does not quote the server.
+func TestEmailImplicitTLSAndAuthFailure(t *testing.T) {
+	ca, err := chatstub.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := startMailDev(t, ca, "alerts", smtpPass, "--incoming-secure")
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca.PEM)
+	srv, err := email.ParseURL(fmt.Sprintf("smtps://alerts:%s@localhost:%d", smtpPass, md.smtpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &email.Notifier{Server: srv, From: "alerts@example.com", RootCAs: roots}
+	env := alerting.Envelope{Channel: "email", To: "oncall@example.com", MessageID: alerting.NewMessageID(), Messages: []alerting.Message{{
+		Kind: alerting.KindResolved, RuleName: "latency", MCPName: "docs", Summary: "p95 latency 80 ms, rule > 100 ms", Title: "Resolved: latency", Body: "ok again"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if retry, err := n.Notify(ctx, env); err != nil {
+		t.Fatalf("smtps send: %v (retry %v)", err, retry)
+	}
+	mails, err := md.emails()
+	if err != nil || len(mails) != 1 || mails[0].Subject != "[Resolved] latency on docs: p95 latency 80 ms, rule > 100 ms" || mails[0].To[0].Address != "oncall@example.com" {
+		t.Fatalf("mail %+v, %v", mails, err)
+	}
+	srv.Password = "wrong"
+	n.Server = srv
+	retry, err := n.Notify(ctx, env)
+	if err == nil || retry || alerting.ErrorText(err) != "smtp_auth_failed" {
+		t.Errorf("wrong password: retry %v, %v", retry, err)
+	}
+	// A certificate the roots do not trust is refused.
+	n.RootCAs = x509.NewCertPool()
+	if _, err := n.Notify(ctx, env); alerting.ErrorText(err) != "tls_certificate_error" {
+		t.Errorf("untrusted certificate: %v", err)
 	}
 }

@@ -254,3 +254,22 @@ func (c *closeNotifyConn) Close() error {
 	c.once.Do(func() { close(c.done) })
 	return c.Conn.Close()
 }
+
+// Start makes a CA, starts a proxy that answers with h, and writes the CA
+// certificate into dir; the file is what alerting.outbound.ca_file names.
+func Start(h http.Handler, dir string) (p *Proxy, caFile string, err error) {
+	ca, err := NewCA()
+	if err != nil {
+		return nil, "", err
+	}
+	p = &Proxy{CA: ca, Handler: h}
+	if err := p.Start(); err != nil {
+		return nil, "", err
+	}
+	caFile, err = ca.WriteFile(dir)
+	if err != nil {
+		p.Close()
+		return nil, "", err
+	}
+	return p, caFile, nil
+}
