@@ -3,27 +3,17 @@ package client
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
 
-// jsonString is encoding/json's encoding of s without HTML escaping, the
-// escaping the ingest bodies must use byte for byte.
-func jsonString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// FuzzAppendString checks the strings of an ingest body against
-// encoding/json: every input, valid UTF-8 or not, is written byte for byte
-// as encoding/json writes it (\b, \f, U+2028 and U+2029 included), and the
-// body decodes to the item with encoding/json's own decoding of s.
+// FuzzAppendString checks the strings of an ingest body: every input,
+// valid UTF-8 or not, is written byte for byte as analytics.AppendJSONString
+// writes it (which analytics' FuzzAppendJSONString holds to encoding/json's
+// bytes: \b, \f, U+2028 and U+2029 included), and the body decodes, with
+// encoding/json, to the item with encoding/json's own decoding of s.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", `"\`, "\n\r\t\x00\x1f\x7f", "\b\f", "naïve 工具 🚀", "\xff\xfe", "a\xc3", "\u2028\u2029</script>&"} {
 		f.Add(s)
@@ -32,14 +22,14 @@ func FuzzAppendString(f *testing.F) {
 		it := analytics.Item{Timestamp: time.Unix(0, 0), SessionID: s, Method: "tools/call", ErrorMessage: s,
 			Attributes: map[string]string{s: s}}
 		body := appendBatch(nil, []analytics.Item{it})
-		want := jsonString(s)
+		want := string(analytics.AppendJSONString(nil, s))
 		fields := []string{`"session_id":` + want + `,`, `"attributes":{` + want + `:` + want + `}`}
 		if s != "" {
 			fields = append(fields, `"error_message":`+want+`,`)
 		}
 		for _, f := range fields {
 			if !bytes.Contains(body, []byte(f)) {
-				t.Fatalf("%q: encoding/json writes it %s, but the body %s lacks %s", s, want, body, f)
+				t.Fatalf("%q: AppendJSONString writes it %s, but the body %s lacks %s", s, want, body, f)
 			}
 		}
 		var decoded struct {
