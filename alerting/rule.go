@@ -527,67 +527,43 @@ func (r Rule) Redefines(old Rule) bool {
 		!equalStringPtr(r.Baseline, old.Baseline)
 }
 
-// NullableTime is a JSON field that tells "absent" (Set false) from null
-// (Set true, Value nil) and from an RFC 3339 time. Use it with
-// `json:",omitzero"`.
-type NullableTime struct {
+// Nullable is a JSON field that tells "absent" (Set false) from null (Set
+// true, Value nil) and from a value of T. Use it with `json:",omitzero"`.
+// The httpapi package describes each use to OpenAPI.
+type Nullable[T any] struct {
 	Set   bool
-	Value *time.Time
+	Value *T
 }
 
+// NullableTime is a nullable RFC 3339 time; NullableString a nullable
+// string.
+type (
+	NullableTime   = Nullable[time.Time]
+	NullableString = Nullable[string]
+)
+
 // UnmarshalJSON records that the field was present.
-func (n *NullableTime) UnmarshalJSON(b []byte) error {
+func (n *Nullable[T]) UnmarshalJSON(b []byte) error {
 	n.Set = true
 	n.Value = nil
 	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		return nil
 	}
-	var t time.Time
-	if err := json.Unmarshal(b, &t); err != nil {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	n.Value = &t
-	return nil
-}
-
-// MarshalJSON writes the time or null.
-func (n NullableTime) MarshalJSON() ([]byte, error) {
-	return json.Marshal(n.Value)
-}
-
-// IsZero reports an absent field, for omitzero.
-func (n NullableTime) IsZero() bool { return !n.Set }
-
-// NullableString is a JSON field that tells "absent" (Set false) from null
-// (Set true, Value nil) and from a string. Use it with `json:",omitzero"`.
-// The httpapi package describes it to OpenAPI as a nullable string.
-type NullableString struct {
-	Set   bool
-	Value *string
-}
-
-// UnmarshalJSON records that the field was present.
-func (n *NullableString) UnmarshalJSON(b []byte) error {
-	n.Set = true
-	n.Value = nil
-	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	n.Value = &s
+	n.Value = &v
 	return nil
 }
 
 // MarshalJSON writes the value or null.
-func (n NullableString) MarshalJSON() ([]byte, error) {
+func (n Nullable[T]) MarshalJSON() ([]byte, error) {
 	return json.Marshal(n.Value)
 }
 
 // IsZero reports an absent field, for omitzero.
-func (n NullableString) IsZero() bool { return !n.Set }
+func (n Nullable[T]) IsZero() bool { return !n.Set }
 
 // NullableInt is NullableString for an integer.
 type NullableInt struct {

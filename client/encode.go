@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
@@ -14,9 +13,10 @@ import (
 // It is a hand-written encoder rather than encoding/json because the client
 // shares its machine with the MCP server it reports for (and, in the load
 // generator, with the service itself): reflection-based encoding costs
-// several times the CPU for the same bytes. The output is what
-// encoding/json would decode to the same items; FuzzAppendString checks
-// the string escaping against it.
+// several times the CPU for the same bytes. Strings are escaped by
+// analytics.AppendJSONString, the export's encoder, byte for byte as
+// encoding/json escapes them; FuzzAppendString checks the client's bodies
+// against encoding/json.
 func appendBatch(b []byte, items []analytics.Item) []byte {
 	b = append(b, `{"items":[`...)
 	for i := range items {
@@ -59,9 +59,9 @@ func appendItem(b []byte, it *analytics.Item) []byte {
 				b = append(b, ',')
 			}
 			first = false
-			b = appendString(b, k)
+			b = analytics.AppendJSONString(b, k)
 			b = append(b, ':')
-			b = appendString(b, v)
+			b = analytics.AppendJSONString(b, v)
 		}
 		b = append(b, "},"...)
 	}
@@ -80,51 +80,6 @@ func appendField(b []byte, key, value string, always bool) []byte {
 	b = append(b, '"')
 	b = append(b, key...)
 	b = append(b, `":`...)
-	b = appendString(b, value)
+	b = analytics.AppendJSONString(b, value)
 	return append(b, ',')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
-// as encoding/json does.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -1,32 +1,53 @@
 package client
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
 
-// FuzzAppendString checks the hand-written string encoder against
-// encoding/json: every input, valid UTF-8 or not, must decode to what
-// encoding/json's own encoding of it decodes to.
+// FuzzAppendString checks the strings of an ingest body: every input,
+// valid UTF-8 or not, is written byte for byte as analytics.AppendJSONString
+// writes it (which analytics' FuzzAppendJSONString holds to encoding/json's
+// bytes: \b, \f, U+2028 and U+2029 included), and the body decodes, with
+// encoding/json, to the item with encoding/json's own decoding of s.
 func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", `"\`, "\n\r\t\x00\x1f\x7f", "naïve 工具 🚀", "\xff\xfe", "a\xc3", "\u2028</script>&"} {
+	for _, s := range []string{"", "plain", `"\`, "\n\r\t\x00\x1f\x7f", "\b\f", "naïve 工具 🚀", "\xff\xfe", "a\xc3", "\u2028\u2029</script>&"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ours := appendString(nil, s)
-		var got string
-		if err := json.Unmarshal(ours, &got); err != nil {
-			t.Fatalf("appendString(%q) = %s: not JSON: %v", s, ours, err)
+		it := analytics.Item{Timestamp: time.Unix(0, 0), SessionID: s, Method: "tools/call", ErrorMessage: s,
+			Attributes: map[string]string{s: s}}
+		body := appendBatch(nil, []analytics.Item{it})
+		want := string(analytics.AppendJSONString(nil, s))
+		fields := []string{`"session_id":` + want + `,`, `"attributes":{` + want + `:` + want + `}`}
+		if s != "" {
+			fields = append(fields, `"error_message":`+want+`,`)
 		}
-		ref, _ := json.Marshal(s)
-		var want string
-		if err := json.Unmarshal(ref, &want); err != nil {
+		for _, f := range fields {
+			if !bytes.Contains(body, []byte(f)) {
+				t.Fatalf("%q: AppendJSONString writes it %s, but the body %s lacks %s", s, want, body, f)
+			}
+		}
+		var decoded struct {
+			Items []struct {
+				SessionID    string            `json:"session_id"`
+				ErrorMessage string            `json:"error_message"`
+				Attributes   map[string]string `json:"attributes"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(body, &decoded); err != nil {
+			t.Fatalf("%q: the body %s is not JSON: %v", s, body, err)
+		}
+		var ref string
+		if err := json.Unmarshal([]byte(want), &ref); err != nil {
 			t.Fatal(err)
 		}
-		if got != want {
-			t.Fatalf("appendString(%q) decodes to %q, encoding/json's to %q", s, got, want)
+		if len(decoded.Items) != 1 || decoded.Items[0].SessionID != ref || decoded.Items[0].ErrorMessage != ref || decoded.Items[0].Attributes[ref] != ref {
+			t.Fatalf("%q: the body decodes to %+v, want %q everywhere", s, decoded.Items, ref)
 		}
 	})
 }

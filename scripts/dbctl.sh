@@ -48,6 +48,9 @@ install() {
 	command -v clickhouse-server >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
 	[ -n "$(pg_bindir)" ] || pkgs+=(postgresql-15)
 	if [ "${WITH_ZOOKEEPER:-}" = 1 ] && [ ! -f /usr/share/java/zookeeper.jar ]; then pkgs+=(zookeeper); fi
+	# The README's walk-through (and its test, cmd/telemetryd/readme_test.go).
+	command -v curl >/dev/null || pkgs+=(curl)
+	command -v jq >/dev/null || pkgs+=(jq)
 	if [ ${#pkgs[@]} -eq 0 ]; then return; fi
 	log "installing ${pkgs[*]} (Debian packages)"
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
