@@ -127,6 +127,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		// (an attempt before it leaves out only rows it did not insert),
 		// so the usual path, which never checks, does not pay for it.
 		var batch span
+		// Every attempt runs under the batch's id, and a retry's checks
+		// first wait for the attempts before it to end on the server.
+		ictx := WithInsertID(ctx, InsertID(p.node, rows[0].Seq, rows[len(rows)-1].Seq))
 		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
 			retried := checkStored
 			if checkStored {
@@ -134,7 +137,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 					batch = spanOf(rows)
 				}
 				var err error
-				if rows, err = p.withoutStored(ctx, rows, batch); err != nil {
+				if rows, err = p.withoutStored(ictx, rows, batch); err != nil {
 					return struct{}{}, err
 				}
 			}
@@ -144,11 +147,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 					return struct{}{}, err
 				}
 			}
-			err := p.sink.InsertRows(ctx, rows)
+			err := p.sink.InsertRows(ictx, rows)
 			if err == nil && retried {
 				// An earlier attempt (or run) may have stored some of the
 				// batch in the raw table and not in every rollup.
-				err = p.completeViews(ctx, batch)
+				err = p.completeViews(ictx, batch)
 			}
 			checkStored = err != nil
 			return struct{}{}, err

@@ -50,6 +50,8 @@ func DayOf(t time.Time) int64 {
 
 // Sink is where flushed rows go: ClickHouse (clickhouse.DB implements it).
 type Sink interface {
+	// InsertRows stores rows, under the insert id ctx carries, if any
+	// (WithInsertID).
 	InsertRows(ctx context.Context, rows []Row) error
 	// InsertedSeqs reports which log records of this node, among
 	// fromSeq..toSeq, already have rows stored, and of which UTC days, so
@@ -57,6 +59,9 @@ type Sink interface {
 	// not insert them twice, nor leave out the days an insert cut short
 	// did not store. Their items' timestamps lie within tsFrom..tsTo,
 	// which bounds what the check reads.
+	// When ctx carries an insert id (WithInsertID), the sink first waits
+	// until no attempt of that insert still runs on any server: an attempt
+	// the client gave up on may still be storing its views.
 	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[RecordDay]bool, error)
 	// CompleteViews is called after the retry of a failed insert (and
 	// after a replay): every insert of this node's records fromSeq..toSeq
