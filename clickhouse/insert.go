@@ -106,7 +106,7 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 // one block, so one part per day partition with the insert's marker in it
 // (the ledger's premise, ledger.go): oneBlockPerView. The insert runs
 // under its flusher-given id (ingest.InsertID), which a retry waits on
-// (waitInsertGone).
+// (waitInsertsGone).
 func (db *DB) insertContext(ctx context.Context) context.Context {
 	ictx := db.writeContext(ctx, oneBlockPerView(clickhouse.Settings{"parallel_view_processing": 1}))
 	if id := ingest.InsertIDFrom(ctx); id != "" {

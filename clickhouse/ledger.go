@@ -287,7 +287,7 @@ func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint
 		seq uint64
 		day time.Time
 	}
-	if err := db.waitInsertGone(ctx); err != nil {
+	if err := db.waitInsertsGone(ctx, node); err != nil {
 		return nil, err
 	}
 	var found []seqDay
@@ -315,7 +315,7 @@ func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint
 // together, and a repair cut short is found and redone by the next call).
 // It returns how many (insert, rollup) pairs it completed.
 func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (int, error) {
-	if err := db.waitInsertGone(ctx); err != nil {
+	if err := db.waitInsertsGone(ctx, node); err != nil {
 		return 0, err
 	}
 	views, err := db.rollupViews()
@@ -428,36 +428,36 @@ func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, 
 }
 
 // insertQueryID is the query_id of an insert's attempts on this store's
-// database (ingest.InsertID names the insert).
+// database (ingest.InsertID names the insert: it starts with its node).
 func (db *DB) insertQueryID(insertID string) string { return "ingest:" + db.db + ":" + insertID }
 
-// insertGoneTimeout bounds the wait for an insert's earlier attempt to end.
+// insertGoneTimeout bounds the wait for a node's earlier inserts to end.
 const insertGoneTimeout = 2 * time.Minute
 
-// processesQuery counts the queries of an insert still running on a
-// server: the insert itself, and on a cluster the shards' inserts it
+// processesQuery counts the queries still running of a node's inserts:
+// the inserts themselves, and on a cluster the shards' inserts they
 // started (their initial_query_id).
-const processesQuery = "SELECT count() FROM system.processes WHERE query_id = ? OR initial_query_id = ?"
+const processesQuery = "SELECT count() FROM system.processes WHERE startsWith(query_id, ?) OR startsWith(initial_query_id, ?)"
 
-// waitInsertGone returns once no server runs an attempt of the insert ctx
-// names (ingest.WithInsertID), if it names one. A client that gave up on an
-// insert (a timeout, a broken connection) leaves the server storing it:
-// events first, then each view's part, so a check made meanwhile would
-// find the raw rows stored and a rollup short, and complete a rollup that
-// the attempt then completes too. On a cluster every replica of every
-// shard is asked; one that cannot be reached runs nothing that will land.
-func (db *DB) waitInsertGone(ctx context.Context) error {
-	insertID := ingest.InsertIDFrom(ctx)
-	if insertID == "" {
-		return nil
-	}
-	id := db.insertQueryID(insertID)
+// waitInsertsGone returns once no server runs an insert of node's records
+// (their query ids, insertQueryID, start with the node's prefix). A client
+// that gave up on an insert (a timeout, a broken connection, a process
+// killed) leaves the server storing it: events first, then each view's
+// part, so a check made meanwhile would find the raw rows stored and a
+// rollup short, and complete a rollup that the attempt then completes too.
+// The flusher inserts one batch at a time, so whatever of the node still
+// runs is an attempt given up on: the retry's own batch, or, after a
+// restart, the batch the killed process was inserting (whose records the
+// replay may group otherwise). On a cluster every replica of every shard
+// is asked; one that cannot be reached runs nothing that will land.
+func (db *DB) waitInsertsGone(ctx context.Context, node string) error {
+	prefix := db.insertQueryID(node + "/")
 	ctx, cancel := context.WithTimeout(ctx, insertGoneTimeout)
 	defer cancel()
 	running := func(conn driver.Conn) (bool, error) {
 		var n uint64
-		if err := conn.QueryRow(ctx, processesQuery, id, id).Scan(&n); err != nil {
-			return false, wrapErr("running attempts of insert "+insertID, err)
+		if err := conn.QueryRow(ctx, processesQuery, prefix, prefix).Scan(&n); err != nil {
+			return false, wrapErr("running inserts of "+node, err)
 		}
 		return n > 0, nil
 	}
@@ -493,7 +493,7 @@ func (db *DB) waitInsertGone(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return wrapErr("waiting for an earlier attempt of insert "+insertID+" to end", ctx.Err())
+			return wrapErr("waiting for an earlier insert of "+node+" to end", ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

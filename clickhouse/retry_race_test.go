@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -134,14 +135,55 @@ func TestRetryWaitsForTheInsertItRetries(t *testing.T) {
 		t.Fatalf("events of the batch: %d, %v; want %d", events, err, payloads*per)
 	}
 	r := analytics.NewRange(now.Add(-48*time.Hour), now)
-	read := func(mcp string) string {
+	read := func(mcp string) any {
 		o, tl, b := rollupReads(t, db, mcp, r)
 		out, _ := json.Marshal([]any{o, tl, b})
-		return strings.ReplaceAll(string(out), mcp, "MCP")
+		var v any
+		_ = json.Unmarshal([]byte(strings.ReplaceAll(string(out), mcp, "MCP")), &v)
+		return v
 	}
-	if got, want := read("mcp_race"), read("mcp_whole"); got != want {
-		t.Errorf("reads of the batch whose first insert was cut:\n got %s\nwant %s", got, want)
+	for _, d := range readDiff("", read("mcp_race"), read("mcp_whole")) {
+		t.Errorf("reads of the batch whose first insert was cut: %s", d)
 	}
+}
+
+// readDiff lists where two decoded JSON reads differ: counts and sums
+// exactly, the t-digest percentiles (p50_ms, p95_ms, p99_ms) within 1%:
+// they are approximate, and depend on how the states were split into
+// parts (a rollup completed by the ledger merges in another order).
+func readDiff(path string, got, want any) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, _ := got.(map[string]any)
+		var out []string
+		for k := range w {
+			out = append(out, readDiff(path+"."+k, g[k], w[k])...)
+		}
+		return out
+	case []any:
+		g, _ := got.([]any)
+		if len(g) != len(w) {
+			return []string{fmt.Sprintf("%s: %d entries, want %d", path, len(g), len(w))}
+		}
+		var out []string
+		for i := range w {
+			out = append(out, readDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i])...)
+		}
+		return out
+	case float64:
+		g, ok := got.(float64)
+		if ok && g == w {
+			return nil
+		}
+		if k := path[strings.LastIndexByte(path, '.')+1:]; ok && (k == "p50_ms" || k == "p95_ms" || k == "p99_ms") && math.Abs(g-w) <= 0.01*math.Abs(w) {
+			return nil
+		}
+	default:
+		if fmt.Sprint(got) == fmt.Sprint(want) {
+			return nil
+		}
+	}
+	return []string{fmt.Sprintf("%s: %v, want %v", path, got, want)}
 }
 
 // The ledger's premise: an insert writes each view's rows of a day as one
@@ -226,7 +268,7 @@ func TestInsertWritesOnePartPerRollupPartition(t *testing.T) {
 		t.Error("the control: aggregating in two levels wrote one part per partition too; the test shows nothing")
 	}
 	if clickhouse.ProveOn26(t, db) {
-		for _, q := range []string{"SELECT count() FROM system.processes WHERE query_id = 'x' OR initial_query_id = 'x'",
+		for _, q := range []string{"SELECT count() FROM system.processes WHERE startsWith(query_id, 'x') OR startsWith(initial_query_id, 'x')",
 			"SELECT 1 SETTINGS group_by_two_level_threshold = 0, group_by_two_level_threshold_bytes = 0"} {
 			if _, err := clickhouse.QueryOn26(q); err != nil {
 				t.Errorf("ClickHouse 26: %v\n%s", err, q)

@@ -127,8 +127,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		// (an attempt before it leaves out only rows it did not insert),
 		// so the usual path, which never checks, does not pay for it.
 		var batch span
-		// Every attempt runs under the batch's id, and a retry's checks
-		// first wait for the attempts before it to end on the server.
+		// Every attempt runs under the batch's id; a retry's checks first
+		// wait for the node's inserts given up on to end on the server.
 		ictx := WithInsertID(ctx, InsertID(p.node, rows[0].Seq, rows[len(rows)-1].Seq))
 		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
 			retried := checkStored

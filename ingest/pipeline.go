@@ -59,9 +59,9 @@ type Sink interface {
 	// not insert them twice, nor leave out the days an insert cut short
 	// did not store. Their items' timestamps lie within tsFrom..tsTo,
 	// which bounds what the check reads.
-	// When ctx carries an insert id (WithInsertID), the sink first waits
-	// until no attempt of that insert still runs on any server: an attempt
-	// the client gave up on may still be storing its views.
+	// The sink first waits until no insert of the node's records still
+	// runs on any server: an attempt the client gave up on (or a killed
+	// process started) may still be storing its views.
 	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[RecordDay]bool, error)
 	// CompleteViews is called after the retry of a failed insert (and
 	// after a replay): every insert of this node's records fromSeq..toSeq

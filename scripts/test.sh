@@ -49,6 +49,11 @@ echo "== go vet"
 "$GO" vet ./...
 echo "== go test"
 "$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
+# The randomized fault harness, short (docs/chaos.md): servers and
+# instances of its own on the CHAOS_* ports; a failure prints the seed
+# that replays it.
+echo "== chaos (${CHAOS_TEST_MINUTES:-2} minutes)"
+CHAOS_MINUTES=${CHAOS_TEST_MINUTES:-2} GO="$GO" scripts/chaos.sh
 if [ -x scripts/fuzz.sh ]; then
 	echo "== fuzz (short)"
 	scripts/fuzz.sh "${FUZZTIME:-20000x}"

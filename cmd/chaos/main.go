@@ -482,8 +482,9 @@ func batchIDs(body []byte, gz bool) []string {
 	return ids
 }
 
-// goClient sends items through the project's Go client, which retries;
-// every 40 s it switches between ok and error phases (the errors rule).
+// goClient sends items through the project's Go client, which retries.
+// In every 90 s it sends errors from 15 s to 30 s: the errors rule (a
+// 1-minute window) fires, resolves about a minute later, and fires again.
 func (h *harness) goClient(ctx context.Context, seed int64) {
 	c, err := client.New(client.Options{Endpoint: "http://balanced", Key: h.key,
 		HTTPClient: &http.Client{Transport: &balancer{h: h}, Timeout: 10 * time.Second},
@@ -496,7 +497,8 @@ func (h *harness) goClient(ctx context.Context, seed int64) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
 	start := time.Now()
 	for n := 0; ctx.Err() == nil; n++ {
-		errPhase := int(time.Since(start)/(40*time.Second))%2 == 1
+		phase := time.Since(start) % (90 * time.Second)
+		errPhase := phase >= 15*time.Second && phase < 30*time.Second
 		it := analytics.Item{ID: fmt.Sprintf("go-%d", n), Timestamp: time.Now(), SessionID: fmt.Sprintf("go-s%d", n%11),
 			Method: analytics.MethodToolsCall, Name: fmt.Sprintf("go-tool-%d", rng.IntN(5)), Status: analytics.StatusOK,
 			UserID: fmt.Sprintf("u%d", rng.IntN(9))}
