@@ -10,7 +10,7 @@ TEST_PG_PORT ?= 25432
 TEST_CH_HTTP_PORT ?= 29123
 GO           ?= go
 
-.PHONY: help run stop build test test-cluster bench lint vet fmt
+.PHONY: help run stop build test test-cluster bench chaos lint vet fmt
 
 help:
 	@echo "make run    install what is missing, start ClickHouse and PostgreSQL under $(DATA_DIR)/, migrate, serve on http://127.0.0.1:8080"
@@ -19,6 +19,7 @@ help:
 	@echo "make test   run make lint and every test against fresh servers of its own (with the ClickHouse 26 proof, libchdb under $(DATA_DIR)/chdb)"
 	@echo "make test-cluster  two ClickHouse shards, two telemetryd instances in cluster mode: reads must match a single server"
 	@echo "make bench  run the benchmarks (ingest, reads, alerting) and print the figures"
+	@echo "make chaos  two instances, retrying clients and rules under seeded random faults (CHAOS_MINUTES, CHAOS_SEED; docs/chaos.md)"
 
 build:
 	$(GO) build -o bin/telemetryd ./cmd/telemetryd
@@ -37,6 +38,9 @@ test:
 
 test-cluster:
 	@GO=$(GO) scripts/test-cluster.sh
+
+chaos:
+	@GO=$(GO) scripts/chaos.sh
 
 bench: build
 	@scripts/bench.sh

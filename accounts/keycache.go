@@ -46,6 +46,26 @@ func (c *KeyCache) Get(h [32]byte, now time.Time) (p *Principal, hit bool) {
 	return e.p, true
 }
 
+// KeyStaleFor is how long past its TTL a positive answer may still be used
+// while the store cannot be reached (Stale): ingest goes on through a
+// database outage for the keys it knows. No key can be deleted while the
+// database is down; a deletion committed in the TTL before the outage
+// whose announcement was lost is the one that may keep working until the
+// database is back (the cache is flushed when announcements resume).
+const KeyStaleFor = 10 * time.Minute
+
+// Stale returns the principal of a positive answer that expired less than
+// KeyStaleFor before now, or nil: only for when the store is unreachable.
+func (c *KeyCache) Stale(h [32]byte, now time.Time) *Principal {
+	c.mu.Lock()
+	e, ok := c.entries[h]
+	c.mu.Unlock()
+	if !ok || e.p == nil || !now.Before(e.expires.Add(KeyStaleFor)) {
+		return nil
+	}
+	return e.p
+}
+
 // Generation is the eviction count to pass to Put for a lookup starting
 // now.
 func (c *KeyCache) Generation() uint64 {
@@ -65,7 +85,7 @@ func (c *KeyCache) Put(h [32]byte, p *Principal, gen uint64, now time.Time) {
 		return
 	}
 	if len(c.entries) >= c.max {
-		c.sweepLocked(now)
+		c.sweepLocked(now, 0)
 	}
 	if p != nil || len(c.entries) < c.max {
 		c.entries[h] = keyEntry{p: p, expires: now.Add(c.ttl)}
@@ -89,15 +109,21 @@ func (c *KeyCache) Flush() {
 	c.mu.Unlock()
 }
 
-// Sweep drops the entries expired at now.
+// Sweep drops the negative entries expired at now and the positive ones
+// expired KeyStaleFor before (kept for Stale).
 func (c *KeyCache) Sweep(now time.Time) {
 	c.mu.Lock()
-	c.sweepLocked(now)
+	c.sweepLocked(now, KeyStaleFor)
 	c.mu.Unlock()
 }
 
-func (c *KeyCache) sweepLocked(now time.Time) {
+// sweepLocked drops the entries expired at now, positive ones only once
+// stale for longer than keep.
+func (c *KeyCache) sweepLocked(now time.Time, keep time.Duration) {
 	for h, e := range c.entries {
+		if e.p != nil && now.Before(e.expires.Add(keep)) {
+			continue
+		}
 		if !now.Before(e.expires) {
 			delete(c.entries, h)
 		}

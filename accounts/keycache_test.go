@@ -49,3 +49,30 @@ func TestKeyCache(t *testing.T) {
 		t.Fatal("expired entries were not swept to make room")
 	}
 }
+
+// While the store is unreachable, a positive answer serves for
+// KeyStaleFor past its TTL (a sweep keeps it); a negative one never does,
+// and an evicted or flushed key is gone.
+func TestKeyCacheStale(t *testing.T) {
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	c := NewKeyCache(2*time.Second, 10)
+	k1, k2 := [32]byte{1}, [32]byte{2}
+	p := &Principal{KeyID: "key_1"}
+	c.Put(k1, p, c.Generation(), t0)
+	c.Put(k2, nil, c.Generation(), t0)
+	later := t0.Add(2*time.Second + KeyStaleFor/2)
+	c.Sweep(later)
+	if got := c.Stale(k1, later); got != p {
+		t.Fatalf("stale answer within KeyStaleFor: %v", got)
+	}
+	if got := c.Stale(k2, t0.Add(time.Second)); got != nil {
+		t.Fatalf("a negative answer served stale: %v", got)
+	}
+	if got := c.Stale(k1, t0.Add(2*time.Second+KeyStaleFor)); got != nil {
+		t.Fatalf("stale past KeyStaleFor: %v", got)
+	}
+	c.Evict(k1)
+	if got := c.Stale(k1, later); got != nil {
+		t.Fatalf("an evicted key served stale: %v", got)
+	}
+}

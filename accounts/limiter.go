@@ -68,6 +68,23 @@ func (l *AttemptLimiter) Succeeded(key string) {
 	l.mu.Unlock()
 }
 
+// Undo forgets the attempt of key recorded at at: one that could not be
+// judged (the store was unavailable) is no failure.
+func (l *AttemptLimiter) Undo(key string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ts := l.attempts[key]
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Equal(at) {
+			l.attempts[key] = append(ts[:i:i], ts[i+1:]...)
+			break
+		}
+	}
+	if len(l.attempts[key]) == 0 {
+		delete(l.attempts, key)
+	}
+}
+
 // live drops the attempts of key that left the window and returns the rest.
 func (l *AttemptLimiter) live(key string, now time.Time) []time.Time {
 	ts := l.attempts[key]

@@ -395,6 +395,7 @@ var transientCodes = map[int32]bool{
 	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
 	209: true, // SOCKET_TIMEOUT
 	210: true, // NETWORK_ERROR
+	216: true, // QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING (an insert's earlier attempt)
 	241: true, // MEMORY_LIMIT_EXCEEDED
 	252: true, // TOO_MANY_PARTS
 	279: true, // ALL_CONNECTION_TRIES_FAILED (a shard of a cluster is down)

@@ -104,9 +104,32 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 
 // insertContext sets up an insert into events: the block is pushed to the
 // rollup views in parallel, measured about 20% faster on 2 cores; on a
-// cluster, synchronously to the shards.
+// cluster, synchronously to the shards. Each view writes its result as
+// one block, so one part per day partition with the insert's marker in it
+// (the ledger's premise, ledger.go): oneBlockPerView. The insert runs
+// under its flusher-given id (ingest.InsertID), which a retry waits on
+// (waitInsertsGone).
 func (db *DB) insertContext(ctx context.Context) context.Context {
-	return db.writeContext(ctx, clickhouse.Settings{"parallel_view_processing": 1})
+	ictx := db.writeContext(ctx, oneBlockPerView(clickhouse.Settings{"parallel_view_processing": 1}))
+	if id := ingest.InsertIDFrom(ctx); id != "" {
+		ictx = clickhouse.Context(ictx, clickhouse.WithQueryID(db.insertQueryID(id)))
+	}
+	return ictx
+}
+
+// oneBlockPerView adds to settings those that keep a view's result of one
+// insert in one block, and returns them: a view's blocks are squashed
+// into one up to min_insert_block_size_rows/bytes (1 Mi rows, 256 MiB by
+// default; a profile may lower them), and a view with many keys
+// (breakdown_daily past 100 000) would aggregate in two levels, one block
+// per bucket. A flushed batch is bounded (ingest.flush_max_rows), so its
+// views' results fit in memory whole.
+func oneBlockPerView(settings clickhouse.Settings) clickhouse.Settings {
+	settings["group_by_two_level_threshold"] = 0
+	settings["group_by_two_level_threshold_bytes"] = 0
+	settings["min_insert_block_size_rows"] = 1 << 40
+	settings["min_insert_block_size_bytes"] = 1 << 40
+	return settings
 }
 
 // sortedAttributes flattens attributes into parallel key and value arrays,

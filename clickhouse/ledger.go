@@ -287,6 +287,9 @@ func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint
 		seq uint64
 		day time.Time
 	}
+	if err := db.waitInsertsGone(ctx, node); err != nil {
+		return nil, err
+	}
 	var found []seqDay
 	q := "SELECT DISTINCT ingest_seq, toDate(ts) FROM " + db.local("events") +
 		" WHERE ts >= ? AND ts <= ? AND ingest_node = ? AND ingest_seq >= ? AND ingest_seq <= ?"
@@ -312,6 +315,9 @@ func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint
 // together, and a repair cut short is found and redone by the next call).
 // It returns how many (insert, rollup) pairs it completed.
 func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (int, error) {
+	if err := db.waitInsertsGone(ctx, node); err != nil {
+		return 0, err
+	}
 	views, err := db.rollupViews()
 	if err != nil {
 		return 0, err
@@ -418,5 +424,77 @@ func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, 
 		db.local("events"), timeLit(day), timeLit(day.AddDate(0, 0, 1)), QuoteString(node), quoteList(markers), strings.Join(seqs, " OR "))
 	list := strings.Join(cols, ", ")
 	stmt := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%sFROM %s\n%s)", v.target, list, list, v.before, source, v.after)
-	return wrapErr("complete "+v.table, conn.Exec(ctx, stmt))
+	return wrapErr("complete "+v.table, conn.Exec(clickhouse.Context(ctx, clickhouse.WithSettings(oneBlockPerView(clickhouse.Settings{}))), stmt))
+}
+
+// insertQueryID is the query_id of an insert's attempts on this store's
+// database (ingest.InsertID names the insert: it starts with its node).
+func (db *DB) insertQueryID(insertID string) string { return "ingest:" + db.db + ":" + insertID }
+
+// insertGoneTimeout bounds the wait for a node's earlier inserts to end.
+const insertGoneTimeout = 2 * time.Minute
+
+// processesQuery counts the queries still running of a node's inserts:
+// the inserts themselves, and on a cluster the shards' inserts they
+// started (their initial_query_id).
+const processesQuery = "SELECT count() FROM system.processes WHERE startsWith(query_id, ?) OR startsWith(initial_query_id, ?)"
+
+// waitInsertsGone returns once no server runs an insert of node's records
+// (their query ids, insertQueryID, start with the node's prefix). A client
+// that gave up on an insert (a timeout, a broken connection, a process
+// killed) leaves the server storing it: events first, then each view's
+// part, so a check made meanwhile would find the raw rows stored and a
+// rollup short, and complete a rollup that the attempt then completes too.
+// The flusher inserts one batch at a time, so whatever of the node still
+// runs is an attempt given up on: the retry's own batch, or, after a
+// restart, the batch the killed process was inserting (whose records the
+// replay may group otherwise). On a cluster every replica of every shard
+// is asked; one that cannot be reached runs nothing that will land.
+func (db *DB) waitInsertsGone(ctx context.Context, node string) error {
+	prefix := db.insertQueryID(node + "/")
+	ctx, cancel := context.WithTimeout(ctx, insertGoneTimeout)
+	defer cancel()
+	running := func(conn driver.Conn) (bool, error) {
+		var n uint64
+		if err := conn.QueryRow(ctx, processesQuery, prefix, prefix).Scan(&n); err != nil {
+			return false, wrapErr("running inserts of "+node, err)
+		}
+		return n > 0, nil
+	}
+	var hosts []string
+	if db.cluster != "" {
+		shards, err := db.shardReplicas(ctx)
+		if err != nil {
+			return err
+		}
+		for _, replicas := range shards {
+			hosts = append(hosts, replicas...)
+		}
+	}
+	for {
+		busy := false
+		if db.cluster == "" {
+			var err error
+			if busy, err = running(db.conn); err != nil {
+				return err
+			}
+		}
+		for _, addr := range hosts {
+			conn, err := dial(db.cfg, []string{addr}, 1)
+			if err != nil {
+				continue
+			}
+			b, err := running(conn)
+			conn.Close()
+			busy = busy || b && err == nil
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return wrapErr("waiting for an earlier insert of "+node+" to end", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

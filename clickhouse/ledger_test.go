@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
@@ -60,21 +61,7 @@ func TestCompleteViewsAfterAnInsertCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := analytics.NewRange(yesterday.Add(-2*time.Hour), now)
-	read := func(mcp string) (any, any, any) {
-		o, err := db.Overview(ctx, mcp, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tl, err := db.Tools(ctx, mcp, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := db.Breakdown(ctx, mcp, r, analytics.BreakdownQuery{By: "tool", Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o, tl, b
-	}
+	read := func(mcp string) (any, any, any) { return rollupReads(t, db, mcp, r) }
 	if o, _, _ := read("mcp_cut"); o.(*analytics.Overview).Calls != 0 {
 		t.Fatalf("the overview counts %d calls of the cut insert: the view ran", o.(*analytics.Overview).Calls)
 	}
@@ -123,4 +110,24 @@ func TestCompleteViewsAfterAnInsertCutShort(t *testing.T) {
 	if o, _, _ := read("mcp_cut"); !reflect.DeepEqual(o, gotO) {
 		t.Errorf("overview after a second CompleteViews: %+v", o)
 	}
+}
+
+// rollupReads reads an MCP's overview, tool list and tool breakdown, which
+// between them read every daily rollup of calls.
+func rollupReads(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range) (*analytics.Overview, *analytics.ToolList, *analytics.Breakdown) {
+	t.Helper()
+	ctx := context.Background()
+	o, err := db.Overview(ctx, mcp, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := db.Tools(ctx, mcp, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.Breakdown(ctx, mcp, r, analytics.BreakdownQuery{By: "tool", Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, tl, b
 }

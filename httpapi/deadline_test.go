@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -25,5 +26,16 @@ func TestHandlerDeadline(t *testing.T) {
 	}
 	if d := (Deadlines{Reads: 5 * time.Second}); d.of(classRead) != 5*time.Second || d.of(classIngest) != DefaultDeadlines.Ingest || d.of(classOther) != DefaultDeadlines.Other {
 		t.Fatalf("deadlines %v %v %v", d.of(classRead), d.of(classIngest), d.of(classOther))
+	}
+}
+
+// A request whose client went away (its context cancelled) is no internal
+// error: 503 with Retry-After, as when a deadline passes.
+func TestCancelledRequestIsNoInternalError(t *testing.T) {
+	for _, err := range []error{context.Canceled, fmt.Errorf("ingest: %w", context.Canceled), context.DeadlineExceeded} {
+		p := ProblemFromError(context.Background(), err)
+		if p.Status != 503 || p.Code != "unavailable" || p.headers.Get("Retry-After") == "" {
+			t.Errorf("%v: %d %s %v, want 503 unavailable with Retry-After", err, p.Status, p.Code, p.headers)
+		}
 	}
 }

@@ -121,9 +121,12 @@ func ProblemFromError(ctx context.Context, err error) *Problem {
 		p.RequestID = requestID(ctx)
 		return p
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		// The handler's deadline (Options.Deadlines) passed while a
 		// dependency was still working: the dependency is too slow now.
+		// Or the client gave up (or the server is stopping): nothing was
+		// done, and were the answer read, a retry is right. Not an
+		// internal error either way.
 		p = newProblem(http.StatusServiceUnavailable, telemetry.EUNAVAILABLE, "The request took too long; try again shortly.")
 		p.headers = http.Header{"Retry-After": []string{"1"}}
 		p.RequestID = requestID(ctx)

@@ -111,11 +111,25 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			continue
 		}
 		start := time.Now()
+		if p.needsConfirm(rows, replayUntil) {
+			if rows, err = retry(p, ctx, "confirm shared id reservations", func() ([]Row, error) {
+				return p.withoutTakenOver(ctx, rows, replayUntil)
+			}); err != nil {
+				return nil // ctx cancelled
+			}
+			if len(rows) == 0 {
+				p.ack(lastSeq)
+				continue
+			}
+		}
 		// What a retry checks and completes: the batch before the check
 		// leaves stored rows out. Taken by the first attempt that checks
 		// (an attempt before it leaves out only rows it did not insert),
 		// so the usual path, which never checks, does not pay for it.
 		var batch span
+		// Every attempt runs under the batch's id; a retry's checks first
+		// wait for the node's inserts given up on to end on the server.
+		ictx := WithInsertID(ctx, InsertID(p.node, rows[0].Seq, rows[len(rows)-1].Seq))
 		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
 			retried := checkStored
 			if checkStored {
@@ -123,7 +137,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 					batch = spanOf(rows)
 				}
 				var err error
-				if rows, err = p.withoutStored(ctx, rows, batch); err != nil {
+				if rows, err = p.withoutStored(ictx, rows, batch); err != nil {
 					return struct{}{}, err
 				}
 			}
@@ -133,11 +147,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 					return struct{}{}, err
 				}
 			}
-			err := p.sink.InsertRows(ctx, rows)
+			err := p.sink.InsertRows(ictx, rows)
 			if err == nil && retried {
 				// An earlier attempt (or run) may have stored some of the
 				// batch in the raw table and not in every rollup.
-				err = p.completeViews(ctx, batch)
+				err = p.completeViews(ictx, batch)
 			}
 			checkStored = err != nil
 			return struct{}{}, err
@@ -327,4 +341,76 @@ func (p *Pipeline) loadStored(ctx context.Context) error {
 		p.opts.Logger.Info("duplicate filter ready", "ids", p.dedup.Len())
 	}
 	return err
+}
+
+// needsConfirm reports whether rows hold items of records whose shared
+// reservations are not known to be confirmed: records replayed after a
+// start (the process may have died before it confirmed them) and records
+// whose confirmation failed when they were accepted.
+func (p *Pipeline) needsConfirm(rows []Row, replayUntil uint64) bool {
+	if p.opts.Registry == nil {
+		return false
+	}
+	p.unconfirmedMu.Lock()
+	defer p.unconfirmedMu.Unlock()
+	for i := range rows {
+		if rows[i].Seq <= replayUntil || p.unconfirmed[rows[i].Seq] {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutTakenOver confirms the shared reservations of the items of
+// unconfirmed records (needsConfirm) and leaves out the items whose
+// reservation another instance took over after it expired: the client's
+// retry was accepted there, and is stored by that instance. One registry
+// call per MCP and receipt.
+func (p *Pipeline) withoutTakenOver(ctx context.Context, rows []Row, replayUntil uint64) ([]Row, error) {
+	type reservation struct {
+		mcpID string
+		at    time.Time
+	}
+	p.unconfirmedMu.Lock()
+	check := func(r *Row) bool { return r.Item.ID != "" && (r.Seq <= replayUntil || p.unconfirmed[r.Seq]) }
+	groups := map[reservation][]string{}
+	seqs := map[uint64]bool{}
+	for i := range rows {
+		if r := &rows[i]; check(r) {
+			k := reservation{r.MCPID, r.ReceivedAt.Truncate(time.Microsecond)}
+			groups[k] = append(groups[k], r.Item.ID)
+			seqs[r.Seq] = true
+		}
+	}
+	p.unconfirmedMu.Unlock()
+	own := map[reservation]map[string]bool{}
+	for k, ids := range groups {
+		list, err := p.opts.Registry.Confirm(ctx, k.mcpID, ids, k.at)
+		if err != nil {
+			return rows, err
+		}
+		own[k] = make(map[string]bool, len(list))
+		for _, id := range list {
+			own[k][id] = true
+		}
+	}
+	kept := rows[:0]
+	for i := range rows {
+		r := &rows[i]
+		if r.Item.ID != "" && seqs[r.Seq] && !own[reservation{r.MCPID, r.ReceivedAt.Truncate(time.Microsecond)}][r.Item.ID] {
+			continue
+		}
+		kept = append(kept, *r)
+	}
+	p.unconfirmedMu.Lock()
+	for seq := range seqs {
+		delete(p.unconfirmed, seq)
+	}
+	p.unconfirmedMu.Unlock()
+	if n := len(rows) - len(kept); n > 0 {
+		p.opts.Metrics.duplicatesAtFlush(n)
+		p.opts.Logger.Warn("ingest: items whose shared reservation another instance took over are left out (that instance stores them)",
+			"items", n)
+	}
+	return kept, nil
 }

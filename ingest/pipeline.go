@@ -50,6 +50,8 @@ func DayOf(t time.Time) int64 {
 
 // Sink is where flushed rows go: ClickHouse (clickhouse.DB implements it).
 type Sink interface {
+	// InsertRows stores rows, under the insert id ctx carries, if any
+	// (WithInsertID).
 	InsertRows(ctx context.Context, rows []Row) error
 	// InsertedSeqs reports which log records of this node, among
 	// fromSeq..toSeq, already have rows stored, and of which UTC days, so
@@ -57,6 +59,9 @@ type Sink interface {
 	// not insert them twice, nor leave out the days an insert cut short
 	// did not store. Their items' timestamps lie within tsFrom..tsTo,
 	// which bounds what the check reads.
+	// The sink first waits until no insert of the node's records still
+	// runs on any server: an attempt the client gave up on (or a killed
+	// process started) may still be storing its views.
 	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[RecordDay]bool, error)
 	// CompleteViews is called after the retry of a failed insert (and
 	// after a replay): every insert of this node's records fromSeq..toSeq
@@ -76,10 +81,19 @@ type Sink interface {
 // IDRegistry is a duplicate filter shared by every instance
 // (postgres.IngestIDs): with one, a retry that reaches another instance is
 // still dropped, and each instance's own filter is only a bounded cache.
+// A reservation is pending until confirmed: an instance that dies between
+// its reservation and its log write leaves no acceptance behind, only a
+// reservation that expires within seconds (docs/exactly-once.md).
 type IDRegistry interface {
-	// Reserve records ids as accepted at at and returns those not accepted
-	// in the window before, by any instance.
-	Reserve(ctx context.Context, mcpID string, ids []string, at time.Time) (fresh []string, err error)
+	// Reserve reserves ids as pending at at and returns those no instance
+	// accepted in the window before (fresh) and, among the others, those
+	// another instance holds pending right now (busy).
+	Reserve(ctx context.Context, mcpID string, ids []string, at time.Time) (fresh, busy []string, err error)
+	// Confirm turns the reservations made at at into acceptances once the
+	// log holds the payload, and returns the ids that are still this
+	// reservation's: the others were taken over by another instance after
+	// their pending time passed, and must not be stored by this one.
+	Confirm(ctx context.Context, mcpID string, ids []string, at time.Time) (own []string, err error)
 	// Release undoes a Reserve made at at whose payload was not accepted.
 	Release(ctx context.Context, mcpID string, ids []string, at time.Time) error
 	// Expire deletes up to limit ids older than the window.
@@ -117,6 +131,10 @@ type Options struct {
 	// Sessions derives the sessions of items sent without one; nil leaves
 	// their session_id empty.
 	Sessions SessionAssigner
+	// Failpoint, when set, is called at named points of Ingest
+	// ("after-reserve", "after-append"): the crash tests kill the process
+	// there (cmd/telemetryd, TELEMETRY_TEST_FAILPOINT).
+	Failpoint func(point string)
 }
 
 // DefaultCacheMaxIDs bounds the in-memory filter in front of a Registry:
@@ -147,6 +165,13 @@ type Pipeline struct {
 	// incomplete filter: their ids are checked against ClickHouse at flush.
 	loaded atomic.Bool
 	loadMu sync.RWMutex
+
+	// unconfirmed holds the log records whose shared reservations were not
+	// all confirmed when they were accepted (the registry failed, or
+	// another instance took some over): the flusher confirms them again
+	// and stores only the items that are still theirs.
+	unconfirmedMu sync.Mutex
+	unconfirmed   map[uint64]bool
 }
 
 // New returns a pipeline over an open log. Call Run to flush.
@@ -163,9 +188,10 @@ func New(l *wal.Log, sink Sink, opts Options) *Pipeline {
 	}
 	p := &Pipeline{
 		opts: opts, log: l, sink: sink, node: node,
-		dedup:   NewDedup(opts.DedupWindow),
-		limiter: NewRateLimiter(opts.RateLimitPerMinute),
-		ready:   make(chan struct{}),
+		dedup:       NewDedup(opts.DedupWindow),
+		limiter:     NewRateLimiter(opts.RateLimitPerMinute),
+		ready:       make(chan struct{}),
+		unconfirmed: map[uint64]bool{},
 	}
 	if opts.RefusedPerMinute > 0 {
 		p.refused = NewRateLimiter(opts.RefusedPerMinute)
@@ -236,6 +262,9 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		regAt = now.Truncate(time.Microsecond) // as PostgreSQL stores it, for Release
 		var dup int
 		kept, reserved, dup, err = p.reserveShared(ctx, mcpID, kept, reserved, regAt)
+		if err == nil {
+			p.failpoint("after-reserve")
+		}
 		if err != nil {
 			for _, id := range reserved {
 				p.dedup.Release(mcpID, id)
@@ -269,7 +298,7 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 	// Append answers only once the record is on disk or definitely not in
 	// the log (a cancelled request does not cut it short), so the ids are
 	// released exactly when the items were not accepted.
-	_, _, err = p.log.Append(ctx, *buf)
+	seq, _, err := p.log.Append(ctx, *buf)
 	p.bufPool.Put(buf)
 	if err != nil {
 		for _, id := range reserved {
@@ -287,8 +316,48 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		}
 		return 0, 0, err
 	}
-	p.opts.Metrics.accepted(len(kept), dropped)
-	return len(kept), dropped, nil
+	accepted = len(kept)
+	if p.opts.Registry != nil && len(reserved) > 0 {
+		p.failpoint("after-append")
+		lost := p.confirmShared(ctx, mcpID, reserved, regAt, seq)
+		accepted -= lost
+		dropped += lost
+	}
+	p.opts.Metrics.accepted(accepted, dropped)
+	return accepted, dropped, nil
+}
+
+func (p *Pipeline) failpoint(point string) {
+	if p.opts.Failpoint != nil {
+		p.opts.Failpoint(point)
+	}
+}
+
+// confirmShared confirms the reservations of a payload now in the log as
+// record seq, and returns how many of its ids another instance took over
+// meanwhile (their pending time passed before the log write ended: that
+// instance accepted them). When the registry cannot answer, the payload
+// is accepted all the same (it is on disk) and the flusher confirms it
+// before storing it; until then its reservations may expire, and a retry
+// elsewhere would take them over and be the one stored.
+func (p *Pipeline) confirmShared(ctx context.Context, mcpID string, ids []string, at time.Time, seq uint64) (lost int) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
+	defer cancel()
+	own, err := p.opts.Registry.Confirm(rctx, mcpID, ids, at)
+	if err == nil && len(own) == len(ids) {
+		return 0
+	}
+	p.unconfirmedMu.Lock()
+	p.unconfirmed[seq] = true
+	p.unconfirmedMu.Unlock()
+	if err != nil {
+		p.opts.Logger.Warn("ingest: cannot confirm shared id reservations; the flusher confirms them before storing",
+			"mcp_id", mcpID, "seq", seq, "error", err)
+		return 0
+	}
+	p.opts.Logger.Warn("ingest: shared id reservations were taken over by another instance before this one confirmed them; "+
+		"that instance stores those items", "mcp_id", mcpID, "seq", seq, "ids", len(ids)-len(own))
+	return len(ids) - len(own)
 }
 
 // Ready reports whether the pipeline accepts payloads (the ids waiting in
@@ -308,7 +377,17 @@ func (p *Pipeline) Ready() bool {
 func (p *Pipeline) reserveShared(ctx context.Context, mcpID string, kept []analytics.Item, reserved []string, at time.Time) (_ []analytics.Item, fresh []string, dup int, err error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
 	defer cancel()
-	fresh, err = p.opts.Registry.Reserve(rctx, mcpID, reserved, at)
+	fresh, busy, err := p.opts.Registry.Reserve(rctx, mcpID, reserved, at)
+	if err == nil && len(busy) > 0 {
+		// Another request holds some of these ids pending: its payload is
+		// being written to a log, or its instance died before it was (the
+		// reservation then expires within seconds). Accepting the rest now
+		// and dropping those would lose them in the second case: the
+		// payload waits for the client's retry instead.
+		p.releaseShared(ctx, mcpID, fresh, at)
+		return nil, reserved, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
+			Message: "Some items of this payload are being accepted by another request right now; the payload was not accepted. Retry after the Retry-After delay."}
+	}
 	if err != nil {
 		// The statement may have committed with its answer lost: undo it.
 		p.releaseShared(ctx, mcpID, reserved, at)

@@ -23,8 +23,13 @@ type fakeRegistry struct {
 	release [][]string
 }
 
-func (f *fakeRegistry) Reserve(_ context.Context, mcpID string, ids []string, _ time.Time) ([]string, error) {
-	return f.reserve(mcpID, ids)
+func (f *fakeRegistry) Reserve(_ context.Context, mcpID string, ids []string, _ time.Time) ([]string, []string, error) {
+	fresh, err := f.reserve(mcpID, ids)
+	return fresh, nil, err
+}
+
+func (f *fakeRegistry) Confirm(_ context.Context, _ string, ids []string, _ time.Time) ([]string, error) {
+	return ids, nil
 }
 
 func (f *fakeRegistry) Release(_ context.Context, _ string, ids []string, _ time.Time) error {

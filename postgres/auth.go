@@ -127,7 +127,8 @@ func (s *AuthService) Login(ctx context.Context, in accounts.Login) (*accounts.S
 		return nil, err
 	}
 	key := accounts.EmailKey(in.Email)
-	if wait, limited := s.limiter.Attempt(key, s.now()); limited {
+	attempted := s.now()
+	if wait, limited := s.limiter.Attempt(key, attempted); limited {
 		return nil, &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
 			Message: "Too many failed logins for this email; try again later."}
 	}
@@ -136,6 +137,7 @@ func (s *AuthService) Login(ctx context.Context, in accounts.Login) (*accounts.S
 	err := s.db.Pool.QueryRow(ctx, `SELECT id, email, name, password_hash, created_at FROM users WHERE email_key = $1`, key).
 		Scan(&user.ID, &user.Email, &user.Name, &hash, &user.CreatedAt)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		s.limiter.Undo(key, attempted) // not judged: no failure (a database outage locks nobody out)
 		return nil, wrap(err)
 	}
 	ok, err := s.pw.Verify(ctx, in.Password, hash)

@@ -42,10 +42,16 @@ func (s *KeyService) AuthenticateIngestKey(ctx context.Context, key string) (*ac
 	cached, hit := s.cache.Get(h, now)
 	if !hit {
 		v, err, _ := s.flight.Do(string(h[:]), func() (any, error) { return s.load(ctx, h) })
-		if err != nil {
+		switch {
+		case err == nil:
+			cached, _ = v.(*accounts.Principal)
+		case telemetry.ErrorCode(err) == telemetry.EUNAVAILABLE && s.cache.Stale(h, now) != nil:
+			// The database is down: a key known a moment ago still works
+			// (accounts.KeyStaleFor), so ingest goes on through the outage.
+			cached = s.cache.Stale(h, now)
+		default:
 			return nil, err
 		}
-		cached, _ = v.(*accounts.Principal)
 	}
 	if cached == nil {
 		return nil, errBadKey

@@ -9,6 +9,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -201,7 +202,7 @@ func wrap(err error) error {
 			// Text PostgreSQL cannot store (NUL, invalid UTF-8) is bad input,
 			// never a server error.
 			return &telemetry.Error{Code: telemetry.EINVALID, Message: "The input contains characters that cannot be stored.", Err: err}
-		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P03", pgErr.Code == "53300",
+		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", pgErr.Code == "53300",
 			pgErr.Code == "57014": // query_canceled: statement_timeout
 			return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5, Err: err}
 		}
@@ -212,7 +213,9 @@ func wrap(err error) error {
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
+	// A server killed mid-statement ends the connection: unexpected EOF.
+	if errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || pgconn.Timeout(err) {
 		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5, Err: err}
 	}
 	return err

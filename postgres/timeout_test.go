@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -31,6 +32,17 @@ func TestStatementTimeout(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		if err := db.Pool.QueryRow(ctx, "SHOW statement_timeout").Scan(&setting); err != nil || setting != "200ms" {
 			t.Fatalf("statement_timeout %q, %v", setting, err)
+		}
+	}
+}
+
+// A connection cut mid-statement (the server killed: pgx reads an
+// unexpected EOF) is the database being unavailable, not an internal
+// error.
+func TestConnectionCutIsUnavailable(t *testing.T) {
+	for _, err := range []error{io.ErrUnexpectedEOF, fmt.Errorf("read: %w", io.ErrUnexpectedEOF), io.EOF} {
+		if got := wrap(err); telemetry.ErrorCode(got) != telemetry.EUNAVAILABLE {
+			t.Errorf("wrap(%v) = %v, want unavailable", err, got)
 		}
 	}
 }

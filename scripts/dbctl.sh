@@ -10,6 +10,7 @@
 #   scripts/dbctl.sh start-cluster DIR NAME CH_TCP_PORT...
 #   scripts/dbctl.sh start-replicated DIR NAME ZK_PORT SHARDS CH_TCP_PORT...
 #   scripts/dbctl.sh start-zk DIR ZK_PORT
+#   scripts/dbctl.sh kill-ch DIR | kill-pg DIR   (SIGKILL, for outage tests)
 #   scripts/dbctl.sh stop DIR
 #
 # start-cluster runs one ClickHouse per port, in DIR/shard1, DIR/shard2, ...,
@@ -252,6 +253,17 @@ stop_pid() { # PIDFILE: stop that process (only it) and wait for its exit
 	rm -f "$pidf"
 }
 
+kill_pg() { # DIR: SIGKILL the postmaster and its children (a crash; the next start recovers)
+	local pidf=$1/pg.pid pid kids i
+	[ -f "$pidf" ] || return 0
+	pid=$(cat "$pidf")
+	kids=$(pgrep -P "$pid" || true)
+	# shellcheck disable=SC2086
+	kill -KILL "$pid" $kids 2>/dev/null || true
+	for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	rm -f "$pidf"
+}
+
 stop() { # DIR
 	local shard
 	stop_pid "$1/ch.pid"
@@ -293,7 +305,8 @@ start-replicated)
 	;;
 start-zk) dir=$(mkdir -p "$2" && cd "$2" && pwd); start_zk "$dir" "$3" ;;
 kill-ch) pidf="$(cd "$2" && pwd)/ch.pid"; [ -f "$pidf" ] && kill -KILL "$(cat "$pidf")" && rm -f "$pidf" ;;
+kill-pg) kill_pg "$(cd "$2" && pwd)" ;;
 stop-ch) stop_pid "$(cd "$2" && pwd)/ch.pid" ;;
 stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; [ -d "$2" ] && stop "$(cd "$2" && pwd)" ;;
-*) echo "usage: $0 install | install-browser | start DIR CH_TCP_PORT PG_PORT | start-ch DIR PORT | start-pg DIR PORT | start-cluster DIR NAME PORT... | start-replicated DIR NAME ZK_PORT SHARDS PORT... | start-zk DIR PORT | kill-ch DIR | stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 install | install-browser | start DIR CH_TCP_PORT PG_PORT | start-ch DIR PORT | start-pg DIR PORT | start-cluster DIR NAME PORT... | start-replicated DIR NAME ZK_PORT SHARDS PORT... | start-zk DIR PORT | kill-ch DIR | kill-pg DIR | stop DIR" >&2; exit 2 ;;
 esac

@@ -52,6 +52,16 @@ echo "== go test"
 "$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
 echo "== go test (mcpgo against the Go MCP SDK of the old protocol)"
 (cd mcpgo/compat && "$GO" vet ./... && "$GO" test -count=1 ./...)
+# The randomized fault harness, short (docs/chaos.md): servers and
+# instances of its own on the CHAOS_* ports; a failure prints the seed
+# that replays it.
+if command -v node >/dev/null; then
+	echo "== chaos (${CHAOS_TEST_MINUTES:-2} minutes)"
+	CHAOS_MINUTES=${CHAOS_TEST_MINUTES:-2} GO="$GO" scripts/chaos.sh
+else
+	[ "${CI:-}" = true ] && { echo "node is needed for the chaos harness's TypeScript SDK client" >&2; exit 1; }
+	echo "warning: node missing; the chaos harness is skipped" >&2
+fi
 if [ -x scripts/fuzz.sh ]; then
 	echo "== fuzz (short)"
 	scripts/fuzz.sh "${FUZZTIME:-20000x}"

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -204,8 +205,9 @@ func (m *Main) Open(ctx context.Context) error {
 		Sessions: postgres.NewAutoSessions(m.PG),
 	}
 	if ic.SharedDedup {
-		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow), ic.CacheMaxIDs
+		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow, ic.PendingTTL), ic.CacheMaxIDs
 	}
+	iopts.Failpoint = killAtFailpoint(os.Getenv("TELEMETRY_TEST_FAILPOINT"))
 	m.Ingest = ingest.New(wl, m.CH, iopts)
 	a := m.Config.Auth
 	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
@@ -428,4 +430,21 @@ func (m *Main) Close() {
 		m.closers[i]()
 	}
 	m.closers = nil
+}
+
+// killAtFailpoint returns, for the crash tests, an ingest failpoint that
+// kills this process with SIGKILL when the pipeline reaches the point
+// named (TELEMETRY_TEST_FAILPOINT: "after-reserve", between the shared id
+// reservation and the log write; "after-append", between the log write and
+// the confirmation), or nil when none is named.
+func killAtFailpoint(name string) func(string) {
+	if name == "" {
+		return nil
+	}
+	return func(point string) {
+		if point == name {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
 }

@@ -167,6 +167,10 @@ type IngestConfig struct {
 	// CacheMaxIDs then bounds each instance's in-memory cache of them.
 	SharedDedup bool `mapstructure:"shared_dedup"`
 	CacheMaxIDs int  `mapstructure:"cache_max_ids"`
+	// PendingTTL: with SharedDedup, how long a payload's id reservation
+	// waits for its confirmation (the payload on disk in the log) before
+	// another instance may take it over (docs/exactly-once.md).
+	PendingTTL time.Duration `mapstructure:"pending_ttl"`
 	// DecodeBudgetBytes bounds the ingest and OTLP bytes being decoded at
 	// once across requests; past it, bodies wait up to 1 s, then 503.
 	DecodeBudgetBytes int64 `mapstructure:"decode_budget_bytes"`
@@ -261,7 +265,7 @@ func DefaultConfig() Config {
 		Auth:     AuthConfig(accounts.DefaultAuthPolicy()),
 		Ingest: IngestConfig{RateLimitPerMinute: 600, RefusedPerMinute: 60, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
-			CacheMaxIDs:       4 << 20,
+			CacheMaxIDs: 4 << 20, PendingTTL: 10 * time.Second,
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: httpapi.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second,
@@ -463,6 +467,9 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.CacheMaxIDs < 1024 {
 		bad("ingest.cache_max_ids", "must be at least 1024")
+	}
+	if c.Ingest.PendingTTL < time.Second || c.Ingest.PendingTTL > time.Hour {
+		bad("ingest.pending_ttl", "must be between 1s and 1h")
 	}
 	if c.Ingest.DedupWindow < 24*time.Hour {
 		bad("ingest.dedup_window", "must be at least 24h (the contract's duplicate window)")

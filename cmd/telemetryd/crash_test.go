@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
@@ -35,7 +32,10 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-func startBinary(t *testing.T, bin string, cfg Config, port int) *service {
+// startBinary runs the binary on cfg's servers, the environment's extra
+// settings ("TELEMETRY_X=v") overriding the defaults below, and waits
+// until it is healthy.
+func startBinary(t *testing.T, bin string, cfg Config, port int, extra ...string) *service {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "serve")
@@ -52,6 +52,7 @@ func startBinary(t *testing.T, bin string, cfg Config, port int) *service {
 		"TELEMETRY_NIGHTLY_ENABLED=false",
 		"TELEMETRY_LOG_LEVEL=warn",
 	)
+	cmd.Env = append(cmd.Env, extra...) // the last of a name wins
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -154,34 +155,8 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 	t.Logf("%d batches (%d items) acknowledged before SIGKILL", batches, len(acked))
 
 	startBinary(t, bin, cfg, port)
-	conn, err := ch.Open(&ch.Options{Addr: cfg.ClickHouse.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	count := func() (map[string]uint64, error) {
-		rows, err := conn.Query(context.Background(),
-			fmt.Sprintf("SELECT id, count() FROM %s.events WHERE mcp_id = ? GROUP BY id", cfg.ClickHouse.Database), mcp)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		got := map[string]uint64{}
-		for rows.Next() {
-			var id string
-			var n uint64
-			if err := rows.Scan(&id, &n); err != nil {
-				return nil, err
-			}
-			got[id] = n
-		}
-		return got, rows.Err()
-	}
 	eventually(t, 30*time.Second, func() error {
-		got, err := count()
-		if err != nil {
-			return err
-		}
+		got := storedPerID(t, cfg, mcp, "")
 		missing := 0
 		for id := range acked {
 			if got[id] == 0 {
