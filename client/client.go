@@ -206,8 +206,8 @@ func NewID() string { return uuid.NewString() }
 // Add queues one item for the background sender. It never blocks: when
 // the queue is full it returns ErrQueueFull and the item is not sent. An
 // item without an id gets one, without a timestamp gets the current time;
-// its error message is cut to the contract's 1024 characters (see
-// analytics.Item.Normalize).
+// its error message and attribute values are cut to the contract's
+// limits (analytics.Item.CutText), as the service would cut them.
 func (c *Client) Add(it analytics.Item) error {
 	if it.ID == "" {
 		it.ID = NewID()
@@ -216,6 +216,7 @@ func (c *Client) Add(it analytics.Item) error {
 		it.Timestamp = time.Now()
 	}
 	it.Normalize()
+	_ = it.CutText(cutChars)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
@@ -378,4 +379,16 @@ func (c *Client) report(err error, n int) {
 		return
 	}
 	c.opts.Logger.Warn("telemetry client: batch not sent", "items", n, "error", err)
+}
+
+// cutChars keeps the first maxChars characters of s.
+func cutChars(s string, maxChars int) (string, error) {
+	n := 0
+	for i := range s {
+		if n == maxChars {
+			return s[:i], nil
+		}
+		n++
+	}
+	return s, nil
 }
