@@ -24,7 +24,7 @@ type mcpRangeArgs struct {
 	To   string `json:"to,omitempty" jsonschema:"Last UTC day, YYYY-MM-DD, inclusive. Default: today (UTC)."`
 }
 
-func (a mcpRangeArgs) query() RangeQuery { return RangeQuery{From: a.From, To: a.To} }
+func (a mcpRangeArgs) query() RangeQuery { return RangeQuery(a) }
 
 type mcpIDArgs struct {
 	MCPID string `json:"mcp_id" jsonschema:"The MCP's id (mcp_…), from list_mcps."`
