@@ -35,6 +35,9 @@ type WindowReader interface {
 type WindowRequest struct {
 	Minutes       []int
 	DetailMinutes []int
+	// DetailKeys restricts the details to these keys ("" for the whole
+	// MCP, a tool name for its tools/call items); nil means every key.
+	DetailKeys []string
 }
 
 // WindowSetReader gives the alert evaluator every window of a pass in one
@@ -45,7 +48,7 @@ type WindowSetReader interface {
 	// [to - minutes, to): by MCP id, window minutes, then "" for all
 	// methods of the MCP and each tool name for its tools/call items.
 	// Percentiles and distinct counts are set only for DetailMinutes
-	// windows. MCPs, windows and tools without
+	// windows and DetailKeys keys. MCPs, windows and tools without
 	// items are absent.
 	WindowSets(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]WindowStat, error)
 }
