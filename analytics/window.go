@@ -52,3 +52,19 @@ type WindowSetReader interface {
 	// items are absent.
 	WindowSets(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]WindowStat, error)
 }
+
+// WindowRead is one WindowSets call of a batch: the windows of Reqs, all
+// ending at To.
+type WindowRead struct {
+	To   time.Time
+	Reqs map[string]WindowRequest
+}
+
+// WindowSetBatchReader is a WindowSetReader that measures several reads at
+// once, such as a chunk's windows and the same windows a week earlier,
+// which the alert evaluator then waits for together.
+type WindowSetBatchReader interface {
+	WindowSetReader
+	// WindowSetsBatch answers each read as WindowSets would, in order.
+	WindowSetsBatch(ctx context.Context, reads []WindowRead) ([]map[string]map[int]map[string]WindowStat, error)
+}

@@ -524,6 +524,19 @@ func testWindowSetsRandom(t *testing.T, db *clickhouse.DB, o oracle) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A batch (the evaluator's current and week-ago reads) answers
+		// each read as WindowSets does.
+		weekAgo := to.Add(-7 * 24 * time.Hour)
+		batch, err := db.WindowSetsBatch(ctx, []analytics.WindowRead{{To: weekAgo, Reqs: reqs}, {To: to, Reqs: reqs}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, err := db.WindowSets(ctx, weekAgo, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameSets(t, fmt.Sprintf("case %d batch, week ago", c), batch[0], alone)
+		sameSets(t, fmt.Sprintf("case %d batch", c), batch[1], got)
 		for mcp, r := range reqs {
 			for _, w := range r.Minutes {
 				from := to.Add(-time.Duration(w) * time.Minute)
@@ -562,6 +575,32 @@ func testWindowSetsRandom(t *testing.T, db *clickhouse.DB, o oracle) {
 				}
 			}
 		}
+	}
+}
+
+// sameSets compares two WindowSets answers: the same MCPs, windows and
+// keys, the same counts, percentiles where the other has them.
+func sameSets(t *testing.T, what string, got, want map[string]map[int]map[string]analytics.WindowStat) {
+	t.Helper()
+	n := 0
+	for mcp, ws := range want {
+		for w, keys := range ws {
+			for key, s := range keys {
+				n++
+				g, ok := got[mcp][w][key]
+				if !ok || g.Calls != s.Calls || g.Errors != s.Errors || g.Sessions != s.Sessions || g.Users != s.Users || (g.P95Ms == nil) != (s.P95Ms == nil) {
+					t.Errorf("%s: %s %d %q = %+v, want %+v", what, mcp, w, key, g, s)
+				}
+			}
+		}
+	}
+	for _, ws := range got {
+		for _, keys := range ws {
+			n -= len(keys)
+		}
+	}
+	if n != 0 {
+		t.Errorf("%s: %d entries more or less than %v", what, n, want)
 	}
 }
 

@@ -143,6 +143,28 @@ func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]anal
 	return out, nil
 }
 
+var _ analytics.WindowSetBatchReader = (*DB)(nil)
+
+// WindowSetsBatch implements analytics.WindowSetBatchReader: the reads run
+// concurrently, each as WindowSets.
+func (db *DB) WindowSetsBatch(ctx context.Context, reads []analytics.WindowRead) ([]map[string]map[int]map[string]analytics.WindowStat, error) {
+	out := make([]map[string]map[int]map[string]analytics.WindowStat, len(reads))
+	errs := make([]error, len(reads))
+	var wg sync.WaitGroup
+	for i, r := range reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = db.WindowSets(ctx, r.To, r.Reqs)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // bandEdges returns the distinct positive lengths, ascending.
 func bandEdges(ws []int) []int {
 	out := slices.DeleteFunc(slices.Clone(ws), func(w int) bool { return w <= 0 })
