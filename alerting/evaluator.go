@@ -231,23 +231,46 @@ func windowRequests(chunk []*EvalRule, baseline bool) map[string]analytics.Windo
 		if !slices.Contains(q.Minutes, r.WindowMinutes) {
 			q.Minutes = append(q.Minutes, r.WindowMinutes)
 		}
-		if r.Detailed() && !slices.Contains(q.DetailMinutes, r.WindowMinutes) {
-			q.DetailMinutes = append(q.DetailMinutes, r.WindowMinutes)
+		if r.Detailed() {
+			if !slices.Contains(q.DetailMinutes, r.WindowMinutes) {
+				q.DetailMinutes = append(q.DetailMinutes, r.WindowMinutes)
+			}
+			if key := statKey(r); !slices.Contains(q.DetailKeys, key) {
+				q.DetailKeys = append(q.DetailKeys, key)
+			}
 		}
 		reqs[r.MCPID] = q
 	}
 	return reqs
 }
 
+// statKey is the key of a rule's entry in a window's stats (see
+// Rule.stat): its tool, or "" for the whole MCP.
+func statKey(r *EvalRule) string {
+	if r.Tool != nil {
+		return *r.Tool
+	}
+	return ""
+}
+
 // readChunk measures a chunk's windows ending at now and, when some rules
 // have a baseline, their windows a week earlier (nil otherwise).
 func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*EvalRule) (cur, prev map[string]map[int]map[string]analytics.WindowStat, err error) {
-	cur, err = e.stats.WindowSets(ctx, now, windowRequests(chunk, false))
+	reqs, baseline := windowRequests(chunk, false), windowRequests(chunk, true)
+	if b, ok := e.stats.(analytics.WindowSetBatchReader); ok && len(baseline) > 0 {
+		// Both reads at once: the week-ago one costs little extra time.
+		sets, err := b.WindowSetsBatch(ctx, []analytics.WindowRead{{To: now, Reqs: reqs}, {To: now.Add(-BaselineOffset), Reqs: baseline}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return sets[0], sets[1], nil
+	}
+	cur, err = e.stats.WindowSets(ctx, now, reqs)
 	if err != nil {
 		return nil, nil, err
 	}
-	if reqs := windowRequests(chunk, true); len(reqs) > 0 {
-		prev, err = e.stats.WindowSets(ctx, now.Add(-BaselineOffset), reqs)
+	if len(baseline) > 0 {
+		prev, err = e.stats.WindowSets(ctx, now.Add(-BaselineOffset), baseline)
 		if err != nil {
 			return nil, nil, err
 		}

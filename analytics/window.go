@@ -39,6 +39,9 @@ type WindowReader interface {
 type WindowRequest struct {
 	Minutes       []int
 	DetailMinutes []int
+	// DetailKeys restricts the details to these keys ("" for the whole
+	// MCP, a tool name for its tools/call items); nil means every key.
+	DetailKeys []string
 }
 
 // WindowSetReader gives the alert evaluator every window of a pass in one
@@ -49,7 +52,23 @@ type WindowSetReader interface {
 	// [to - minutes, to): by MCP id, window minutes, then "" for all
 	// methods of the MCP and each tool name for its tools/call items.
 	// Percentiles and distinct counts are set only for DetailMinutes
-	// windows. MCPs, windows and tools without
+	// windows and DetailKeys keys. MCPs, windows and tools without
 	// items are absent.
 	WindowSets(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]WindowStat, error)
+}
+
+// WindowRead is one WindowSets call of a batch: the windows of Reqs, all
+// ending at To.
+type WindowRead struct {
+	To   time.Time
+	Reqs map[string]WindowRequest
+}
+
+// WindowSetBatchReader is a WindowSetReader that measures several reads at
+// once, such as a chunk's windows and the same windows a week earlier,
+// which the alert evaluator then waits for together.
+type WindowSetBatchReader interface {
+	WindowSetReader
+	// WindowSetsBatch answers each read as WindowSets would, in order.
+	WindowSetsBatch(ctx context.Context, reads []WindowRead) ([]map[string]map[int]map[string]WindowStat, error)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -41,6 +42,7 @@ func TestReads(t *testing.T) {
 		t.Run("usage", func(t *testing.T) { testUsage(t, db, o) })
 		t.Run("window", func(t *testing.T) { testWindowStats(t, db, o) })
 		t.Run("window sets", func(t *testing.T) { testWindowSets(t, db, o) })
+		t.Run("window sets random", func(t *testing.T) { testWindowSetsRandom(t, db, o) })
 	}
 	t.Run("unmerged", checkAll)
 	for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily", "tool_client_daily", "user_daily", "usage_daily",
@@ -488,6 +490,117 @@ func testWindowSets(t *testing.T, db *clickhouse.DB, o oracle) {
 	}
 	if got[mcpA][1][""].Calls != 1 || got[mcpA][1]["edge"].Calls != 1 {
 		t.Errorf("1-minute window = %+v", got[mcpA][1])
+	}
+}
+
+// testWindowSetsRandom checks the banded read against the plain aggregate
+// over events (WindowStats) for random window ends (to the millisecond),
+// lengths, detail windows and detail keys: the same keys, calls, errors,
+// sessions and users, percentiles exactly where asked and within the
+// t-digest accuracy of the oracle's durations.
+func testWindowSetsRandom(t *testing.T, db *clickhouse.DB, o oracle) {
+	ctx := context.Background()
+	rnd := rand.New(rand.NewPCG(29, 3))
+	mcps := []string{mcpA, mcpB, mcpC}
+	keysOf := []string{"", "edge", "search", unicode}
+	for c := 0; c < 12; c++ {
+		to := day0.Add(time.Duration(rnd.Int64N(int64(8*24*time.Hour/time.Millisecond))) * time.Millisecond)
+		reqs := map[string]analytics.WindowRequest{}
+		for _, mcp := range mcps[:1+rnd.IntN(len(mcps))] {
+			var r analytics.WindowRequest
+			for range 1 + rnd.IntN(4) {
+				w := 1 + rnd.IntN(1440)
+				r.Minutes = append(r.Minutes, w)
+				if rnd.IntN(2) == 0 {
+					r.DetailMinutes = append(r.DetailMinutes, w)
+				}
+			}
+			if rnd.IntN(3) > 0 {
+				r.DetailKeys = []string{keysOf[rnd.IntN(len(keysOf))]}
+			}
+			reqs[mcp] = r
+		}
+		got, err := db.WindowSets(ctx, to, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A batch (the evaluator's current and week-ago reads) answers
+		// each read as WindowSets does.
+		weekAgo := to.Add(-7 * 24 * time.Hour)
+		batch, err := db.WindowSetsBatch(ctx, []analytics.WindowRead{{To: weekAgo, Reqs: reqs}, {To: to, Reqs: reqs}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, err := db.WindowSets(ctx, weekAgo, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameSets(t, fmt.Sprintf("case %d batch, week ago", c), batch[0], alone)
+		sameSets(t, fmt.Sprintf("case %d batch", c), batch[1], got)
+		for mcp, r := range reqs {
+			for _, w := range r.Minutes {
+				from := to.Add(-time.Duration(w) * time.Minute)
+				plain, err := db.WindowStats(ctx, from, to, []string{mcp})
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("case %d %s %d min to %s", c, mcp, w, to.Format(time.RFC3339Nano))
+				if len(got[mcp][w]) != len(plain[mcp]) {
+					t.Errorf("%s: keys %v, want %v", what, got[mcp][w], plain[mcp])
+				}
+				detail := slices.Contains(r.DetailMinutes, w)
+				for key, p := range plain[mcp] {
+					g := got[mcp][w][key]
+					if g.Calls != p.Calls || g.Errors != p.Errors {
+						t.Errorf("%s %q: %d calls %d errors, want %d and %d", what, key, g.Calls, g.Errors, p.Calls, p.Errors)
+					}
+					if !detail || (r.DetailKeys != nil && !slices.Contains(r.DetailKeys, key)) {
+						if g.P95Ms != nil || g.Sessions != 0 || g.Users != 0 {
+							t.Errorf("%s %q: details %+v not asked for", what, key, g)
+						}
+						continue
+					}
+					if g.Sessions != p.Sessions || g.Users != p.Users || (g.P95Ms == nil) != (p.P95Ms == nil) {
+						t.Errorf("%s %q: %+v, want %+v", what, key, g, p)
+					}
+					var items []analytics.Item
+					for _, row := range o.rows {
+						ts := row.Item.Timestamp
+						if row.MCPID == mcp && !ts.Before(from) && ts.Before(to) && (key == "" || isTool(row.Item) && row.Item.Name == key) {
+							items = append(items, row.Item)
+						}
+					}
+					a := aggregate(items)
+					pctl(t, what+" p95 "+key, a.durations, 0.95, g.P95Ms)
+				}
+			}
+		}
+	}
+}
+
+// sameSets compares two WindowSets answers: the same MCPs, windows and
+// keys, the same counts, percentiles where the other has them.
+func sameSets(t *testing.T, what string, got, want map[string]map[int]map[string]analytics.WindowStat) {
+	t.Helper()
+	n := 0
+	for mcp, ws := range want {
+		for w, keys := range ws {
+			for key, s := range keys {
+				n++
+				g, ok := got[mcp][w][key]
+				if !ok || g.Calls != s.Calls || g.Errors != s.Errors || g.Sessions != s.Sessions || g.Users != s.Users || (g.P95Ms == nil) != (s.P95Ms == nil) {
+					t.Errorf("%s: %s %d %q = %+v, want %+v", what, mcp, w, key, g, s)
+				}
+			}
+		}
+	}
+	for _, ws := range got {
+		for _, keys := range ws {
+			n -= len(keys)
+		}
+	}
+	if n != 0 {
+		t.Errorf("%s: %d entries more or less than %v", what, n, want)
 	}
 }
 

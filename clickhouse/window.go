@@ -2,10 +2,13 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -73,56 +76,172 @@ func msRange(from, to time.Time) string {
 
 var _ analytics.WindowSetReader = (*DB)(nil)
 
-// WindowSets implements analytics.WindowSetReader with one scan of events
-// for the counts of every window (per-minute buckets before to, summed in
-// Go into each window) and, when some windows want a 95th percentile, one
-// more that merges per-minute t-digest states into just those windows.
-// Buckets are exact to the millisecond: an event belongs to a window of w
-// minutes when to - w·60 s <= its time < to, as in WindowStats.
+// WindowSets implements analytics.WindowSetReader with two scans of events
+// that both return a handful of rows per MCP and key, whatever the length
+// of the windows:
+//
+//   - the counts: the chunk's distinct window lengths w1 < w2 < ... < wn
+//     cut the longest window into n bands (an event of minute m before to
+//     lies in band i when w(i-1) <= m < wi, found by a lookup array over
+//     the minutes); ClickHouse counts each MCP, key and band, and Go sums
+//     the bands up to each window (a window wi holds bands 1..i);
+//   - the details (percentiles, distinct counts), when some windows want
+//     them: the same bands over the distinct detail lengths only, so the
+//     scan covers the longest detail window, not the longest window, and
+//     only the keys the request names; each band's t-digest and uniqExact
+//     states are merged into the MCP's detail windows that hold the band.
+//
+// An event belongs to a window of w minutes when to - w·60 s <= its time
+// < to, to the millisecond, as in WindowStats.
 func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
 	out := make(map[string]map[int]map[string]analytics.WindowStat, len(reqs))
-	longest, ids, p95IDs := 0, make([]any, 0, len(reqs)), []string{}
+	var ids, detailIDs []string
+	var lengths, detailLengths []int
 	for id, r := range reqs {
 		if len(r.Minutes) == 0 {
 			continue
 		}
 		ids = append(ids, id)
-		for _, m := range r.Minutes {
-			longest = max(longest, m)
-		}
+		lengths = append(lengths, r.Minutes...)
 		if len(r.DetailMinutes) > 0 {
-			p95IDs = append(p95IDs, id)
+			detailIDs = append(detailIDs, id)
+			detailLengths = append(detailLengths, r.DetailMinutes...)
 		}
 	}
-	if len(ids) == 0 || longest <= 0 {
+	lengths, detailLengths = bandEdges(lengths), bandEdges(detailLengths)
+	if len(ids) == 0 || len(lengths) == 0 {
 		return out, nil
 	}
-	toMs := to.UnixMilli()
-	// bucket is how many whole minutes before to an event lies: 0 for
-	// (to - 60 s, to), so a window of w minutes holds buckets 0..w-1.
-	bucket := fmt.Sprintf("intDiv(%d - (toInt64(ts) * 1000 + ts_ms) - 1, 60000)", toMs)
-	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(longest)*time.Minute), to))
-	q := fmt.Sprintf(`SELECT mcp_id, key, toUInt32(%s) AS m, toInt64(count()), toInt64(sum(is_error))
+	sort.Strings(ids)
+	sort.Strings(detailIDs)
+	var counts, details error
+	var wg sync.WaitGroup
+	var detailOut map[string]map[int]map[string]analytics.WindowStat
+	if len(detailIDs) > 0 && len(detailLengths) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			detailOut, details = db.windowDetails(ctx, to, reqs, detailIDs, detailLengths)
+		}()
+	}
+	counts = db.windowCounts(ctx, to, reqs, ids, lengths, out)
+	wg.Wait()
+	if err := errors.Join(counts, details); err != nil {
+		return nil, err
+	}
+	for id, ws := range detailOut {
+		for w, keys := range ws {
+			for key, d := range keys {
+				st := windowEntry(out, id, w)
+				s := st[key]
+				s.Sessions, s.Users = d.Sessions, d.Users
+				s.P50Ms, s.P95Ms, s.P99Ms = d.P50Ms, d.P95Ms, d.P99Ms
+				st[key] = s
+			}
+		}
+	}
+	return out, nil
+}
+
+var _ analytics.WindowSetBatchReader = (*DB)(nil)
+
+// WindowSetsBatch implements analytics.WindowSetBatchReader: the reads run
+// concurrently, each as WindowSets.
+func (db *DB) WindowSetsBatch(ctx context.Context, reads []analytics.WindowRead) ([]map[string]map[int]map[string]analytics.WindowStat, error) {
+	out := make([]map[string]map[int]map[string]analytics.WindowStat, len(reads))
+	errs := make([]error, len(reads))
+	var wg sync.WaitGroup
+	for i, r := range reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = db.WindowSets(ctx, r.To, r.Reqs)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// bandEdges returns the distinct positive lengths, ascending.
+func bandEdges(ws []int) []int {
+	out := slices.DeleteFunc(slices.Clone(ws), func(w int) bool { return w <= 0 })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// minuteOf is how many whole minutes before to an event lies: 0 for
+// (to - 60 s, to), so a window of w minutes holds minutes 0..w-1.
+func minuteOf(to time.Time) string {
+	return fmt.Sprintf("intDiv(%d - (toInt64(ts) * 1000 + ts_ms) - 1, 60000)", to.UnixMilli())
+}
+
+// bandOf is the ClickHouse expression of an event's band (1-based) among
+// the ascending edges: a lookup array indexed by the event's minute, which
+// the WHERE clause keeps below the last edge.
+func bandOf(to time.Time, edges []int) string {
+	var b strings.Builder
+	b.WriteString("arrayElement(CAST([")
+	band := 1
+	for m := 0; m < edges[len(edges)-1]; m++ {
+		for m >= edges[band-1] {
+			band++
+		}
+		if m > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(band))
+	}
+	fmt.Fprintf(&b, "] AS Array(UInt16)), toUInt32(%s) + 1)", minuteOf(to))
+	return b.String()
+}
+
+func intList(ws []int) string {
+	s := make([]string, len(ws))
+	for i, w := range ws {
+		s[i] = strconv.Itoa(w)
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+func anyList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// windowCounts fills out with the calls and errors of every window of
+// reqs: one row per MCP, key and band (see WindowSets).
+func (db *DB) windowCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int, out map[string]map[int]map[string]analytics.WindowStat) error {
+	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to))
+	q := fmt.Sprintf(`SELECT mcp_id, key, %s AS band, toInt64(count()), toInt64(sum(is_error))
 		FROM %s.events
 		ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
 		WHERE %s
-		GROUP BY mcp_id, key, m`, bucket, db.db, where)
-	type minuteRow struct {
+		GROUP BY mcp_id, key, band`, bandOf(to, edges), db.db, where)
+	type bandRow struct {
 		mcpID, key    string
-		m             uint32
+		band          uint16
 		calls, errors int64
 	}
-	var rows []minuteRow
-	err := db.query(ctx, "window sets", q, []any{clickhouse.GroupSet{Value: ids}}, func() []any {
+	var rows []bandRow
+	err := db.query(ctx, "window sets", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
 		r := appendRow(&rows)
-		return []any{&r.mcpID, &r.key, &r.m, &r.calls, &r.errors}
+		return []any{&r.mcpID, &r.key, &r.band, &r.calls, &r.errors}
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, r := range rows {
+		// The band's events are in every window at least as long as its
+		// upper edge.
+		edge := edges[r.band-1]
 		for _, w := range reqs[r.mcpID].Minutes {
-			if int(r.m) >= w {
+			if w < edge {
 				continue
 			}
 			st := windowEntry(out, r.mcpID, w)
@@ -132,40 +251,61 @@ func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]anal
 			st[r.key] = s
 		}
 	}
-	if len(p95IDs) == 0 {
+	return nil
+}
+
+// windowDetails measures the percentiles and distinct counts of the
+// detail windows of reqs (see WindowSets). Per MCP, literal arrays matched
+// by position (18.16 has no map type) give its detail windows, its
+// longest one (which bounds its events) and the keys wanted.
+func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int) (map[string]map[int]map[string]analytics.WindowStat, error) {
+	out := map[string]map[int]map[string]analytics.WindowStat{}
+	mcpArr, winArr, longArr := make([]string, len(ids)), make([]string, len(ids)), make([]string, len(ids))
+	// The keys: every key of the MCPs without DetailKeys, the named ones
+	// of the others.
+	var allKeys, keyTuples []string
+	for i, id := range ids {
+		mcpArr[i] = QuoteString(id)
+		ws := bandEdges(reqs[id].DetailMinutes)
+		winArr[i], longArr[i] = intList(ws), strconv.Itoa(ws[len(ws)-1])
+		if reqs[id].DetailKeys == nil {
+			allKeys = append(allKeys, QuoteString(id))
+		}
+		for _, k := range reqs[id].DetailKeys {
+			keyTuples = append(keyTuples, fmt.Sprintf("(%s, %s)", QuoteString(id), QuoteString(k)))
+		}
+	}
+	var keyConds []string
+	if len(allKeys) > 0 {
+		keyConds = append(keyConds, fmt.Sprintf("mcp_id IN (%s)", strings.Join(allKeys, ",")))
+	}
+	if len(keyTuples) > 0 {
+		slices.Sort(keyTuples)
+		keyConds = append(keyConds, fmt.Sprintf("(mcp_id, key) IN (%s)", strings.Join(slices.Compact(keyTuples), ",")))
+	}
+	if len(keyConds) == 0 {
 		return out, nil
 	}
-	// Percentiles and distinct counts: per-minute states merged into each
-	// detail window of the MCP; the windows come as a literal array per
-	// MCP, matched by position (18.16 has no map type).
-	sort.Strings(p95IDs)
-	mcpArr, winArr := make([]string, len(p95IDs)), make([]string, len(p95IDs))
-	for i, id := range p95IDs {
-		mcpArr[i] = QuoteString(id)
-		ws := make([]string, len(reqs[id].DetailMinutes))
-		for j, w := range reqs[id].DetailMinutes {
-			ws[j] = strconv.Itoa(w)
-		}
-		winArr[i] = "[" + strings.Join(ws, ",") + "]"
+	idx := fmt.Sprintf("indexOf([%s], mcp_id)", strings.Join(mcpArr, ","))
+	where := fmt.Sprintf("mcp_id IN ? AND %s AND %s < arrayElement(CAST([%s] AS Array(UInt32)), %s)",
+		msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to), minuteOf(to), strings.Join(longArr, ","), idx)
+	if len(allKeys) < len(ids) {
+		where += " AND (" + strings.Join(keyConds, " OR ") + ")"
 	}
-	pids := make([]any, len(p95IDs))
-	for i, id := range p95IDs {
-		pids[i] = id
-	}
-	q = fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(q),
+	q := fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(q),
 			toInt64(uniqExactMerge(s)), toInt64(uniqExactMerge(u))
 		FROM (
-			SELECT mcp_id, key, toUInt32(%s) AS m, sum(has_duration) AS d,
+			SELECT mcp_id, key, arrayElement(CAST(%s AS Array(UInt32)), %s) AS edge, sum(has_duration) AS d,
 				quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS q,
 				uniqExactState(session_id) AS s, uniqExactState(user_key) AS u
 			FROM %s.events
 			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
 			WHERE %s
-			GROUP BY mcp_id, key, m
+			GROUP BY mcp_id, key, edge
 		)
-		ARRAY JOIN arrayElement(CAST([%s] AS Array(Array(UInt32))), indexOf([%s], mcp_id)) AS w
-		WHERE w > m
-		GROUP BY mcp_id, key, w`, bucket, db.db, where, strings.Join(winArr, ","), strings.Join(mcpArr, ","))
+		ARRAY JOIN arrayElement(CAST([%s] AS Array(Array(UInt32))), %s) AS w
+		WHERE w >= edge
+		GROUP BY mcp_id, key, w`, intList(edges), bandOf(to, edges), db.db, where, strings.Join(winArr, ","), idx)
 	type detailRow struct {
 		mcpID, key      string
 		w               uint32
@@ -173,22 +313,20 @@ func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]anal
 		qs              []float32
 		sessions, users int64
 	}
-	var drows []detailRow
-	err = db.query(ctx, "window set details", q, []any{clickhouse.GroupSet{Value: pids}}, func() []any {
-		r := appendRow(&drows)
+	var rows []detailRow
+	err := db.query(ctx, "window set details", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
+		r := appendRow(&rows)
 		return []any{&r.mcpID, &r.key, &r.w, &r.withDur, &r.qs, &r.sessions, &r.users}
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range drows {
-		st := windowEntry(out, r.mcpID, int(r.w))
-		s := st[r.key]
-		s.Sessions, s.Users = r.sessions, r.users
+	for _, r := range rows {
+		s := analytics.WindowStat{Sessions: r.sessions, Users: r.users}
 		if r.withDur > 0 {
 			setQuantiles(&s, r.qs)
 		}
-		st[r.key] = s
+		windowEntry(out, r.mcpID, int(r.w))[r.key] = s
 	}
 	return out, nil
 }

@@ -6,7 +6,10 @@
 # bin/telemetryd on port 38080, signs up and creates an MCP and ingest keys
 # through the API, then runs:
 #   1. ingest at full load (gzip batches of 500 over 8 connections), then at
-#      half that rate, through the Go client; items/s, p50/p99, peak RSS;
+#      half that rate, through the Go client; items/s, p50/p99, peak RSS,
+#      CPU seconds per million items of telemetryd and of ClickHouse (from
+#      /proc, until every item is stored); then the bytes on disk per stored
+#      item of events and every rollup (as ingested and after OPTIMIZE FINAL);
 #   1a. restart to ready (stop, start, time to the first 202, with the ids
 #      of the last 24 h in ClickHouse counted), then full load again with
 #      ingest.shared_dedup (the cross-instance duplicate check's cost);
@@ -53,7 +56,9 @@
 #   BENCHTIME [3x]             their -benchtime
 #   BENCH_KEEP=1               keep the temporary directory (databases, logs)
 #   BENCH_CH_PORT [39100] BENCH_PG_PORT [35532] BENCH_HTTP_PORT [38080]
-# The figures are also saved under .data/bench/<time>/.
+# The figures are also saved under .data/bench/<time>/; when the ingest part
+# ran, also as docs/bench/latest.jsonl, from which docs/capacity.md is
+# regenerated (go run ./cmd/bench capacity).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -151,10 +156,12 @@ echo "account $BENCH_ACCOUNT, load MCP $BENCH_LOAD_MCP, history MCP $BENCH_HISTO
 if want ingest; then
 	step "ingest: full load for ${SECONDS_PER_RUN}s"
 	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
-		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "full load" -out "$results"
+		-pid "$svc_pid" -chpid "$dir/db/ch.pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "full load" -out "$results"
 	step "ingest: half load for ${SECONDS_PER_RUN}s"
 	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
-		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "half load" -half -out "$results"
+		-pid "$svc_pid" -chpid "$dir/db/ch.pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "half load" -half -out "$results"
+	step "storage: bytes on disk per stored item, as ingested and after OPTIMIZE FINAL"
+	"$bench" storage -clickhouse "$CH" -database telemetry -out "$results"
 fi
 
 if want edges; then
@@ -245,3 +252,11 @@ mkdir -p "$saved"
 cp "$results" "$alerting" "$saved/"
 "$bench" summary -in "$results" -gobench "$alerting" | tee "$saved/summary.txt"
 echo "figures saved in $saved"
+if want ingest; then
+	# The capacity model (docs/capacity.md) is generated from the latest
+	# run's figures, committed beside it.
+	mkdir -p docs/bench
+	cp "$results" docs/bench/latest.jsonl
+	"$bench" capacity -in docs/bench/latest.jsonl -out docs/capacity.md
+	echo "docs/bench/latest.jsonl and docs/capacity.md updated: commit them together"
+fi

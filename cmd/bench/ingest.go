@@ -37,6 +37,7 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 	target := fs.Float64("rate", 0, "target items/s (0: as fast as the service answers)")
 	half := fs.Bool("half", false, "target half the items/s of the last 'full load' figure in -out")
 	pid := fs.Int("pid", 0, "the service's process id, to report its peak RSS")
+	chPIDFile := fs.String("chpid", "", "ClickHouse's pid file, to report its CPU seconds per million items")
 	label := fs.String("label", "full load", "name of this run in the results")
 	chAddr := fs.String("clickhouse", "", "ClickHouse address: wait until every accepted item is in the events table")
 	chDB := fs.String("database", "telemetry", "the service's ClickHouse database")
@@ -105,6 +106,7 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 		firstErr                                      error
 		wg                                            sync.WaitGroup
 	)
+	cpu := startCPU(*pid, *chPIDFile)
 	start := time.Now()
 	measureFrom := start.Add(*warmup)
 	prefix := "b" + strconv.FormatInt(start.Unix(), 36)
@@ -215,6 +217,9 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "  every accepted item was in ClickHouse %.1f s after the run: %.0f items/s end to end\n", drain.Seconds(), e2e)
 		figs = append(figs, figure{"ingest", *label, "drain_s", drain.Seconds()}, figure{"ingest", *label, "end_to_end_items_per_s", e2e})
 	}
+	// CPU from the start of the warm-up until every item was stored (or
+	// the run's end without -clickhouse): all the work the items cost.
+	figs = append(figs, cpu.figures(out, *label, acc)...)
 	return recorder{*outPath}.record(figs...)
 }
 
@@ -303,4 +308,50 @@ func procStatusKiB(pid int, field string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
+}
+
+// cpuMeter measures the CPU seconds the service and ClickHouse use over a
+// run, from /proc.
+type cpuMeter struct {
+	pids   map[string]int // "service", "clickhouse"
+	before map[string]float64
+}
+
+// startCPU starts measuring the service's pid (0: none) and the process of
+// ClickHouse's pid file ("": none).
+func startCPU(pid int, chPIDFile string) *cpuMeter {
+	m := &cpuMeter{pids: map[string]int{}, before: map[string]float64{}}
+	if pid > 0 {
+		m.pids["service"] = pid
+	}
+	if chPIDFile != "" {
+		if p, err := readPID(chPIDFile); err == nil {
+			m.pids["clickhouse"] = p
+		}
+	}
+	for who, p := range m.pids {
+		if s, err := procCPUSeconds(p); err == nil {
+			m.before[who] = s
+		}
+	}
+	return m
+}
+
+// figures reports each process's CPU seconds per million of the items.
+func (m *cpuMeter) figures(out io.Writer, label string, items int64) []figure {
+	var figs []figure
+	for _, who := range []string{"service", "clickhouse"} {
+		before, ok := m.before[who]
+		if !ok || items <= 0 {
+			continue
+		}
+		after, err := procCPUSeconds(m.pids[who])
+		if err != nil {
+			continue
+		}
+		perM := (after - before) / float64(items) * 1e6
+		fmt.Fprintf(out, "  %s CPU: %.1f s for %d items, %.1f CPU s per million items\n", who, after-before, items, perM)
+		figs = append(figs, figure{"ingest", label, who + "_cpu_s_per_m_items", perM})
+	}
+	return figs
 }

@@ -8,7 +8,9 @@
 //	bench export   time GET /v1/mcps/{id}/export (rows/s, peak RSS) of the seeded MCP
 //	bench delivery drain 10,000 chat deliveries to a local sink, then again beside a destination that hangs
 //	bench redaction  the service's CPU per MiB of payload under the worst redaction patterns
+//	bench storage  bytes on disk per stored item of events and every rollup (system.parts)
 //	bench summary  print the table of every figure recorded with -out, against the goals
+//	bench capacity write docs/capacity.md, the sizing model, from a results file
 //
 // Every measuring subcommand appends its figures as JSON lines to the file
 // named by -out, which summary reads.
@@ -50,11 +52,13 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"ready":     runReady,
 	"delivery":  runDelivery,
 	"redaction": runRedaction,
+	"storage":   runStorage,
+	"capacity":  runCapacity,
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || commands[args[0]] == nil {
-		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|summary [flags] (bench CMD -h for the flags)")
+		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|storage|summary|capacity [flags] (bench CMD -h for the flags)")
 	}
 	return commands[args[0]](ctx, args[1:], out)
 }
@@ -65,6 +69,16 @@ type figure struct {
 	Name    string  `json:"name"`    // what was measured, e.g. "full load" or "overview 365d"
 	Metric  string  `json:"metric"`  // e.g. items_per_s, p50_ms
 	Value   float64 `json:"value"`
+}
+
+// lastOf returns the last value recorded for a figure.
+func lastOf(figs []figure, section, name, metric string) (float64, bool) {
+	for i := len(figs) - 1; i >= 0; i-- {
+		if f := figs[i]; f.Section == section && f.Name == name && f.Metric == metric {
+			return f.Value, true
+		}
+	}
+	return 0, false
 }
 
 // recorder appends figures to the results file (if any).

@@ -26,14 +26,7 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	get := func(section, name, metric string) (float64, bool) {
-		for i := len(figs) - 1; i >= 0; i-- {
-			if f := figs[i]; f.Section == section && f.Name == name && f.Metric == metric {
-				return f.Value, true
-			}
-		}
-		return 0, false
-	}
+	get := func(section, name, metric string) (float64, bool) { return lastOf(figs, section, name, metric) }
 	line := func(what, value, goal, verdict string) {
 		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-44s %-22s %-26s %s", what, value, goal, verdict), " "))
 	}
@@ -72,6 +65,18 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if peak > 0 {
 		line("service peak RSS (VmHWM)", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
+	}
+
+	if c, ok := get("ingest", "full load", "service_cpu_s_per_m_items"); ok {
+		ch, _ := get("ingest", "full load", "clickhouse_cpu_s_per_m_items")
+		line("CPU per million items, service / ClickHouse", fmt.Sprintf("%.1f / %.1f s", c, ch), "(full load, until stored)", "")
+	}
+	if b, ok := get("storage", "all tables", "bytes_per_item"); ok {
+		opt, _ := get("storage", "all tables", "bytes_per_item_optimized")
+		ev, _ := get("storage", "events", "bytes_per_item")
+		evOpt, _ := get("storage", "events", "bytes_per_item_optimized")
+		line("bytes on disk per item, all tables", fmt.Sprintf("%.1f B (%.1f B merged)", b, opt), "(as ingested; after OPTIMIZE)", "")
+		line("  of which events", fmt.Sprintf("%.1f B (%.1f B merged)", ev, evOpt), "", "")
 	}
 
 	if shared, ok := get("ingest", "full load, shared dedup", "items_per_s"); ok {
