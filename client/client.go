@@ -199,6 +199,22 @@ func positiveOr(d, def time.Duration) time.Duration {
 	return d
 }
 
+// cutChars keeps at most maxChars characters of s (analytics.Item.CutText;
+// the service redacts, when the MCP asks it to, what it receives).
+func cutChars(s string, maxChars int) (string, error) {
+	if len(s) <= maxChars {
+		return s, nil
+	}
+	n := 0
+	for i := range s {
+		if n == maxChars {
+			return s[:i], nil
+		}
+		n++
+	}
+	return s, nil
+}
+
 // NewID returns a random UUID v4, the id Add and Send give items without
 // one.
 func NewID() string { return uuid.NewString() }
@@ -206,8 +222,8 @@ func NewID() string { return uuid.NewString() }
 // Add queues one item for the background sender. It never blocks: when
 // the queue is full it returns ErrQueueFull and the item is not sent. An
 // item without an id gets one, without a timestamp gets the current time;
-// its error message is cut to the contract's 1024 characters (see
-// analytics.Item.Normalize).
+// its error message is cut to the contract's 1024 characters and its
+// attribute values to theirs (analytics.Item.CutText).
 func (c *Client) Add(it analytics.Item) error {
 	if it.ID == "" {
 		it.ID = NewID()
@@ -216,6 +232,7 @@ func (c *Client) Add(it analytics.Item) error {
 		it.Timestamp = time.Now()
 	}
 	it.Normalize()
+	_ = it.CutText(cutChars) // never fails
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
