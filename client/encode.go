@@ -34,7 +34,7 @@ func appendItem(b []byte, it *analytics.Item) []byte {
 	b = append(b, `"timestamp":"`...)
 	b = it.Timestamp.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `",`...)
-	b = appendField(b, "session_id", it.SessionID, true)
+	b = appendField(b, "session_id", it.SessionID, false) // none: the service derives it
 	b = appendField(b, "method", it.Method, true)
 	b = appendField(b, "name", it.Name, false)
 	// JSON has no NaN or infinity; such a duration is sent as not measured.

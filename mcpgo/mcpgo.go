@@ -15,8 +15,6 @@ package mcpgo
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -297,17 +295,18 @@ func schemaPart(tool *mcp.Tool) (map[string]any, error) {
 
 // sessionID is the transport's session id (Streamable HTTP, stateful);
 // for a stateless HTTP request, which gets a session of its own from the
-// SDK, a stable id of the client's identity (StatelessSessionID), never one
-// per request; otherwise (stdio, in-memory) an id of the connection, kept
-// while the session lives (a weak key, removed once it is collected).
+// SDK, none: the service derives the session from the client's identity
+// and the idle timeout (docs/sessions.md); otherwise (stdio, in-memory) an
+// id of the connection, kept while the session lives (a weak key, removed
+// once it is collected).
 func (t *Telemetry) sessionID(ss *mcp.ServerSession, req mcp.Request, it *analytics.Item) string {
 	if ss == nil {
-		return "unknown"
+		return ""
 	}
 	// Over HTTP, server/discover is stateless even on a stateful handler:
 	// the session the SDK makes for it is never shown to the client.
 	if ex := req.GetExtra(); ex != nil && ex.Header != nil && (ss.ID() == "" || it.Method == methodDiscover) {
-		return StatelessSessionID(it.UserID, it.ClientName, it.ClientVersion)
+		return ""
 	}
 	if id := ss.ID(); id != "" {
 		return id
@@ -326,16 +325,6 @@ func (t *Telemetry) sessionID(ss *mcp.ServerSession, req mcp.Request, it *analyt
 		t.mu.Unlock()
 	}, key)
 	return id
-}
-
-// StatelessSessionID is the session id of requests that come with no
-// session (stateless Streamable HTTP): "c-" and 32 hex digits of the
-// SHA-256 of user id, client name and client version, each followed by a
-// newline. Requests of one client (and user) share it; the TypeScript SDK
-// derives the same id. docs/sdks.md, "Sessions".
-func StatelessSessionID(userID, clientName, clientVersion string) string {
-	sum := sha256.Sum256([]byte(userID + "\n" + clientName + "\n" + clientVersion + "\n"))
-	return "c-" + hex.EncodeToString(sum[:16])
 }
 
 // implVersion is the Version of the Implementation the server was created

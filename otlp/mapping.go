@@ -53,12 +53,6 @@ const (
 // class. It is the conventions' own fallback value for error.type.
 const fallbackErrorType = "_OTHER"
 
-// sessionPrefix starts the session id of a span without mcp.session.id. A
-// trace is the best grouping left: with context propagation every request of
-// one agent run shares it, and the MCP 2026-07-28 revision has no protocol
-// sessions at all.
-const sessionPrefix = "trace:"
-
 // maxAttributeValue bounds a copied attribute value; longer values are not
 // copied, so an item's attributes stay small whatever the exporter sends.
 const maxAttributeValue = 256
@@ -192,9 +186,8 @@ func mapSpan(span *tracepb.Span, resource []*commonpb.KeyValue, mcpSpans map[str
 		UserID:          firstAttr(attrs, attrUserID, attrEndUserID),
 		Attributes:      copyAttributes(attrs, resource),
 	}
-	if it.SessionID == "" {
-		it.SessionID = sessionPrefix + traceHex
-	}
+	// Without mcp.session.id the item has no session_id: the service
+	// derives its session like any item sent without one (docs/sessions.md).
 	if it.Name == "" && method == "prompts/get" {
 		if p := stringAttr(attrs, attrAWSPromptName); utf8.RuneCountInString(p) <= analytics.MaxNameLen {
 			it.Name = p

@@ -104,11 +104,11 @@ func TestMapSpan(t *testing.T) {
 			want: func() analytics.Item { it := wantItem(); it.Method, it.Name = "initialize", ""; return it },
 		},
 		{
-			name: "missing session id falls back to the trace",
+			name: "missing session id: none, the service derives it",
 			span: func() *tracepb.Span {
 				return withAttrs(serverSpan(), kv("mcp.method.name", "tools/call"), kv("gen_ai.tool.name", "search_docs"))
 			},
-			want: func() analytics.Item { it := wantItem(); it.SessionID = "trace:" + traceHex; return it },
+			want: func() analytics.Item { it := wantItem(); it.SessionID = ""; return it },
 		},
 		{
 			name: "error by status, message from the status",

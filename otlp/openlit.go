@@ -68,7 +68,6 @@ func mapOpenLIT(span *tracepb.Span, resource []*commonpb.KeyValue) (analytics.It
 	it := analytics.Item{
 		ID:              traceHex + hex.EncodeToString(span.GetSpanId()),
 		Timestamp:       time.Unix(0, int64(start)),
-		SessionID:       sessionPrefix + traceHex,
 		Method:          method,
 		Name:            name,
 		DurationMs:      durationMs(start, span.GetEndTimeUnixNano()),

@@ -150,7 +150,6 @@ func mapOpenLLMetry(span *tracepb.Span, resource []*commonpb.KeyValue, peers map
 	it := analytics.Item{
 		ID:              traceHex + callID(callSpan, method),
 		Timestamp:       time.Unix(0, int64(start)),
-		SessionID:       sessionPrefix + traceHex,
 		Method:          method,
 		Name:            name,
 		DurationMs:      durationMs(start, span.GetEndTimeUnixNano()),

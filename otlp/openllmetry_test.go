@@ -59,7 +59,7 @@ func TestMapOpenLLMetry(t *testing.T) {
 	}
 	base := func(id byte, method, name string) analytics.Item {
 		return analytics.Item{
-			ID: traceHex + callID([]byte{0, 0, 0, 0, 0, 0, 0, id}, method), Timestamp: start, SessionID: "trace:" + traceHex,
+			ID: traceHex + callID([]byte{0, 0, 0, 0, 0, 0, 0, id}, method), Timestamp: start,
 			Method: method, Name: name, DurationMs: ptr(182.5), Status: analytics.StatusOK,
 			ClientName: "claude-code", ClientVersion: "2.1.0", ServerVersion: "1.4.2", ProtocolVersion: "2025-06-18",
 			Attributes: map[string]string{"service.name": "agent"},

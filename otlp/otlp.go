@@ -23,8 +23,8 @@
 // Fields: mcp.method.name → method; gen_ai.tool.name, mcp.tool.name,
 // gen_ai.prompt.name, mcp.prompt.name, mcp.resource.uri (first present) →
 // name, else, for tools/call and prompts/get, the target in a span named
-// "{method} {target}"; mcp.session.id → session_id, else "trace:" + the hex
-// trace id; start time → timestamp; end minus start → duration_ms (absent if
+// "{method} {target}"; mcp.session.id → session_id, else none (the service
+// derives the session, docs/sessions.md); start time → timestamp; end minus start → duration_ms (absent if
 // the end is missing or before the start); status ERROR or an error.type
 // attribute → status error, with error_type from error.type, else
 // rpc.response.status_code, else the exception event's exception.type, else

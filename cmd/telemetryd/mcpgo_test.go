@@ -189,7 +189,8 @@ func TestGoSDKMiddlewareEndToEnd(t *testing.T) {
 // Go SDK in stateless Streamable HTTP mode: 34 tool calls from 2 clients
 // (2026-07-28 protocol: server/discover, client identity per request) read
 // back as 2 sessions with their clients and the server's version, not 34
-// sessions.
+// sessions: the middleware sends no session_id, and the service derives one
+// session per client identity (docs/sessions.md).
 func TestGoSDKStatelessEndToEnd(t *testing.T) {
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
@@ -234,17 +235,19 @@ func TestGoSDKStatelessEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
-	got := map[string]string{}
+	got := map[string]float64{}
+	ids := map[string]bool{}
 	for _, s := range sessions {
 		m := s.(map[string]any)
-		got[fmt.Sprint(m["client_name"])] = fmt.Sprint(m["session_id"], " ", m["calls"])
+		id := fmt.Sprint(m["session_id"])
+		if !strings.HasPrefix(id, analytics.AutoSessionPrefix) || ids[id] {
+			t.Fatalf("session %v: want a derived session of its own per client", m)
+		}
+		ids[id] = true
+		got[fmt.Sprint(m["client_name"])] = num(m["calls"])
 	}
-	want := map[string]string{
-		"agent-a": mcpgo.StatelessSessionID("", "agent-a", "1.0") + " 18",
-		"agent-b": mcpgo.StatelessSessionID("", "agent-b", "1.0") + " 18",
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("sessions %v, want %v", got, want)
+	if want := map[string]float64{"agent-a": 18, "agent-b": 18}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("calls per session's client %v, want %v", got, want)
 	}
 	o := a.must(200, "GET", "/v1/mcps/"+mcpID+"/overview", token, nil)
 	if num(o["calls"]) != calls || num(o["sessions"]) != 2 {

@@ -11,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
 // emitterCall is what one call of a fixture must read back as: the
-// export's fields (session "" means the trace: session of the span).
+// export's fields. A session "auto#N" is the service's N-th derived
+// session (docs/sessions.md) of the fixture: an "auto-" id, the same for
+// every call labelled N and another for each other label.
 type emitterCall struct {
 	method, name, status, errorType, errorMessage string
 	session, client, clientVersion, protocol      string
@@ -30,16 +33,16 @@ var emitterFixtures = []struct {
 	sessions int
 }{
 	{"python-sdk-v2.json", []emitterCall{
-		{method: "tools/call", name: "search_books", status: "ok", session: "trace:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", protocol: "2026-07-28"},
-		{method: "tools/call", name: "search_books", status: "error", errorType: "tool_error", session: "trace:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", protocol: "2026-07-28"},
-		{method: "tools/call", name: "search_books", status: "error", errorType: "RuntimeError", errorMessage: "index offline", session: "trace:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", protocol: "2026-07-28"},
-		{method: "tools/call", name: "nope", status: "error", errorType: "-32602", errorMessage: "Unknown tool: nope", session: "trace:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", protocol: "2026-07-28"},
+		{method: "tools/call", name: "search_books", status: "ok", session: "auto#1", protocol: "2026-07-28"},
+		{method: "tools/call", name: "search_books", status: "error", errorType: "tool_error", session: "auto#1", protocol: "2026-07-28"},
+		{method: "tools/call", name: "search_books", status: "error", errorType: "RuntimeError", errorMessage: "index offline", session: "auto#1", protocol: "2026-07-28"},
+		{method: "tools/call", name: "nope", status: "error", errorType: "-32602", errorMessage: "Unknown tool: nope", session: "auto#1", protocol: "2026-07-28"},
 		// The SDK's span of resources/read names no resource (its target is
 		// params.name, absent there).
-		{method: "resources/read", name: "", status: "ok", session: "trace:5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b", protocol: "2026-07-28"},
-		{method: "prompts/get", name: "review", status: "ok", session: "trace:5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b", protocol: "2026-07-28"},
-		{method: "tools/list", status: "ok", session: "trace:5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b", protocol: "2026-07-28"},
-	}, 2},
+		{method: "resources/read", name: "", status: "ok", session: "auto#1", protocol: "2026-07-28"},
+		{method: "prompts/get", name: "review", status: "ok", session: "auto#1", protocol: "2026-07-28"},
+		{method: "tools/list", status: "ok", session: "auto#1", protocol: "2026-07-28"},
+	}, 1}, // no identity, minutes apart: one derived session for both traces
 	{"semconv.json", []emitterCall{
 		{method: "initialize", status: "ok", session: "191c4850af6c49e08843a3f6c80e5046", protocol: "2025-06-18"},
 		{method: "tools/call", name: "get-weather", status: "ok", session: "191c4850af6c49e08843a3f6c80e5046", protocol: "2025-06-18"},
@@ -58,20 +61,20 @@ var emitterFixtures = []struct {
 		{method: "prompts/get", name: "review", status: "ok", session: "f3b0c44298fc1c149afbf4c8996fb924", protocol: "2025-06-18"},
 	}, 1},
 	{"openllmetry-js.json", []emitterCall{
-		{method: "initialize", status: "ok", session: "trace:5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
-		{method: "tools/call", name: "search_books", status: "ok", session: "trace:5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
-		{method: "tools/call", name: "search_books", status: "error", errorType: "tool_error", errorMessage: "query must not be empty", session: "trace:5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
-		{method: "resources/read", name: "file:///missing", status: "error", errorType: "-32002", errorMessage: "MCP error -32002: Resource not found", session: "trace:5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
-		{method: "prompts/get", name: "review", status: "ok", session: "trace:5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
+		{method: "initialize", status: "ok", session: "auto#1", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
+		{method: "tools/call", name: "search_books", status: "ok", session: "auto#1", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
+		{method: "tools/call", name: "search_books", status: "error", errorType: "tool_error", errorMessage: "query must not be empty", session: "auto#1", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
+		{method: "resources/read", name: "file:///missing", status: "error", errorType: "-32002", errorMessage: "MCP error -32002: Resource not found", session: "auto#1", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
+		{method: "prompts/get", name: "review", status: "ok", session: "auto#1", client: "claude-code", clientVersion: "2.1.0", protocol: "2025-06-18"},
 	}, 1},
 	{"openllmetry-python.json", []emitterCall{
-		{method: "initialize", status: "ok", session: "trace:5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
+		{method: "initialize", status: "ok", session: "auto#1", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
 		// The client's and the FastMCP server's spans of this call: once.
-		{method: "tools/call", name: "search_books", status: "ok", session: "trace:5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
-		{method: "tools/call", name: "search_books", status: "error", errorType: "SERVICE_UNAVAILABLE", errorMessage: "backend returned 503", session: "trace:5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
-		{method: "tools/call", name: "search_books", status: "error", errorType: "McpError", errorMessage: "Connection closed", session: "trace:5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
-		{method: "resources/read", name: "file:///catalog.json", status: "ok", session: "trace:5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
-		{method: "prompts/get", name: "review", status: "ok", session: "trace:5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
+		{method: "tools/call", name: "search_books", status: "ok", session: "auto#1", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
+		{method: "tools/call", name: "search_books", status: "error", errorType: "SERVICE_UNAVAILABLE", errorMessage: "backend returned 503", session: "auto#1", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
+		{method: "tools/call", name: "search_books", status: "error", errorType: "McpError", errorMessage: "Connection closed", session: "auto#1", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
+		{method: "resources/read", name: "file:///catalog.json", status: "ok", session: "auto#1", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
+		{method: "prompts/get", name: "review", status: "ok", session: "auto#1", client: "mcp", clientVersion: "0.1.0", protocol: "2025-06-18"},
 	}, 1},
 	{"shinzo.json", []emitterCall{
 		{method: "tools/call", name: "search_books", status: "ok", session: "0f8fad5b-d9cb-469f-a165-70867728950e"},
@@ -79,12 +82,12 @@ var emitterFixtures = []struct {
 		{method: "tools/call", name: "fetch_cover", status: "ok", session: "0f8fad5b-d9cb-469f-a165-70867728950e"},
 	}, 1},
 	{"openlit.json", []emitterCall{
-		{method: "initialize", status: "ok", session: "trace:63636363636363636363636363636363"},
-		{method: "tools/call", name: "search_books", status: "ok", session: "trace:63636363636363636363636363636363"},
-		{method: "tools/call", name: "search_books", status: "error", errorType: "tool_error", errorMessage: "query must not be empty", session: "trace:63636363636363636363636363636363"},
-		{method: "tools/call", name: "search_books", status: "error", errorType: "McpError", errorMessage: "Connection closed", session: "trace:63636363636363636363636363636363"},
-		{method: "resources/read", name: "file:///catalog.json", status: "ok", session: "trace:63636363636363636363636363636363"},
-		{method: "prompts/get", name: "review", status: "ok", session: "trace:63636363636363636363636363636363"},
+		{method: "initialize", status: "ok", session: "auto#1"},
+		{method: "tools/call", name: "search_books", status: "ok", session: "auto#1"},
+		{method: "tools/call", name: "search_books", status: "error", errorType: "tool_error", errorMessage: "query must not be empty", session: "auto#1"},
+		{method: "tools/call", name: "search_books", status: "error", errorType: "McpError", errorMessage: "Connection closed", session: "auto#1"},
+		{method: "resources/read", name: "file:///catalog.json", status: "ok", session: "auto#1"},
+		{method: "prompts/get", name: "review", status: "ok", session: "auto#1"},
 	}, 1},
 }
 
@@ -148,7 +151,24 @@ func TestEmitterFixtures(t *testing.T) {
 			if len(got) != len(f.calls) {
 				t.Fatalf("exported %d calls, want %d:\n%+v", len(got), len(f.calls), got)
 			}
+			derived := map[string]string{} // label -> id
 			for i, want := range f.calls {
+				if label, ok := strings.CutPrefix(want.session, "auto#"); ok {
+					id := got[i].session
+					if !strings.HasPrefix(id, analytics.AutoSessionPrefix) {
+						t.Errorf("call %d: session %q, want a derived one", i, id)
+					}
+					if prev, seen := derived[label]; seen && prev != id {
+						t.Errorf("call %d: session %q, want %q (derived session %s)", i, id, prev, label)
+					}
+					for l, other := range derived {
+						if l != label && other == id {
+							t.Errorf("call %d: session %q of derived session %s is also %s's", i, id, label, l)
+						}
+					}
+					derived[label] = id
+					got[i].session = want.session
+				}
 				if got[i] != want {
 					t.Errorf("call %d:\n got %+v\nwant %+v", i, got[i], want)
 				}

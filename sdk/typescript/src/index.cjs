@@ -106,17 +106,6 @@ function disabledHandle() {
   return { endpoint: undefined, flush: async () => {}, close: async () => {}, stats: () => ({ ...stats }) };
 }
 
-/**
- * statelessSessionId is the session of requests that come with none (a
- * stateless Streamable HTTP server): "c-" and 32 hex digits of the SHA-256
- * of user id, client name and client version, each followed by a newline.
- * The Go SDK (mcpgo.StatelessSessionID) derives the same id.
- */
-function statelessSessionId(userId, clientName, clientVersion) {
-  const h = createHash("sha256").update(`${userId ?? ""}\n${clientName ?? ""}\n${clientVersion ?? ""}\n`);
-  return "c-" + h.digest("hex").slice(0, 32);
-}
-
 class Recorder {
   constructor(sender, options, serverVersion) {
     this.sender = sender;
@@ -222,7 +211,6 @@ class Recorder {
     const item = {
       id: randomUUID(),
       timestamp: new Date(req.started).toISOString(),
-      session_id: "",
       method: String(method),
       duration_ms: Math.max(0, durationMs),
       status: "ok",
@@ -243,7 +231,8 @@ class Recorder {
         safe(this.onError, e);
       }
     }
-    item.session_id = sessionOf(transport, conn, extra, item);
+    const session = sessionOf(transport, conn, extra);
+    if (session) item.session_id = session;
     if (answer.error) {
       item.status = "error";
       item.error_type = String(answer.error.code ?? "error");
@@ -362,13 +351,14 @@ function pick(o, keys) {
 }
 
 // sessionOf is the transport's session (Streamable HTTP with sessions);
-// for an HTTP request without one (stateless), a stable id of the client's
-// identity, never one per request; otherwise (stdio, in-memory) the
-// connection's own id.
-function sessionOf(transport, conn, extra, item) {
+// for an HTTP request without one (stateless), none: the service derives
+// the session from the client's identity and the idle timeout
+// (docs/sessions.md), never one per request; otherwise (stdio, in-memory)
+// the connection's own id.
+function sessionOf(transport, conn, extra) {
   const sid = transport.sessionId;
   if (typeof sid === "string" && sid) return sid;
-  if (extra?.requestInfo || extra?.request) return statelessSessionId(item.user_id, item.client_name, item.client_version);
+  if (extra?.requestInfo || extra?.request) return undefined;
   return conn.id;
 }
 
@@ -416,4 +406,4 @@ function warnOnce(message) {
   process.emitWarning(message, "McpscopeTelemetryWarning");
 }
 
-module.exports = { instrument, statelessSessionId, toolSchemaHash, canonicalJSON, TOOL_ERROR, Sender, DEFAULTS, MAX_BATCH_ITEMS, MAX_BODY_BYTES, retryAfterMs };
+module.exports = { instrument, toolSchemaHash, canonicalJSON, TOOL_ERROR, Sender, DEFAULTS, MAX_BATCH_ITEMS, MAX_BODY_BYTES, retryAfterMs };

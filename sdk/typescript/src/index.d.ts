@@ -2,7 +2,8 @@
 export interface TelemetryItem {
   id: string;
   timestamp: string;
-  session_id: string;
+  /** Absent for stateless HTTP requests: the service derives the session (docs/sessions.md). */
+  session_id?: string;
   method: string;
   name?: string;
   duration_ms?: number;
@@ -96,9 +97,6 @@ export function toolSchemaHash(tool: { description?: string; inputSchema?: unkno
 
 /** JSON with object keys sorted recursively and no whitespace. */
 export function canonicalJSON(value: unknown): string;
-
-/** The session id of requests without a session (stateless Streamable HTTP): "c-" and 32 hex digits of SHA-256("<user>\n<client name>\n<client version>\n"). */
-export function statelessSessionId(userId: string | undefined, clientName: string | undefined, clientVersion: string | undefined): string;
 
 export declare const TOOL_ERROR: "tool_error";
 export declare const MAX_BATCH_ITEMS: 1000;

@@ -12,7 +12,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { instrument, statelessSessionId } from "../src/index.js";
+import { instrument } from "../src/index.js";
 import { clientInfo, makeServer } from "./fixtures/scenario.js";
 import { api, base, eventually, newMcp, read, sessions, skip, tools, waitForCalls } from "./service.js";
 
@@ -84,8 +84,10 @@ test("v2 stateless, 2026-07-28: 34 calls from 2 clients make 1 sender and 2 sess
   const byClient = Object.fromEntries(ss.map((s) => [s.client_name, s]));
   assert.equal(byClient["agent-a"].calls, 18);
   assert.equal(byClient["agent-a"].client_version, "1.0.0");
-  assert.equal(byClient["agent-a"].session_id, statelessSessionId(undefined, a.name, a.version));
   assert.equal(byClient["agent-b"].calls, 18);
+  // No session_id was sent: the service derived one session per client.
+  for (const s of ss) assert.match(s.session_id, /^auto-[0-9a-f]{24}$/);
+  assert.notEqual(byClient["agent-a"].session_id, byClient["agent-b"].session_id);
   // On the wire: the protocol and the server's version on every item, no
   // notification.
   assert.equal(wire.sent.length, 36);
@@ -93,6 +95,7 @@ test("v2 stateless, 2026-07-28: 34 calls from 2 clients make 1 sender and 2 sess
     assert.equal(it.protocol_version, "2026-07-28", JSON.stringify(it));
     assert.equal(it.server_version, "7.1.0");
     assert.ok(!it.method.startsWith("notifications/"));
+    assert.equal(it.session_id, undefined, "a stateless request has no session to send");
   }
   assert.deepEqual([...new Set(wire.sent.map((it) => it.method))].sort(), ["server/discover", "tools/call"]);
   await protocolBreakdown(id, { "2026-07-28": 36 });
@@ -109,7 +112,7 @@ test("v2 stateless, 2025 protocol: initialize per client, notifications not reco
   assert.deepEqual(wire.sent.map((it) => it.method).sort(), ["initialize", ...Array(5).fill("tools/call")]);
   for (const it of wire.sent) {
     assert.equal(it.server_version, "7.1.0", "from the server itself: a 2025 stateless instance saw no initialize");
-    assert.match(it.session_id, /^c-[0-9a-f]{32}$/);
+    assert.equal(it.session_id, undefined, "a stateless request has no session to send");
   }
   const init = wire.sent.find((it) => it.method === "initialize");
   assert.equal(init.client_name, "old-agent");
