@@ -19,7 +19,7 @@ import (
 )
 
 // TestExportMatchesDriver checks the export's own connection (blocks
-// decoded in place, export_native.go) against the driver reading the same
+// decoded in place, package native) against the driver reading the same
 // rows one by one, over a seeded history plus hostile rows (quotes, line
 // breaks, invalid UTF-8, several attributes, none, ties on the time),
 // compressed and not, in chunks of a day and of the default size; and
