@@ -99,15 +99,15 @@ func (db *DB) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID string,
 	s := &exportStream{cols: cols, blocks: make(chan int), ack: make(chan struct{})}
 	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = %s AND ts >= %s AND ts < %s
 		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, QuoteString(mcpID), timeLit(r.Lower()), timeLit(r.End()))
-	if db.proveExport != nil {
-		db.proveExport(ctx, q)
+	if db.knobs.proveExport != nil {
+		db.knobs.proveExport(ctx, q)
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(s.blocks)
 		c, err := native.Dial(ctx, native.Options{Addrs: db.cfg.Addr, DialTimeout: db.cfg.DialTimeout,
-			Username: db.cfg.Username, Password: db.cfg.Password, Compress: db.exportCompress})
+			Username: db.cfg.Username, Password: db.cfg.Password, Compress: db.knobs.exportCompress})
 		if err != nil {
 			s.err = err
 			return
@@ -148,8 +148,8 @@ func (db *DB) exportChunks(ctx context.Context, mcpID string, r analytics.Range)
 	var chunks []analytics.Range
 	var sum uint64
 	limit := uint64(exportChunkRows)
-	if db.exportChunk > 0 {
-		limit = db.exportChunk
+	if db.knobs.exportChunk > 0 {
+		limit = db.knobs.exportChunk
 	}
 	for _, d := range days {
 		if d.n == 0 {
