@@ -51,7 +51,7 @@ func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q 
 		aggs        string
 	)
 	if q.Raw() || q.Tool != "" || q.Method != "" || q.ClientName != "" {
-		budget := db.rawRows
+		budget := db.knobs.rawRows
 		if budget <= 0 {
 			budget = analytics.MaxRawBreakdownRows
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // breakdownValue is the oracle's value of an item for a dimension, and
@@ -114,10 +113,10 @@ func TestBreakdown(t *testing.T) {
 			it.ErrorType = `E'"?`
 		}
 		it.Normalize()
-		rows = append(rows, ingest.Row{AccountID: acct1, MCPID: mcpA, Node: "node-1", Seq: seq, ReceivedAt: it.Timestamp, Item: it})
+		rows = append(rows, analytics.StoredRow{AccountID: acct1, MCPID: mcpA, Node: "node-1", Seq: seq, ReceivedAt: it.Timestamp, Item: it})
 	}
 	third := len(rows) / 3
-	for _, part := range [][]ingest.Row{rows[:third], rows[third : 2*third], rows[2*third:]} {
+	for _, part := range [][]analytics.StoredRow{rows[:third], rows[third : 2*third], rows[2*third:]} {
 		if err := db.InsertRows(ctx, part); err != nil {
 			t.Fatal(err)
 		}

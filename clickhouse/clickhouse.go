@@ -226,18 +226,25 @@ type DB struct {
 	cfg Config
 	// shardWeight caches the cluster's total shard weight (ledger.go).
 	shardWeight atomic.Uint64
+	// knobs are zero but in tests (export_test.go sets them).
+	knobs testKnobs
+}
+
+// testKnobs are the settings and hooks only tests change; their zero
+// values are the production behaviour.
+type testKnobs struct {
 	// rawRows is the row budget of raw breakdowns; 0 means
 	// analytics.MaxRawBreakdownRows (tests lower it).
 	rawRows int
-	// proveExport, set by the ClickHouse 26 proof in tests, is given each
-	// export query (which runs on a connection of its own, not conn).
+	// proveExport, set by the ClickHouse 26 proof, is given each export
+	// query (which runs on a connection of its own, not conn).
 	proveExport func(ctx context.Context, query string)
 	// exportChunk and exportCompress override exportChunkRows and the
-	// choice of compression by address (1 on, -1 off). Tests only.
+	// choice of compression by address (1 on, -1 off).
 	exportChunk    uint64
 	exportCompress int
-	// deletionPolled, set by tests, is given what each poll of a deletion
-	// found left (to store a late row meanwhile).
+	// deletionPolled is given what each poll of a deletion found left
+	// (to store a late row meanwhile).
 	deletionPolled func(left uint64)
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -27,7 +26,7 @@ func TestClusterShardsByMCP(t *testing.T) {
 		t.Fatalf("hosts %v, %v: want a cluster of at least two", hosts, err)
 	}
 	now := time.Now().UTC().Add(-time.Minute)
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	var mcps []string
 	for m := 0; m < 16; m++ {
 		id := fmt.Sprintf("mcp-%02d", m)

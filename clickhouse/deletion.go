@@ -128,8 +128,8 @@ func (db *DB) deleteUntilGone(ctx context.Context, cutoff time.Time, stmts func(
 		if err != nil {
 			return err
 		}
-		if db.deletionPolled != nil {
-			db.deletionPolled(n)
+		if db.knobs.deletionPolled != nil {
+			db.knobs.deletionPolled(n)
 		}
 		if n == 0 {
 			if noneLeftSince.IsZero() {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // A person's item received before a deletion but stored after its
@@ -30,20 +29,20 @@ func TestDeletionRunsAgainForRowsStoredLate(t *testing.T) {
 			db := openTestDB(t, func(cfg *clickhouse.Config) { cfg.DeletionGrace = c.grace })
 			ctx := context.Background()
 			now := time.Now().UTC().Truncate(time.Second)
-			row := func(i int, user string) ingest.Row {
+			row := func(i int, user string) analytics.StoredRow {
 				s := itemSpec{account: acct1, mcp: "mcp_del", ts: now.Add(-time.Duration(i) * time.Minute), session: "s-" + user,
 					method: analytics.MethodToolsCall, name: "search", dur: ms(10), client: "cursor", clientVer: "1.0", user: user,
 					id: fmt.Sprint("i", i), received: now.Add(-time.Hour)}
 				return s.row(uint64(i + 1))
 			}
-			if err := db.InsertRows(ctx, []ingest.Row{row(0, "grace"), row(1, "grace"), row(2, "u-2")}); err != nil {
+			if err := db.InsertRows(ctx, []analytics.StoredRow{row(0, "grace"), row(1, "grace"), row(2, "u-2")}); err != nil {
 				t.Fatal(err)
 			}
 			late := false
 			db.SetDeletionPolled(func(left uint64) {
 				if !late && c.when(left) {
 					late = true
-					if err := db.InsertRows(ctx, []ingest.Row{row(3, "grace")}); err != nil {
+					if err := db.InsertRows(ctx, []analytics.StoredRow{row(3, "grace")}); err != nil {
 						t.Error(err)
 					}
 				}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // TestDistinctCountsBeyondTheExactSet reads distinct sessions and users
@@ -18,7 +17,7 @@ func TestDistinctCountsBeyondTheExactSet(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
 	sizes := []int{16, 17, 40, 3000}
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	for _, n := range sizes {
 		for i := 0; i < n; i++ {
 			s := itemSpec{mcp: fmt.Sprintf("mcp-hll-%d", n), ts: day0.AddDate(0, 0, i%3).Add(17 * 60e9),

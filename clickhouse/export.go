@@ -11,6 +11,7 @@ import (
 	chproto "github.com/ClickHouse/ch-go/proto"
 
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse/native"
 )
 
 var _ analytics.Exporter = (*DB)(nil)
@@ -29,7 +30,7 @@ const exportChunkRows = 250_000
 // read come from mcp_daily (a few rollup rows), grouped into chunks of at
 // most exportChunkRows items; each chunk is one query sorted by (ts, ts_ms,
 // id, session_id), read block by block (about 65,000 rows each) over a
-// native connection of its own (export_native.go) into reused columns, so
+// native connection of its own (package native) into reused columns, so
 // memory stays flat and a row costs no allocation. Export queries carry
 // the query id prefix "export-" and no max_execution_time: they last as
 // long as the client reads, and a cancelled ctx cancels the query on the
@@ -98,26 +99,24 @@ func (db *DB) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID string,
 	s := &exportStream{cols: cols, blocks: make(chan int), ack: make(chan struct{})}
 	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = %s AND ts >= %s AND ts < %s
 		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, QuoteString(mcpID), timeLit(r.Lower()), timeLit(r.End()))
-	if db.proveExport != nil {
-		db.proveExport(ctx, q)
+	if db.knobs.proveExport != nil {
+		db.knobs.proveExport(ctx, q)
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(s.blocks)
-		c, err := db.dialExport(ctx)
+		c, err := native.Dial(ctx, native.Options{Addrs: db.cfg.Addr, DialTimeout: db.cfg.DialTimeout,
+			Username: db.cfg.Username, Password: db.cfg.Password, Compress: db.knobs.exportCompress})
 		if err != nil {
 			s.err = err
 			return
 		}
-		defer c.close()
-		cols.src.br = nil
-		if !c.compress {
-			cols.src.br = c.br
-		}
+		defer c.Close()
+		cols.src.Attach(c)
 		var qid [8]byte
 		_, _ = rand.Read(qid[:])
-		s.err = c.query(ctx, "export-"+hex.EncodeToString(qid[:]), q, cols.results, func(rows int) error {
+		s.err = c.Query(ctx, "export-"+hex.EncodeToString(qid[:]), q, cols.results, func(rows int) error {
 			select {
 			case s.blocks <- rows:
 			case <-ctx.Done():
@@ -149,8 +148,8 @@ func (db *DB) exportChunks(ctx context.Context, mcpID string, r analytics.Range)
 	var chunks []analytics.Range
 	var sum uint64
 	limit := uint64(exportChunkRows)
-	if db.exportChunk > 0 {
-		limit = db.exportChunk
+	if db.knobs.exportChunk > 0 {
+		limit = db.knobs.exportChunk
 	}
 	for _, d := range days {
 		if d.n == 0 {
@@ -177,21 +176,21 @@ const exportColumns = `toUInt32(ts), ts_ms, toUInt32(received_at), id, session_i
 type exportCols struct {
 	ts, received                           chproto.ColUInt32
 	ms                                     chproto.ColUInt16
-	id, session, name, errMsg, user        colStr
-	method, errType, client, clientV, serv colLCString
-	proto                                  colLCString
+	id, session, name, errMsg, user        native.Str
+	method, errType, client, clientV, serv native.LCString
+	proto                                  native.LCString
 	duration                               chproto.ColFloat64
 	hasDur, isErr                          chproto.ColUInt8
-	attrKeys, attrValues                   colArrStr
+	attrKeys, attrValues                   native.ArrStr
 	results                                chproto.Results
-	src                                    strSource
+	src                                    native.Source
 }
 
 func newExportCols() *exportCols {
 	c := &exportCols{}
-	for _, s := range []*colStr{&c.id, &c.session, &c.name, &c.errMsg, &c.user, &c.method.dict, &c.errType.dict,
-		&c.client.dict, &c.clientV.dict, &c.serv.dict, &c.proto.dict, &c.attrKeys.data, &c.attrValues.data} {
-		s.src = &c.src
+	for _, s := range []interface{ Use(*native.Source) }{&c.id, &c.session, &c.name, &c.errMsg, &c.user, &c.method, &c.errType,
+		&c.client, &c.clientV, &c.serv, &c.proto, &c.attrKeys, &c.attrValues} {
+		s.Use(&c.src)
 	}
 	for _, col := range []chproto.ColResult{&c.ts, &c.ms, &c.received, &c.id, &c.session, &c.method, &c.name, &c.duration,
 		&c.hasDur, &c.isErr, &c.errType, &c.errMsg, &c.client, &c.clientV, &c.serv, &c.user, &c.attrKeys, &c.attrValues, &c.proto} {
@@ -212,10 +211,10 @@ func (c *exportCols) each(rows int, it *analytics.ExportedItem, f func(*analytic
 	for i := 0; i < rows; i++ {
 		it.Timestamp = time.Unix(int64(c.ts[i]), int64(c.ms[i])*int64(time.Millisecond)).UTC()
 		it.ReceivedAt = time.Unix(int64(c.received[i]), 0).UTC()
-		it.ID, it.SessionID, it.Name = strAt(&c.id.ColStr, i), strAt(&c.session.ColStr, i), strAt(&c.name.ColStr, i)
-		it.Method, it.ErrorType, it.ErrorMessage = c.method.at(i), c.errType.at(i), strAt(&c.errMsg.ColStr, i)
-		it.ClientName, it.ClientVersion, it.ServerVersion = c.client.at(i), c.clientV.at(i), c.serv.at(i)
-		it.UserID, it.ProtocolVersion = strAt(&c.user.ColStr, i), c.proto.at(i)
+		it.ID, it.SessionID, it.Name = c.id.At(i), c.session.At(i), c.name.At(i)
+		it.Method, it.ErrorType, it.ErrorMessage = c.method.At(i), c.errType.At(i), c.errMsg.At(i)
+		it.ClientName, it.ClientVersion, it.ServerVersion = c.client.At(i), c.clientV.At(i), c.serv.At(i)
+		it.UserID, it.ProtocolVersion = c.user.At(i), c.proto.At(i)
 		it.DurationMs = c.duration[i]
 		it.HasDuration = c.hasDur[i] == 1
 		it.Status = analytics.StatusOK
@@ -223,12 +222,12 @@ func (c *exportCols) each(rows int, it *analytics.ExportedItem, f func(*analytic
 			it.Status = analytics.StatusError
 		}
 		it.AttrKeys, it.AttrValues = it.AttrKeys[:0], it.AttrValues[:0]
-		kEnd, vEnd := c.attrKeys.offsets[i], c.attrValues.offsets[i]
+		kEnd, vEnd := c.attrKeys.End(i), c.attrValues.End(i)
 		for j := kStart; j < kEnd; j++ {
-			it.AttrKeys = append(it.AttrKeys, strAt(&c.attrKeys.data.ColStr, int(j)))
+			it.AttrKeys = append(it.AttrKeys, c.attrKeys.Elem(int(j)))
 		}
 		for j := vStart; j < vEnd; j++ {
-			it.AttrValues = append(it.AttrValues, strAt(&c.attrValues.data.ColStr, int(j)))
+			it.AttrValues = append(it.AttrValues, c.attrValues.Elem(int(j)))
 		}
 		kStart, vStart = kEnd, vEnd
 		if err := f(it); err != nil {

@@ -14,13 +14,12 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
 // TestExportMatchesDriver checks the export's own connection (blocks
-// decoded in place, export_native.go) against the driver reading the same
+// decoded in place, package native) against the driver reading the same
 // rows one by one, over a seeded history plus hostile rows (quotes, line
 // breaks, invalid UTF-8, several attributes, none, ties on the time),
 // compressed and not, in chunks of a day and of the default size; and
@@ -33,7 +32,7 @@ func TestExportMatchesDriver(t *testing.T) {
 	if err := chtest.SeedHistory(ctx, db, chtest.SeedOptions{Events: 30000, Days: 3, End: end, MCPs: 2, BigMCPShare: 0.5}); err != nil {
 		t.Fatal(err)
 	}
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	at := time.Date(2026, 5, 9, 10, 0, 0, 120e6, time.UTC)
 	dur := 182.5
 	for i, h := range []struct{ id, text, client string }{
@@ -52,7 +51,7 @@ func TestExportMatchesDriver(t *testing.T) {
 			it.Attributes = nil
 		}
 		it.Normalize()
-		rows = append(rows, ingest.Row{AccountID: "seed-account", MCPID: mcp, Node: "test", ReceivedAt: at.Add(time.Second), Item: it})
+		rows = append(rows, analytics.StoredRow{AccountID: "seed-account", MCPID: mcp, Node: "test", ReceivedAt: at.Add(time.Second), Item: it})
 	}
 	if err := db.InsertRows(ctx, rows); err != nil {
 		t.Fatal(err)

@@ -10,23 +10,23 @@ import (
 
 // SetExportChunkRows sets the items an export query reads at most (a day
 // at least). Tests only.
-func (db *DB) SetExportChunkRows(n uint64) { db.exportChunk = n }
+func (db *DB) SetExportChunkRows(n uint64) { db.knobs.exportChunk = n }
 
 // SetExportCompression turns the compression of export reads on or off,
 // whatever the address. Tests only.
 func (db *DB) SetExportCompression(on bool) {
-	db.exportCompress = -1
+	db.knobs.exportCompress = -1
 	if on {
-		db.exportCompress = 1
+		db.knobs.exportCompress = 1
 	}
 }
 
 // SetDeletionPolled sets a function given what each poll of a deletion
 // found left. Tests only.
-func (db *DB) SetDeletionPolled(f func(left uint64)) { db.deletionPolled = f }
+func (db *DB) SetDeletionPolled(f func(left uint64)) { db.knobs.deletionPolled = f }
 
 // SetRawBreakdownRows sets the row budget of raw breakdowns. Tests only.
-func (db *DB) SetRawBreakdownRows(n int) { db.rawRows = n }
+func (db *DB) SetRawBreakdownRows(n int) { db.knobs.rawRows = n }
 
 // OptimizeFinal forces the merges of a table: of the local table on every
 // host of a cluster. Tests only.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // The fixture: a week of data (2026-03-01..07) for mcp-a, some for mcp-b
@@ -47,7 +46,7 @@ type itemSpec struct {
 
 func ms(v float64) *float64 { return &v }
 
-func (s itemSpec) row(seq uint64) ingest.Row {
+func (s itemSpec) row(seq uint64) analytics.StoredRow {
 	it := analytics.Item{
 		ID: s.id, Timestamp: s.ts, SessionID: s.session, Method: s.method, Name: s.name,
 		DurationMs: s.dur, ErrorType: s.errType, ErrorMessage: s.errMsg,
@@ -63,7 +62,7 @@ func (s itemSpec) row(seq uint64) ingest.Row {
 	if rec.IsZero() {
 		rec = s.ts.Add(time.Second)
 	}
-	return ingest.Row{AccountID: s.account, MCPID: s.mcp, Node: "node-1", Seq: seq, ReceivedAt: rec, Item: it}
+	return analytics.StoredRow{AccountID: s.account, MCPID: s.mcp, Node: "node-1", Seq: seq, ReceivedAt: rec, Item: it}
 }
 
 // fixtureProtocols gives each client version the protocol revision its
@@ -181,9 +180,9 @@ func fixtureItems() []itemSpec {
 	return items
 }
 
-func fixtureRows() []ingest.Row {
+func fixtureRows() []analytics.StoredRow {
 	specs := fixtureItems()
-	rows := make([]ingest.Row, len(specs))
+	rows := make([]analytics.StoredRow, len(specs))
 	for i, s := range specs {
 		rows[i] = s.row(uint64(i + 1))
 	}
@@ -192,7 +191,7 @@ func fixtureRows() []ingest.Row {
 
 // ---- The oracle: every figure computed by brute force in Go. ----
 
-type oracle struct{ rows []ingest.Row }
+type oracle struct{ rows []analytics.StoredRow }
 
 func (o oracle) in(mcp string, r analytics.Range, keep func(it analytics.Item) bool) []analytics.Item {
 	var out []analytics.Item

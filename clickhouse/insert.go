@@ -10,7 +10,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // EventColumns is the column list of every insert into events: 18.16
@@ -29,14 +28,14 @@ func UserKey(userID, sessionID string) string {
 	return "s:" + sessionID
 }
 
-var _ ingest.Sink = (*DB)(nil)
+var _ analytics.Sink = (*DB)(nil)
 
 // InsertRows writes rows to events (and through the views to every rollup)
 // in one batch, with their insert markers (ledger.go): one block, so one
 // part per UTC day the rows span (per shard on a cluster). Batch
 // big (thousands of rows): every insert makes parts and runs the views.
 // The rows' items are expected normalized and valid (analytics.Item).
-func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
+func (db *DB) InsertRows(ctx context.Context, rows []analytics.StoredRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -61,7 +60,7 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 		seq                                      = make([]uint64, n)
 	)
 	for i := range n {
-		var r *ingest.Row
+		var r *analytics.StoredRow
 		if i < len(rows) {
 			r = &rows[i]
 		} else {
@@ -107,11 +106,11 @@ func (db *DB) InsertRows(ctx context.Context, rows []ingest.Row) error {
 // cluster, synchronously to the shards. Each view writes its result as
 // one block, so one part per day partition with the insert's marker in it
 // (the ledger's premise, ledger.go): oneBlockPerView. The insert runs
-// under its flusher-given id (ingest.InsertID), which a retry waits on
+// under its flusher-given id (analytics.InsertID), which a retry waits on
 // (waitInsertsGone).
 func (db *DB) insertContext(ctx context.Context) context.Context {
 	ictx := db.writeContext(ctx, oneBlockPerView(clickhouse.Settings{"parallel_view_processing": 1}))
-	if id := ingest.InsertIDFrom(ctx); id != "" {
+	if id := analytics.InsertIDFrom(ctx); id != "" {
 		ictx = clickhouse.Context(ictx, clickhouse.WithQueryID(db.insertQueryID(id)))
 	}
 	return ictx

@@ -11,14 +11,13 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 func TestInsertedSeqsAndRecentIDs(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	for i, spec := range []struct {
 		node     string
 		seq      uint64
@@ -47,8 +46,8 @@ func TestInsertedSeqsAndRecentIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// By record and UTC day: what a retry leaves out.
-	at := func(seq uint64, ts time.Time) ingest.RecordDay {
-		return ingest.RecordDay{Seq: seq, Day: ingest.DayOf(ts)}
+	at := func(seq uint64, ts time.Time) analytics.RecordDay {
+		return analytics.RecordDay{Seq: seq, Day: analytics.DayOf(ts)}
 	}
 	if len(seqs) != 3 || !seqs[at(10, now)] || !seqs[at(12, now)] || !seqs[at(13, now.Add(-48*time.Hour))] {
 		t.Errorf("n1 seqs 10..13 = %v", seqs)
@@ -130,7 +129,7 @@ func BenchmarkInsertRows(b *testing.B) {
 	ctx := context.Background()
 	const batch = 10_000
 	now := time.Now().UTC()
-	rows := make([]ingest.Row, batch)
+	rows := make([]analytics.StoredRow, batch)
 	for i := range rows {
 		rows[i] = itemSpec{account: acct1, mcp: fmt.Sprintf("mcp-%d", i%20), ts: now.Add(-time.Duration(i) * time.Second),
 			session: fmt.Sprintf("s-%d", i/10), method: analytics.MethodToolsCall, name: fmt.Sprintf("tool-%d", i%15),

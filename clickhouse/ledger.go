@@ -42,7 +42,6 @@ import (
 	"github.com/go-faster/city"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // MarkerPrefix starts the MCP id of every insert marker.
@@ -52,14 +51,14 @@ const MarkerPrefix = "~wal/"
 // UTC day and sharding slot. They are deterministic (the same rows give the
 // same markers), so that the retry of an identical block is still
 // recognized as a duplicate by replicated tables.
-func markerRows(rows []ingest.Row, slots uint64) []ingest.Row {
+func markerRows(rows []analytics.StoredRow, slots uint64) []analytics.StoredRow {
 	type key struct {
 		node string
 		day  int64
 	}
 	seqs := map[key][]uint64{}
 	for i := range rows {
-		k := key{rows[i].Node, ingest.DayOf(rows[i].Item.Timestamp)}
+		k := key{rows[i].Node, analytics.DayOf(rows[i].Item.Timestamp)}
 		seqs[k] = append(seqs[k], rows[i].Seq)
 	}
 	keys := make([]key, 0, len(seqs))
@@ -69,12 +68,12 @@ func markerRows(rows []ingest.Row, slots uint64) []ingest.Row {
 	sort.Slice(keys, func(i, j int) bool {
 		return keys[i].node < keys[j].node || keys[i].node == keys[j].node && keys[i].day < keys[j].day
 	})
-	var out []ingest.Row
+	var out []analytics.StoredRow
 	for _, k := range keys {
 		day := time.Unix(k.day*86400, 0).UTC()
 		runs := formatRuns(seqs[k])
 		for slot := range slots {
-			out = append(out, ingest.Row{MCPID: markerID(day, k.node, runs, slot, slots), Node: k.node, ReceivedAt: day,
+			out = append(out, analytics.StoredRow{MCPID: markerID(day, k.node, runs, slot, slots), Node: k.node, ReceivedAt: day,
 				Item: analytics.Item{Timestamp: day, Method: "tools/call", Name: "~", Status: analytics.StatusError, ErrorType: "~",
 					SessionID: "~", ClientName: "~", ClientVersion: "~", ServerVersion: "~"}})
 		}
@@ -282,7 +281,7 @@ func (db *DB) rollupViews() ([]rollupView, error) {
 // of those days' ingest columns, not of the whole table. Each shard is
 // asked on one replica, once that replica holds every part its shard
 // committed (onEveryShard).
-func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[ingest.RecordDay]bool, error) {
+func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[analytics.RecordDay]bool, error) {
 	type seqDay struct {
 		seq uint64
 		day time.Time
@@ -300,9 +299,9 @@ func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint
 	if err != nil {
 		return nil, err
 	}
-	seen := make(map[ingest.RecordDay]bool, len(found))
+	seen := make(map[analytics.RecordDay]bool, len(found))
 	for _, r := range found {
-		seen[ingest.RecordDay{Seq: r.seq, Day: ingest.DayOf(r.day)}] = true
+		seen[analytics.RecordDay{Seq: r.seq, Day: analytics.DayOf(r.day)}] = true
 	}
 	return seen, nil
 }
@@ -428,7 +427,7 @@ func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, 
 }
 
 // insertQueryID is the query_id of an insert's attempts on this store's
-// database (ingest.InsertID names the insert: it starts with its node).
+// database (analytics.InsertID names the insert: it starts with its node).
 func (db *DB) insertQueryID(insertID string) string { return "ingest:" + db.db + ":" + insertID }
 
 // insertGoneTimeout bounds the wait for a node's earlier inserts to end.

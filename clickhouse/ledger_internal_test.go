@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -38,10 +37,10 @@ func TestMarkerSlotsFollowTheServersHash(t *testing.T) {
 
 func TestMarkerRowsAndRuns(t *testing.T) {
 	day := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	row := func(node string, seq uint64, ts time.Time) ingest.Row {
-		return ingest.Row{Node: node, Seq: seq, Item: analytics.Item{Timestamp: ts}}
+	row := func(node string, seq uint64, ts time.Time) analytics.StoredRow {
+		return analytics.StoredRow{Node: node, Seq: seq, Item: analytics.Item{Timestamp: ts}}
 	}
-	rows := []ingest.Row{row("n", 7, day.Add(time.Hour)), row("n", 3, day.Add(2*time.Hour)), row("n", 4, day.Add(-time.Hour)),
+	rows := []analytics.StoredRow{row("n", 7, day.Add(time.Hour)), row("n", 3, day.Add(2*time.Hour)), row("n", 4, day.Add(-time.Hour)),
 		row("n", 5, day), row("n", 3, day), row("m", 1, day)}
 	var ids []string
 	for _, r := range markerRows(rows, 2) {

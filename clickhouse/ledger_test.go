@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -26,8 +25,8 @@ func TestCompleteViewsAfterAnInsertCutShort(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	yesterday := now.Add(-24 * time.Hour)
-	items := func(mcp, node string) []ingest.Row {
-		var rows []ingest.Row
+	items := func(mcp, node string) []analytics.StoredRow {
+		var rows []analytics.StoredRow
 		for i := range 40 {
 			ts := now.Add(-time.Duration(i) * time.Minute)
 			if i%3 == 0 {

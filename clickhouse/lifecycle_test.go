@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // keptOnMCPDeletion are the tables with an mcp_id column whose rows
@@ -51,7 +50,7 @@ func TestDeletionReachesEveryTable(t *testing.T) {
 	const mcp, other, person = "mcp_life", "mcp_keep", "ada'\\é"
 	// 128 characters, 316 bytes quoted: a thousand are over 300 KB.
 	session := func(i int) string { return fmt.Sprintf("P%03d", i) + strings.Repeat("'€", 62) }
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	add := func(mcpID, user, sess string, i int) {
 		s := itemSpec{account: acct1, mcp: mcpID, ts: now.Add(time.Duration(i) * time.Millisecond), session: sess,
 			method: analytics.MethodToolsCall, name: "search", dur: ms(10), client: "cursor", clientVer: "1.0",
@@ -185,7 +184,7 @@ func TestRetentionReachesEveryTable(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
 	today := analytics.UTCDay(time.Now())
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	for _, m := range []string{"mcp_short", "mcp_long"} {
 		acct := map[string]string{"mcp_short": acct1, "mcp_long": "acct-2"}[m]
 		for _, age := range []int{0, 40, 100} {

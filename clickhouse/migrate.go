@@ -185,9 +185,6 @@ func (d templateData) engine(name string, args ...string) string {
 	return "Replicated" + name + "(" + strings.Join(append([]string{path, "'{replica}'"}, args...), ", ") + ")"
 }
 
-// engine renders an engine for a single server (tests).
-func engine(name string, args ...string) string { return templateData{}.engine(name, args...) }
-
 var createdObject = regexp.MustCompile(`^CREATE (?:TABLE|MATERIALIZED VIEW|VIEW|DATABASE) IF NOT EXISTS ([A-Za-z0-9_.]+)`)
 
 // finishStatement completes a rendered statement: the name of the table it

@@ -88,3 +88,6 @@ func TestLoadMigrations(t *testing.T) {
 		t.Errorf("engine = %s", got)
 	}
 }
+
+// engine renders an engine for a single server.
+func engine(name string, args ...string) string { return templateData{}.engine(name, args...) }

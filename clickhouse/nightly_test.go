@@ -8,12 +8,11 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // bruteNightly computes the nightly figures of one MCP for day straight
 // from the rows, by the contract's definitions.
-func bruteNightly(rows []ingest.Row, mcp string, day time.Time) analytics.Nightly {
+func bruteNightly(rows []analytics.StoredRow, mcp string, day time.Time) analytics.Nightly {
 	daysOf := map[string]map[int]bool{} // user -> day offsets (0 = day, 27 = first day of the window)
 	for _, r := range rows {
 		off := int(day.Sub(analytics.UTCDay(r.Item.Timestamp)) / (24 * time.Hour))
@@ -53,7 +52,7 @@ func bruteNightly(rows []ingest.Row, mcp string, day time.Time) analytics.Nightl
 	return n
 }
 
-func checkNightly(t *testing.T, db *clickhouse.DB, rows []ingest.Row, mcp string, day time.Time) {
+func checkNightly(t *testing.T, db *clickhouse.DB, rows []analytics.StoredRow, mcp string, day time.Time) {
 	t.Helper()
 	got, asOf, err := db.Nightly(context.Background(), mcp)
 	if err != nil {
@@ -119,7 +118,7 @@ func TestNightly(t *testing.T) {
 	}
 
 	// A re-run after more data replaces the figures (before any merge).
-	var more []ingest.Row
+	var more []analytics.StoredRow
 	for i := 0; i < 6; i++ {
 		s := itemSpec{account: acct2, mcp: mcpC, ts: last.AddDate(0, 0, -8-i%3), session: fmt.Sprintf("c-n%d", i),
 			method: analytics.MethodToolsCall, name: "other", user: fmt.Sprintf("cu%d", i%4)}

@@ -24,6 +24,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse/native"
 	"github.com/mcpscope/telemetry/internal/chdb"
 )
 
@@ -86,7 +87,7 @@ func ProveOn26(t testing.TB, db *DB) bool {
 	}
 	pc := &proofConn{Conn: db.conn, t: t, s: proofSession, db: db.db, http: "http://" + http + "/"}
 	db.conn = pc
-	db.proveExport = func(ctx context.Context, q string) {
+	db.knobs.proveExport = func(ctx context.Context, q string) {
 		pc.compare(ctx, q, nil)
 		pc.compareExportBlocks(ctx, q)
 	}
@@ -191,7 +192,7 @@ func (c *proofConn) answers(ctx context.Context, text, format string) (old, got 
 }
 
 // compareExportBlocks checks the export's own block decoders
-// (export_native.go) on ClickHouse 26's encoding of the export's columns:
+// (package native) on ClickHouse 26's encoding of the export's columns:
 // the export query's answer in the Native format (the column encodings of
 // the native protocol's data blocks, without block info: revision 0, so no
 // custom serialization flags, as at the export's pinned revision) from 26
@@ -216,7 +217,7 @@ func (c *proofConn) compareExportBlocks(ctx context.Context, q string) {
 				break
 			}
 			var block chproto.Block
-			if err := block.DecodeRawBlock(r, exportRevision, cols.results); err != nil {
+			if err := block.DecodeRawBlock(r, native.Revision, cols.results); err != nil {
 				c.t.Errorf("the export's decoders on %s's Native answer: %v\n%s", version, err, q)
 				return nil
 			}

@@ -15,7 +15,6 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // TestReads inserts the fixture in three batches (so that every rollup
@@ -27,7 +26,7 @@ func TestReads(t *testing.T) {
 	ctx := context.Background()
 	rows := fixtureRows()
 	third := len(rows) / 3
-	for _, part := range [][]ingest.Row{rows[:third], rows[third : 2*third], rows[2*third:]} {
+	for _, part := range [][]analytics.StoredRow{rows[:third], rows[third : 2*third], rows[2*third:]} {
 		if err := db.InsertRows(ctx, part); err != nil {
 			t.Fatalf("insert: %v", err)
 		}

@@ -34,11 +34,11 @@ type cutSink struct {
 	queryID string
 }
 
-func (s *cutSink) InsertRows(ctx context.Context, rows []ingest.Row) error {
+func (s *cutSink) InsertRows(ctx context.Context, rows []analytics.StoredRow) error {
 	if s.cut.Swap(true) {
 		return s.DB.InsertRows(ctx, rows)
 	}
-	s.queryID = "ingest:" + s.Database() + ":" + ingest.InsertIDFrom(ctx)
+	s.queryID = "ingest:" + s.Database() + ":" + analytics.InsertIDFrom(ctx)
 	ictx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -96,7 +96,7 @@ func TestRetryWaitsForTheInsertItRetries(t *testing.T) {
 
 	now := time.Now().UTC().Truncate(time.Second)
 	const payloads, per = 10, 4000
-	var whole []ingest.Row
+	var whole []analytics.StoredRow
 	for n := range payloads {
 		items := make([]analytics.Item, per)
 		for i := range items {
@@ -109,7 +109,7 @@ func TestRetryWaitsForTheInsertItRetries(t *testing.T) {
 				items[i].Status, items[i].ErrorType = analytics.StatusError, "Timeout"
 			}
 			items[i].Normalize()
-			whole = append(whole, ingest.Row{AccountID: acct1, MCPID: "mcp_whole", Node: "node-whole", Seq: uint64(n + 1), ReceivedAt: now, Item: items[i]})
+			whole = append(whole, analytics.StoredRow{AccountID: acct1, MCPID: "mcp_whole", Node: "node-whole", Seq: uint64(n + 1), ReceivedAt: now, Item: items[i]})
 		}
 		if acc, _, err := p.Ingest(ctx, acct1, "mcp_race", items, 0); err != nil || acc != per {
 			t.Fatalf("ingest: %d, %v", acc, err)
@@ -231,7 +231,7 @@ func TestInsertWritesOnePartPerRollupPartition(t *testing.T) {
 		return out
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	for i := range 3000 {
 		s := itemSpec{account: acct1, mcp: "mcp_parts", ts: now.Add(-time.Duration(i) * 30 * time.Second), session: fmt.Sprint("s", i),
 			method: analytics.MethodToolsCall, name: fmt.Sprint("tool-", i), dur: ms(float64(i)), client: fmt.Sprint("c", i), clientVer: "1", user: fmt.Sprint("u", i)}

@@ -10,7 +10,6 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // oracleSessions is the expected full sessions list of an MCP over a range.
@@ -135,7 +134,7 @@ func TestSessionsPaginationWhileIngesting(t *testing.T) {
 	ctx := context.Background()
 	base := day0.Add(6 * time.Hour)
 	r := analytics.NewRange(day0, day0.AddDate(0, 0, 11))
-	var rows, inserted []ingest.Row
+	var rows, inserted []analytics.StoredRow
 	seq := uint64(0)
 	add := func(session string, at time.Time) {
 		seq++

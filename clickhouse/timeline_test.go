@@ -11,7 +11,6 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // timelineItem is the oracle's view of an item on a timeline.
@@ -45,7 +44,7 @@ func (o oracle) timeline(mcp, session string, w analytics.TimeWindow) *analytics
 	}
 	sessions := oracle{rows: nil}
 	for _, it := range items {
-		sessions.rows = append(sessions.rows, ingest.Row{MCPID: mcp, Item: it})
+		sessions.rows = append(sessions.rows, analytics.StoredRow{MCPID: mcp, Item: it})
 	}
 	s := sessions.sessions(mcp, r)[0]
 	t := &analytics.SessionTimeline{SessionID: session, StartedAt: s.StartedAt, LastSeenAt: s.LastSeenAt, Calls: s.Calls, Errors: s.Errors,
@@ -128,7 +127,7 @@ func TestSessionTimeline(t *testing.T) {
 		seq++
 		it.SessionID = hostile
 		it.Normalize()
-		rows = append(rows, ingest.Row{AccountID: acct1, MCPID: mcpA, Node: "node-1", Seq: seq, ReceivedAt: it.Timestamp.Add(time.Second), Item: it})
+		rows = append(rows, analytics.StoredRow{AccountID: acct1, MCPID: mcpA, Node: "node-1", Seq: seq, ReceivedAt: it.Timestamp.Add(time.Second), Item: it})
 	}
 	for i := 0; i < 9; i++ {
 		it := analytics.Item{Timestamp: at, Method: analytics.MethodToolsCall, Name: `t'?\` + fmt.Sprint(i/2),
@@ -147,7 +146,7 @@ func TestSessionTimeline(t *testing.T) {
 			Method: "resources/read", Name: resource, DurationMs: ms(float64(i)), ClientName: `c'?`, ClientVersion: "1", UserID: `u"?`})
 	}
 	third := len(rows) / 3
-	for _, part := range [][]ingest.Row{rows[:third], rows[third : 2*third], rows[2*third:]} {
+	for _, part := range [][]analytics.StoredRow{rows[:third], rows[third : 2*third], rows[2*third:]} {
 		if err := db.InsertRows(ctx, part); err != nil {
 			t.Fatal(err)
 		}

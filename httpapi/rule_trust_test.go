@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/testdb"
 )
 
@@ -220,7 +219,7 @@ func TestMoreRuleMetrics(t *testing.T) {
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	at := time.Now().Add(-time.Minute)
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	for i := range 100 {
 		d := float64(i + 1) // 1..100 ms
 		it := analytics.Item{ID: testdb.RandHex(8), Timestamp: at, SessionID: fmt.Sprintf("s-%d", i%7), Method: "tools/call",
@@ -228,7 +227,7 @@ func TestMoreRuleMetrics(t *testing.T) {
 		if i%7 < 3 {
 			it.UserID = fmt.Sprintf("u-%d", i%7) // sessions 0..2 have users; 3..6 fall back to the session
 		}
-		rows = append(rows, ingest.Row{AccountID: tm.account, MCPID: tm.mcp, Node: "t", Seq: uint64(i), ReceivedAt: at, Item: it})
+		rows = append(rows, analytics.StoredRow{AccountID: tm.account, MCPID: tm.mcp, Node: "t", Seq: uint64(i), ReceivedAt: at, Item: it})
 	}
 	insertRows(t, cdb, rows)
 	for metric, want := range map[string]float64{"sessions": 7, "users": 7, "calls": 100} {
@@ -248,7 +247,7 @@ func TestMoreRuleMetrics(t *testing.T) {
 	}
 }
 
-func insertRows(t *testing.T, cdb *clickhouse.DB, rows []ingest.Row) {
+func insertRows(t *testing.T, cdb *clickhouse.DB, rows []analytics.StoredRow) {
 	t.Helper()
 	if err := cdb.InsertRows(context.Background(), rows); err != nil {
 		t.Fatal(err)

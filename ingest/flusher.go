@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 // readChunk bounds one read from the log; records are batches of up to
@@ -51,7 +53,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	defer sweep.Stop()
 
 	var (
-		rows    []Row
+		rows    []analytics.StoredRow
 		lastSeq uint64
 		firstAt time.Time
 		// checkStored: some rows may be in ClickHouse already (replayed
@@ -99,7 +101,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				firstAt = time.Now()
 			}
 			for _, it := range rec.Items {
-				rows = append(rows, Row{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.node,
+				rows = append(rows, analytics.StoredRow{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.node,
 					Seq: r.Seq, ReceivedAt: rec.ReceivedAt, Item: it})
 			}
 		}
@@ -112,7 +114,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		start := time.Now()
 		if p.needsConfirm(rows, replayUntil) {
-			if rows, err = retry(p, ctx, "confirm shared id reservations", func() ([]Row, error) {
+			if rows, err = retry(p, ctx, "confirm shared id reservations", func() ([]analytics.StoredRow, error) {
 				return p.withoutTakenOver(ctx, rows, replayUntil)
 			}); err != nil {
 				return nil // ctx cancelled
@@ -129,7 +131,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		var batch span
 		// Every attempt runs under the batch's id; a retry's checks first
 		// wait for the node's inserts given up on to end on the server.
-		ictx := WithInsertID(ctx, InsertID(p.node, rows[0].Seq, rows[len(rows)-1].Seq))
+		ictx := analytics.WithInsertID(ctx, analytics.InsertID(p.node, rows[0].Seq, rows[len(rows)-1].Seq))
 		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
 			retried := checkStored
 			if checkStored {
@@ -199,7 +201,7 @@ type span struct {
 	tsFrom, tsTo   time.Time
 }
 
-func spanOf(rows []Row) span {
+func spanOf(rows []analytics.StoredRow) span {
 	s := span{fromSeq: rows[0].Seq, toSeq: rows[len(rows)-1].Seq, tsFrom: rows[0].Item.Timestamp, tsTo: rows[0].Item.Timestamp}
 	for _, r := range rows {
 		if ts := r.Item.Timestamp; ts.Before(s.tsFrom) {
@@ -219,7 +221,7 @@ func spanOf(rows []Row) span {
 // lost after the insert, or the insert cut after some of its day
 // partitions). Rows are checked by record and UTC day: an insert stores
 // each day of a shard's rows in one part, whole or not at all.
-func (p *Pipeline) withoutStored(ctx context.Context, rows []Row, b span) ([]Row, error) {
+func (p *Pipeline) withoutStored(ctx context.Context, rows []analytics.StoredRow, b span) ([]analytics.StoredRow, error) {
 	if len(rows) == 0 {
 		return rows, nil
 	}
@@ -229,7 +231,7 @@ func (p *Pipeline) withoutStored(ctx context.Context, rows []Row, b span) ([]Row
 	}
 	kept := rows[:0]
 	for _, r := range rows {
-		if !stored[RecordDay{Seq: r.Seq, Day: DayOf(r.Item.Timestamp)}] {
+		if !stored[analytics.RecordDay{Seq: r.Seq, Day: analytics.DayOf(r.Item.Timestamp)}] {
 			kept = append(kept, r)
 		}
 	}
@@ -271,7 +273,7 @@ func retry[T any](p *Pipeline, ctx context.Context, what string, f func() (T, er
 // withoutStoredIDs drops the rows of records up to verifyUntil whose item id
 // ClickHouse already holds from the window: those records were accepted
 // before the duplicate filter knew the ids stored before this start.
-func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []Row, verifyUntil uint64) ([]Row, error) {
+func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64) ([]analytics.StoredRow, error) {
 	ids := map[string][]string{}
 	for _, r := range rows {
 		if r.Seq <= verifyUntil && r.Item.ID != "" {
@@ -347,7 +349,7 @@ func (p *Pipeline) loadStored(ctx context.Context) error {
 // reservations are not known to be confirmed: records replayed after a
 // start (the process may have died before it confirmed them) and records
 // whose confirmation failed when they were accepted.
-func (p *Pipeline) needsConfirm(rows []Row, replayUntil uint64) bool {
+func (p *Pipeline) needsConfirm(rows []analytics.StoredRow, replayUntil uint64) bool {
 	if p.opts.Registry == nil {
 		return false
 	}
@@ -366,13 +368,15 @@ func (p *Pipeline) needsConfirm(rows []Row, replayUntil uint64) bool {
 // reservation another instance took over after it expired: the client's
 // retry was accepted there, and is stored by that instance. One registry
 // call per MCP and receipt.
-func (p *Pipeline) withoutTakenOver(ctx context.Context, rows []Row, replayUntil uint64) ([]Row, error) {
+func (p *Pipeline) withoutTakenOver(ctx context.Context, rows []analytics.StoredRow, replayUntil uint64) ([]analytics.StoredRow, error) {
 	type reservation struct {
 		mcpID string
 		at    time.Time
 	}
 	p.unconfirmedMu.Lock()
-	check := func(r *Row) bool { return r.Item.ID != "" && (r.Seq <= replayUntil || p.unconfirmed[r.Seq]) }
+	check := func(r *analytics.StoredRow) bool {
+		return r.Item.ID != "" && (r.Seq <= replayUntil || p.unconfirmed[r.Seq])
+	}
 	groups := map[reservation][]string{}
 	seqs := map[uint64]bool{}
 	for i := range rows {

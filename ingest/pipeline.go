@@ -18,66 +18,6 @@ import (
 	"github.com/mcpscope/telemetry/wal"
 )
 
-// Row is one accepted item on its way to the events table, with what the
-// item itself does not say: whose it is, when it was accepted, and which
-// write-ahead-log record (Node, Seq) carried it.
-type Row struct {
-	AccountID  string
-	MCPID      string
-	Node       string
-	Seq        uint64
-	ReceivedAt time.Time
-	Item       analytics.Item
-}
-
-// RecordDay names the rows of one write-ahead-log record on one UTC day
-// (days since 1970-01-01): an insert stores each day of its rows in its
-// own part, so a failed insert may have stored some days of a record and
-// not others.
-type RecordDay struct {
-	Seq uint64
-	Day int64
-}
-
-// DayOf returns the UTC day number of t, as RecordDay counts days.
-func DayOf(t time.Time) int64 {
-	s := t.Unix()
-	if s < 0 {
-		return (s - 86399) / 86400
-	}
-	return s / 86400
-}
-
-// Sink is where flushed rows go: ClickHouse (clickhouse.DB implements it).
-type Sink interface {
-	// InsertRows stores rows, under the insert id ctx carries, if any
-	// (WithInsertID).
-	InsertRows(ctx context.Context, rows []Row) error
-	// InsertedSeqs reports which log records of this node, among
-	// fromSeq..toSeq, already have rows stored, and of which UTC days, so
-	// that a replay after a crash (or the retry of a failed insert) does
-	// not insert them twice, nor leave out the days an insert cut short
-	// did not store. Their items' timestamps lie within tsFrom..tsTo,
-	// which bounds what the check reads.
-	// The sink first waits until no insert of the node's records still
-	// runs on any server: an attempt the client gave up on (or a killed
-	// process started) may still be storing its views.
-	InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[RecordDay]bool, error)
-	// CompleteViews is called after the retry of a failed insert (and
-	// after a replay): every insert of this node's records fromSeq..toSeq
-	// that reached the raw table must have reached every rollup too, and
-	// the sink re-derives into a rollup what an insert cut short left out
-	// of it (the views of one insert are not one transaction). It returns
-	// how many (insert, rollup) pairs it completed.
-	CompleteViews(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (int, error)
-	// RecentIDs lists item ids received since a time, to rebuild Dedup.
-	RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string, receivedAt time.Time)) error
-	// StoredIDs reports which of ids (by MCP) are stored from items
-	// received since a time: the check of items accepted while Dedup was
-	// not rebuilt yet.
-	StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string)) error
-}
-
 // IDRegistry is a duplicate filter shared by every instance
 // (postgres.IngestIDs): with one, a retry that reaches another instance is
 // still dropped, and each instance's own filter is only a bounded cache.
@@ -150,7 +90,7 @@ const registryTimeout = 10 * time.Second
 type Pipeline struct {
 	opts    Options
 	log     *wal.Log
-	sink    Sink
+	sink    analytics.Sink
 	dedup   *Dedup
 	limiter *RateLimiter
 	refused *RateLimiter // nil without Options.RefusedPerMinute
@@ -175,7 +115,7 @@ type Pipeline struct {
 }
 
 // New returns a pipeline over an open log. Call Run to flush.
-func New(l *wal.Log, sink Sink, opts Options) *Pipeline {
+func New(l *wal.Log, sink analytics.Sink, opts Options) *Pipeline {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

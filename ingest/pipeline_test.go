@@ -76,7 +76,7 @@ type harness struct {
 	done   chan error
 }
 
-func start(t *testing.T, dir string, db ingest.Sink) *harness {
+func start(t *testing.T, dir string, db analytics.Sink) *harness {
 	t.Helper()
 	l, err := wal.Open(dir, wal.Options{SegmentBytes: 1 << 20, MaxBytes: 64 << 20, Logger: quiet})
 	if err != nil {
@@ -195,9 +195,9 @@ func TestRestartKeepsDuplicateFilterAndReplaysOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := make([]ingest.Row, 0, 30)
+	rows := make([]analytics.StoredRow, 0, 30)
 	for _, it := range rec.Items {
-		rows = append(rows, ingest.Row{AccountID: "acc", MCPID: "m", Node: "node-a", Seq: seq, ReceivedAt: rec.ReceivedAt, Item: it})
+		rows = append(rows, analytics.StoredRow{AccountID: "acc", MCPID: "m", Node: "node-a", Seq: seq, ReceivedAt: rec.ReceivedAt, Item: it})
 	}
 	if err := db.InsertRows(ctx, rows); err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ type partialSink struct {
 	failed bool
 }
 
-func (s *partialSink) InsertRows(ctx context.Context, rows []ingest.Row) error {
+func (s *partialSink) InsertRows(ctx context.Context, rows []analytics.StoredRow) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed || len(rows) == 0 {

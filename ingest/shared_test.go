@@ -44,8 +44,8 @@ func (f *fakeRegistry) Expire(context.Context, time.Time, int) (int, error) { re
 // nullSink stores nothing and answers that nothing is stored.
 type nullSink struct{}
 
-func (nullSink) InsertRows(context.Context, []ingest.Row) error { return nil }
-func (nullSink) InsertedSeqs(context.Context, string, uint64, uint64, time.Time, time.Time) (map[ingest.RecordDay]bool, error) {
+func (nullSink) InsertRows(context.Context, []analytics.StoredRow) error { return nil }
+func (nullSink) InsertedSeqs(context.Context, string, uint64, uint64, time.Time, time.Time) (map[analytics.RecordDay]bool, error) {
 	return nil, nil
 }
 func (nullSink) CompleteViews(context.Context, string, uint64, uint64, time.Time, time.Time) (int, error) {

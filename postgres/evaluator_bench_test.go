@@ -8,7 +8,6 @@ import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 )
@@ -57,7 +56,7 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 			SELECT 'rul_' || $1::int || '_' || m.id, m.account_id, m.id, 'Rule ' || $1::int, $2, $3, $4, $5, $6, '{in_app,email}'
 			FROM mcps m WHERE m.id = ANY($7)`, j, sh.metric, sh.tool, sh.cmp, sh.threshold, sh.window, mcps)
 	}
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	for i, mcp := range mcps {
 		for k := 0; k < 220; k++ {
 			at := now.Add(-2 * time.Minute)
@@ -72,10 +71,10 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 			if k < i%10 {
 				it.Status = analytics.StatusError
 			}
-			rows = append(rows, ingest.Row{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
+			rows = append(rows, analytics.StoredRow{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
 			// The same a week earlier, which week_ago baselines read.
 			it.Timestamp = at.Add(-alerting.BaselineOffset)
-			rows = append(rows, ingest.Row{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
+			rows = append(rows, analytics.StoredRow{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
 		}
 	}
 	if err := cdb.InsertRows(ctx, rows); err != nil {
@@ -207,12 +206,12 @@ func BenchmarkEvaluatePass1440Windows(b *testing.B) {
 	testdb.Exec(b, db, `INSERT INTO rules (id, account_id, mcp_id, name, metric, comparator, threshold, window_minutes, channels)
 		SELECT 'rul_w' || w, $1, $2, 'Window ' || w, (ARRAY['calls', 'error_rate', 'p95_ms'])[w % 3 + 1], '>', 1e9, w, '{in_app}'
 		FROM generate_series(1, 1440) AS w`, account, busy)
-	rows := make([]ingest.Row, 0, 100_000)
+	rows := make([]analytics.StoredRow, 0, 100_000)
 	for k := 0; k < 100_000; k++ {
 		d := float64(k % 997)
 		it := analytics.Item{Timestamp: now.Add(-time.Duration(k) * 864 * time.Millisecond), SessionID: "s",
 			Method: "tools/call", Name: []string{"search", "fetch", "read"}[k%3], Status: analytics.StatusOK, DurationMs: &d}
-		rows = append(rows, ingest.Row{AccountID: account, MCPID: busy, Node: "bench-busy", Seq: uint64(k), ReceivedAt: now, Item: it})
+		rows = append(rows, analytics.StoredRow{AccountID: account, MCPID: busy, Node: "bench-busy", Seq: uint64(k), ReceivedAt: now, Item: it})
 	}
 	if err := cdb.InsertRows(ctx, rows); err != nil {
 		b.Fatal(err)

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/client"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
 // runDirect is the baseline the HTTP rate is compared with: rows generated
@@ -43,7 +43,7 @@ func runDirect(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "direct insert: %d rows into %s (events and rollups) in batches of %d\n", *rows, *db, *batch)
 
 	g := newGenerator(1, "d"+strconv.FormatInt(time.Now().Unix(), 36)+"-")
-	buf := make([]ingest.Row, 0, *batch)
+	buf := make([]analytics.StoredRow, 0, *batch)
 	var spent time.Duration
 	var seq uint64
 	p := progress{out: out, interval: 5 * time.Second, last: time.Now()}
@@ -55,7 +55,7 @@ func runDirect(ctx context.Context, args []string, out io.Writer) error {
 		for range n {
 			it := g.item(now)
 			it.ID = client.NewID()
-			buf = append(buf, ingest.Row{AccountID: "bench-direct", MCPID: "bench-direct", Node: "direct",
+			buf = append(buf, analytics.StoredRow{AccountID: "bench-direct", MCPID: "bench-direct", Node: "direct",
 				Seq: seq, ReceivedAt: now, Item: it})
 		}
 		t0 := time.Now()

@@ -14,7 +14,6 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
@@ -53,7 +52,7 @@ func TestExportKnownSetByteForByte(t *testing.T) {
 			time.Duration(s)*time.Second + time.Duration(ms)*time.Millisecond)
 	}
 	f := func(v float64) *float64 { return &v }
-	rows := []ingest.Row{
+	rows := []analytics.StoredRow{
 		// Inserted out of order: the export sorts.
 		{AccountID: account, MCPID: mcp, ReceivedAt: at(1, 0, 0, 1, 0), Item: analytics.Item{ID: "b2", Timestamp: at(1, 0, 0, 0, 5),
 			SessionID: "s-2", Method: "initialize", Status: "ok", ClientName: "cursor", ClientVersion: "2.0"}},

@@ -12,7 +12,6 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 )
 
@@ -32,11 +31,11 @@ func TestRetention(t *testing.T) {
 
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	ages := []int{0, 10, 29, 30, 45, 59, 60, 70, 100}
-	var rows []ingest.Row
+	var rows []analytics.StoredRow
 	for _, t := range []struct{ acc, mcp string }{{accA, mcpA}, {accB, mcpB}} {
 		for _, age := range ages {
 			ts := today.AddDate(0, 0, -age).Add(12 * time.Hour)
-			rows = append(rows, ingest.Row{AccountID: t.acc, MCPID: t.mcp, ReceivedAt: ts, Item: analytics.Item{
+			rows = append(rows, analytics.StoredRow{AccountID: t.acc, MCPID: t.mcp, ReceivedAt: ts, Item: analytics.Item{
 				ID: fmt.Sprint("d", age), Timestamp: ts, SessionID: fmt.Sprint("s", age), Method: "tools/call", Name: "x", Status: "ok"}})
 		}
 	}

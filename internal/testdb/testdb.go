@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/chtest"
 	"github.com/mcpscope/telemetry/internal/testenv"
 	"github.com/mcpscope/telemetry/postgres"
@@ -134,7 +133,7 @@ func Exec(t testing.TB, db *postgres.DB, sql string, args ...any) {
 // not empty, resources/read otherwise.
 func Events(t testing.TB, cdb *clickhouse.DB, accountID, mcpID, tool string, at time.Time, calls, errors int) {
 	t.Helper()
-	rows := make([]ingest.Row, calls)
+	rows := make([]analytics.StoredRow, calls)
 	for i := range rows {
 		d := float64(100 + i)
 		it := analytics.Item{ID: RandHex(8), Timestamp: at, SessionID: "s-1", Method: "resources/read", Status: analytics.StatusOK, DurationMs: &d}
@@ -144,7 +143,7 @@ func Events(t testing.TB, cdb *clickhouse.DB, accountID, mcpID, tool string, at 
 		if i < errors {
 			it.Status, it.ErrorType = analytics.StatusError, "TimeoutError"
 		}
-		rows[i] = ingest.Row{AccountID: accountID, MCPID: mcpID, Node: "test", Seq: uint64(i), ReceivedAt: at, Item: it}
+		rows[i] = analytics.StoredRow{AccountID: accountID, MCPID: mcpID, Node: "test", Seq: uint64(i), ReceivedAt: at, Item: it}
 	}
 	if err := cdb.InsertRows(context.Background(), rows); err != nil {
 		t.Fatal(err)

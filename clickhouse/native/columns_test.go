@@ -1,4 +1,4 @@
-package clickhouse
+package native
 
 import (
 	"bufio"
@@ -27,8 +27,8 @@ func TestColStrMemoryFollowsBytes(t *testing.T) {
 		put("ab")
 	}
 	total := long + 2*(rows-1)
-	src := &strSource{br: bufio.NewReaderSize(bytes.NewReader(wire.Bytes()), 256<<10)}
-	c := &colStr{src: src}
+	src := &Source{br: bufio.NewReaderSize(bytes.NewReader(wire.Bytes()), 256<<10)}
+	c := &Str{src: src}
 	if err := c.DecodeColumn(chproto.NewReader(src.br), rows); err != nil {
 		t.Fatal(err)
 	}
