@@ -309,7 +309,11 @@ func (s *Server) addMetricTools(srv *mcp.Server) {
 				}
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "%d error kinds %s to %s, most frequent first:\n", len(res.Items), res.From, res.To)
+			kinds := "error kinds"
+			if len(res.Items) == 1 {
+				kinds = "error kind"
+			}
+			fmt.Fprintf(&b, "%d %s %s to %s, most frequent first:\n", len(res.Items), kinds, res.From, res.To)
 			for _, e := range res.Items {
 				fmt.Fprintf(&b, "- %d× %s on %s %s, last message %q\n", e.Count, orNone(e.ErrorType), e.Method, orNone(e.Name), e.LastMessage)
 			}
