@@ -101,6 +101,12 @@ func TestTwoInstances(t *testing.T) {
 	cfgA.Ingest.NodeID = "node-a"
 	cfgA.Nightly.Enabled, cfgA.Nightly.CatchUpDays = true, 3
 	cfgA.Alerting.EvaluateInterval = time.Second
+	// A PostgreSQL database of its own: the two evaluators count the
+	// firings of every enabled rule they see, and the package's shared
+	// database holds other tests' rules.
+	own := new(testenv.PostgresDB)
+	cfgA.Postgres.URL = own.URL(t)
+	t.Cleanup(own.Drop)
 	cfgB := cfgA
 	cfgB.Ingest.NodeID, cfgB.Ingest.WALDir = "node-b", t.TempDir()
 	_, baseA := startMain(t, cfgA)
