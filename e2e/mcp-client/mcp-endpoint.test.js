@@ -147,3 +147,33 @@ test("every /mcp tool answers the API's figures; other accounts get not_found", 
     assert.equal(res.status, status);
   }
 });
+
+// @modelcontextprotocol/inspector-cli, an outside client, against /mcp over
+// Streamable HTTP with a personal access token: it lists the tools and
+// calls one, whose answer is the API's figures for the same query.
+test("@modelcontextprotocol/inspector-cli lists and calls the tools of /mcp", { skip }, async () => {
+  const { spawnSync } = await import("node:child_process");
+  const { fileURLToPath } = await import("node:url");
+  const t = await tenant("inspector");
+  const cli = fileURLToPath(new URL("./node_modules/@modelcontextprotocol/inspector-cli/build/cli.js", import.meta.url));
+  // The CLI reads its version from "../package.json" of its working
+  // directory: run it from node_modules/, one level under this package.
+  const cwd = fileURLToPath(new URL("./node_modules/", import.meta.url));
+  const run = (...args) => {
+    const r = spawnSync(process.execPath, [cli, "--cli", `${base}/mcp`, "--transport", "http",
+      "--header", `Authorization: Bearer ${t.pat}`, ...args], { cwd, encoding: "utf8", timeout: 60000 });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    return JSON.parse(r.stdout);
+  };
+  const listed = run("--method", "tools/list");
+  const names = listed.tools.map((x) => x.name).sort();
+  assert.deepEqual(names, ["get_breakdown", "get_overview", "get_rule_history", "get_session_timeline", "get_tool", "get_tools",
+    "list_mcps", "list_rules", "list_sessions", "top_errors"]);
+  const called = run("--method", "tools/call", "--tool-name", "get_overview", "--tool-arg", `mcp_id=${t.mcp}`);
+  assert.notEqual(called.isError, true, JSON.stringify(called));
+  const api = await must(200, "GET", `/v1/mcps/${t.mcp}/overview`, t.session);
+  assert.equal(called.structuredContent.mcp_id, t.mcp);
+  assert.equal(called.structuredContent.calls, api.calls);
+  assert.equal(called.structuredContent.from, api.from);
+  assert.equal(called.structuredContent.to, api.to);
+});
