@@ -141,6 +141,17 @@ func (db *DB) ForgetProtocolVersion(ctx context.Context) error {
 			tables = append(tables, db.db+".events")
 		}
 		for _, t := range tables {
+			// A replica's drop reaches its twin through ZooKeeper: drop
+			// only where the column is still there.
+			var n uint64
+			name := strings.TrimPrefix(t, db.db+".")
+			if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = 'protocol_version'",
+				db.db, name).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				continue
+			}
 			if err := conn.Exec(ctx, "ALTER TABLE "+t+" DROP COLUMN protocol_version"); err != nil {
 				return err
 			}
