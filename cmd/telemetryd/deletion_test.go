@@ -97,7 +97,7 @@ func TestDeletePersonAndMCP(t *testing.T) {
 	// the usage counts, which outlive the MCP.
 	var tables []string
 	r, err := conn.Query(context.Background(), `SELECT DISTINCT table FROM system.columns WHERE database = ? AND name = 'mcp_id'
-		AND table IN (SELECT name FROM system.tables WHERE database = ? AND engine NOT LIKE '%View' AND name != 'usage_daily')`,
+		AND table IN (SELECT name FROM system.tables WHERE database = ? AND engine NOT LIKE '%View' AND name NOT IN ('usage_daily', 'usage_daily_local'))`,
 		cfg.ClickHouse.Database, cfg.ClickHouse.Database)
 	if err != nil {
 		t.Fatal(err)
