@@ -82,6 +82,35 @@ func (s *SessionState) Place(ts time.Time, idle time.Duration) time.Time {
 	return ts
 }
 
+// Merge adds other's sessions to s, as when two copies of one identity's
+// state were placed apart (an instance's local copy while PostgreSQL was
+// unreachable, docs/sessions.md): the union of both, a session present in
+// both (the same start) keeping its latest item; a session's start never
+// moves. At most the MaxKeptSessions latest sessions stay.
+func (s *SessionState) Merge(other SessionState) {
+	for _, o := range other.Sessions {
+		o.Start, o.LastSeen = o.Start.UTC().Truncate(time.Microsecond), o.LastSeen.UTC().Truncate(time.Microsecond)
+		at := sort.Search(len(s.Sessions), func(i int) bool { return !s.Sessions[i].Start.Before(o.Start) })
+		if at < len(s.Sessions) && s.Sessions[at].Start.Equal(o.Start) {
+			if o.LastSeen.After(s.Sessions[at].LastSeen) {
+				s.Sessions[at].LastSeen = o.LastSeen
+			}
+			continue
+		}
+		s.Sessions = append(s.Sessions, SessionSpan{})
+		copy(s.Sessions[at+1:], s.Sessions[at:])
+		s.Sessions[at] = o
+	}
+	if n := len(s.Sessions); n > MaxKeptSessions {
+		s.Sessions = s.Sessions[n-MaxKeptSessions:]
+	}
+}
+
+// Clone returns a copy of s that shares nothing with it.
+func (s SessionState) Clone() SessionState {
+	return SessionState{Sessions: append([]SessionSpan(nil), s.Sessions...)}
+}
+
 // AutoSessionID is the id of the derived session of an identity of an MCP
 // that began at start: "auto-" and 24 hex characters of a SHA-256.
 func AutoSessionID(mcpID, identity string, start time.Time) string {

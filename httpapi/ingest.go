@@ -90,14 +90,15 @@ one, as does a late item at most the idle timeout before the current session beg
 forms a session of its own). The session id is ` + "`auto-`" + ` and 24 hex characters of a hash of the
 MCP, the identity and the instant the session began: the same on every instance and every retry.
 The sessions list, timelines, every ` + "`sessions`" + ` figure and rule metric count these sessions like
-sent ones. The idle timeout is ` + "`session_idle_minutes`" + ` of the MCP (1 to 1440, default 30).
+sent ones. The idle timeout is ` + "`session_idle_minutes`" + ` of the MCP (1 to 1440, default 30). While
+PostgreSQL is unreachable such items are still accepted, their sessions derived from what the
+instance placed last (see docs/sessions.md for what that guarantees).
 
 **202 means durable**: the accepted items are in the service's fsynced write-ahead log before
 the answer; they survive a crash of the service and an outage of ClickHouse and become readable
 in metric reads within 5 seconds while ClickHouse is up. The service takes ingest even when it
 starts during a ClickHouse outage. 503 ` + "`unavailable`" + ` with ` + "`Retry-After`" + ` means nothing of the
-payload was accepted (the log could not write it, the shared duplicate filter is unreachable, or
-sessions could not be derived for items sent without one because PostgreSQL is unreachable):
+payload was accepted (the log could not write it, or the shared duplicate filter is unreachable):
 retry the same payload. Retrying after a timeout or a lost answer is always safe for items with
 an ` + "`id`" + `: they are stored once, also when the retry reaches another instance with
 ` + "`ingest.shared_dedup`" + ` on.

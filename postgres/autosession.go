@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/ingest"
 )
@@ -21,12 +23,32 @@ var _ ingest.SessionAssigner = (*AutoSessions)(nil)
 // identity) state in auto_sessions, shared by every instance: the rows of
 // a payload's identities are locked for its transaction, so two instances
 // taking the same identity's items at once place them one after the other.
-type AutoSessions struct{ db *DB }
+// While PostgreSQL is unreachable it places them against its mirror of the
+// state it placed or read last, and writes that back once PostgreSQL
+// answers again.
+type AutoSessions struct {
+	db      *DB
+	mirror  *sessionMirror
+	timeout time.Duration // of one placement in PostgreSQL
+
+	outage  atomic.Bool // placing from the mirror: logged once
+	writing atomic.Bool // a write-back runs
+}
+
+// placeTimeout bounds a placement in PostgreSQL; past it the items are
+// placed from the mirror, so ingest never waits long for PostgreSQL.
+const placeTimeout = 2 * time.Second
+
+// writeBackBatch is how many identities one write-back transaction takes.
+const writeBackBatch = 256
 
 // NewAutoSessions returns the assigner over db.
-func NewAutoSessions(db *DB) *AutoSessions { return &AutoSessions{db: db} }
+func NewAutoSessions(db *DB) *AutoSessions {
+	return &AutoSessions{db: db, mirror: newSessionMirror(SessionMirrorEntries), timeout: placeTimeout}
+}
 
-// AssignSessions implements ingest.SessionAssigner.
+// AssignSessions implements ingest.SessionAssigner. It fails only on an
+// error other than PostgreSQL being unreachable.
 func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items []analytics.Item) error {
 	byIdentity := map[string][]int{} // by the identity's hash, as stored
 	identity := map[string]string{}
@@ -47,16 +69,61 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 		identities = append(identities, id)
 	}
 	sort.Strings(identities) // one lock order: no deadlock between payloads
-	return wrap(pgx.BeginFunc(ctx, a.db.Pool, func(tx pgx.Tx) error {
+	pctx, cancel := context.WithTimeout(ctx, a.timeout)
+	err := a.placeShared(pctx, mcpID, identities, byIdentity, identity, items)
+	cancel()
+	if err == nil {
+		if a.outage.CompareAndSwap(true, false) {
+			a.db.log.Info("sessions: PostgreSQL answers again; placing in it, the mirror's placements are written back")
+		}
+		if a.mirror.dirtyCount() > 0 && a.writing.CompareAndSwap(false, true) {
+			go a.writeBack()
+		}
+		return nil
+	}
+	if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE {
+		return err
+	}
+	if a.outage.CompareAndSwap(false, true) {
+		a.db.log.Warn("sessions: PostgreSQL is unreachable; placing items sent without a session_id from this instance's mirror (docs/sessions.md)",
+			"error", err)
+	}
+	idle := a.mirror.idle(mcpID)
+	for _, h := range identities {
+		idx := byIdentity[h]
+		for _, i := range idx {
+			items[i].SessionID = "" // the failed transaction may have placed some
+		}
+		a.mirror.place(mirrorKey{mcpID, h}, func(st *analytics.SessionState) {
+			place(items, idx, mcpID, identity[h], st, idle)
+		})
+	}
+	return nil
+}
+
+// placeShared places the items at byIdentity (none: a write-back) in one
+// transaction over the identities' rows, merging into each the mirror's
+// placements PostgreSQL has not seen yet; once it commits, the mirror
+// holds what it stored.
+func (a *AutoSessions) placeShared(ctx context.Context, mcpID string, identities []string, byIdentity map[string][]int, identity map[string]string, items []analytics.Item) error {
+	keys := make([]mirrorKey, len(identities))
+	for n, h := range identities {
+		keys[n] = mirrorKey{mcpID, h}
+	}
+	var (
+		idle     = analytics.DefaultSessionIdle
+		exists   = true
+		states   = make([]analytics.SessionState, len(identities))
+		versions = make([]uint64, len(identities))
+	)
+	err := wrap(pgx.BeginFunc(ctx, a.db.Pool, func(tx pgx.Tx) error {
 		// The state only steers where later items go; a commit lost to a
 		// PostgreSQL crash at worst splits a session there, so the commit
 		// does not wait for the disk (it did: about 5 ms a payload).
 		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 			return err
 		}
-		idle := analytics.DefaultSessionIdle
 		var minutes int
-		exists := true
 		switch err := tx.QueryRow(ctx, `SELECT session_idle_minutes FROM mcps WHERE id = $1`, mcpID).Scan(&minutes); err {
 		case nil:
 			idle = time.Duration(minutes) * time.Minute
@@ -64,15 +131,13 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 			// A payload of an MCP deleted meanwhile (its keys stop within
 			// seconds): placed with the default and nothing kept.
 			exists = false
-		default:
-			return err
-		}
-		if !exists {
 			for h, idx := range byIdentity {
 				var st analytics.SessionState
 				place(items, idx, mcpID, identity[h], &st, idle)
 			}
 			return nil
+		default:
+			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO auto_sessions (mcp_id, identity)
 			SELECT $1, u FROM unnest($2::text[]) AS u ORDER BY u ON CONFLICT DO NOTHING`, mcpID, identities); err != nil {
@@ -83,7 +148,7 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 		if err != nil {
 			return err
 		}
-		states := map[string]*analytics.SessionState{}
+		stored := map[string]analytics.SessionState{}
 		for rows.Next() {
 			var id string
 			var starts, lasts []time.Time
@@ -91,11 +156,11 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 				rows.Close()
 				return err
 			}
-			st := &analytics.SessionState{}
+			var st analytics.SessionState
 			for i := range min(len(starts), len(lasts)) {
 				st.Sessions = append(st.Sessions, analytics.SessionSpan{Start: starts[i].UTC(), LastSeen: lasts[i].UTC()})
 			}
-			states[id] = st
+			stored[id] = st
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -105,11 +170,15 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 		// literals (text), cast back to timestamptz[] by the statement.
 		starts, lasts := make([]string, len(identities)), make([]string, len(identities))
 		for n, id := range identities {
-			st := states[id]
-			if st == nil {
-				st = &analytics.SessionState{}
+			st := stored[id]
+			// Placed here while PostgreSQL was unreachable: the union, so
+			// a session that spans the outage goes on as one.
+			if local, v := a.mirror.dirtyState(keys[n]); v != 0 {
+				st.Merge(local)
+				versions[n] = v
 			}
-			place(items, byIdentity[id], mcpID, identity[id], st, idle)
+			place(items, byIdentity[id], mcpID, identity[id], &st, idle)
+			states[n] = st
 			starts[n], lasts[n] = timeArray(st.Sessions, false), timeArray(st.Sessions, true)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE auto_sessions AS a SET starts = u.s::timestamptz[], lasts = u.l::timestamptz[]
@@ -119,6 +188,43 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 		}
 		return nil
 	}))
+	switch {
+	case err != nil:
+	case !exists:
+		a.mirror.forget(append(keys, mirrorKey{mcpID: mcpID}))
+	default:
+		a.mirror.stored(mcpID, idle, keys, states, versions)
+	}
+	return err
+}
+
+// writeBack writes the mirror's placements PostgreSQL has not seen back
+// to it, identities that had no item since the outage included, and stops
+// at the first failure (the next placement that succeeds starts it again).
+func (a *AutoSessions) writeBack() {
+	defer a.writing.Store(false)
+	byMCP, evicted := a.mirror.dirtyKeys(SessionMirrorEntries)
+	if evicted > 0 {
+		a.db.log.Warn("sessions: the mirror dropped placements made while PostgreSQL was unreachable, for room; "+
+			"a session of those identities may be split where the outage began", "identities", evicted)
+	}
+	written := 0
+	for mcpID, identities := range byMCP {
+		sort.Strings(identities)
+		for len(identities) > 0 {
+			batch := identities[:min(len(identities), writeBackBatch)]
+			identities = identities[len(batch):]
+			ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+			err := a.placeShared(ctx, mcpID, batch, nil, nil, nil)
+			cancel()
+			if err != nil {
+				a.db.log.Warn("sessions: writing the mirror back to PostgreSQL failed; it goes on with the next placement", "error", err)
+				return
+			}
+			written += len(batch)
+		}
+	}
+	a.db.log.Info("sessions: placements made while PostgreSQL was unreachable are written back", "identities", written)
 }
 
 // place gives the items at idx, all of one identity, their sessions in

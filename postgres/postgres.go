@@ -213,9 +213,10 @@ func wrap(err error) error {
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
-	// A server killed mid-statement ends the connection: unexpected EOF.
+	// A server killed mid-statement ends the connection: unexpected EOF,
+	// then "conn closed" for what was to follow on it.
 	if errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || pgconn.Timeout(err) {
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, pgconn.ErrConnClosed) || pgconn.Timeout(err) {
 		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable.", RetryAfter: 5, Err: err}
 	}
 	return err
