@@ -151,3 +151,79 @@ func TestStatelessSessions(t *testing.T) {
 		return nil
 	})
 }
+
+// TestStatelessSessionsPostgresOutage: items sent without a session_id
+// before, during and after a PostgreSQL kill are all answered 202 for the
+// cached key and stored once, and get the sessions of docs/sessions.md as
+// if PostgreSQL had never gone: u-1's calls, 5 to 20 minutes apart, are
+// one session although the call after the outage is 40 minutes after the
+// last one PostgreSQL saw before it (the instance's mirror was merged
+// back); u-2, seen only during the outage, is one session of its own.
+func TestStatelessSessionsPostgresOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	own := testenv.OwnPostgres(t)
+	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	cfg.Postgres.URL = own.URL
+	svc := startBinary(t, buildBinary(t), cfg, testenv.FreePort(t))
+	a := api{t, svc.base}
+	token, mcp, key := a.newTenant("stateless-outage")
+	t0 := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
+	n := 0
+	send := func(phase, user string, mins ...int) {
+		t.Helper()
+		var items []map[string]any
+		for _, m := range mins {
+			n++
+			items = append(items, map[string]any{"id": fmt.Sprintf("so-%d", n), "timestamp": t0.Add(time.Duration(m) * time.Minute).Format(time.RFC3339Nano),
+				"method": "tools/call", "name": "search", "duration_ms": 10, "user_id": user})
+		}
+		begun := time.Now()
+		status, res := postIngest(t, svc.base, key, items, false)
+		if status != 202 || num(res["accepted"]) != float64(len(items)) {
+			t.Fatalf("%s: ingest of %s %v: %d %v", phase, user, mins, status, res)
+		}
+		t.Logf("%s: %s %v answered 202 in %s", phase, user, mins, time.Since(begun).Round(time.Millisecond))
+	}
+	send("before", "u-1", 0)
+	send("before", "u-1", 5)
+	own.Kill(t)
+	send("during", "u-1", 15)
+	send("during", "u-2", 20)
+	send("during", "u-1", 25)
+	if status, _ := a.do("GET", "/v1/account", token, nil); status != 503 {
+		t.Fatalf("account during the outage: %d; PostgreSQL is not down", status)
+	}
+	own.Start(t)
+	eventually(t, 30*time.Second, func() error {
+		if status, _ := a.do("GET", "/v1/account", token, nil); status != 200 {
+			return fmt.Errorf("account after the outage: %d", status)
+		}
+		return nil
+	})
+	send("after", "u-1", 45)
+	send("after", "u-1", 50)
+
+	settledWithin(t, svc.base+"/metrics", time.Minute)
+	for id, c := range storedPerID(t, cfg, mcp, "so-") {
+		if c != 1 {
+			t.Errorf("item %s stored %d times", id, c)
+		}
+	}
+	wants := map[string]int{analytics.AutoSessionID(mcp, "u:u-1", t0): 6, analytics.AutoSessionID(mcp, "u:u-2", t0.Add(20*time.Minute)): 1}
+	now := time.Now().UTC()
+	rng := "from=" + now.AddDate(0, 0, -1).Format(time.DateOnly) + "&to=" + now.Format(time.DateOnly)
+	eventually(t, 10*time.Second, func() error {
+		ss := a.must(200, "GET", "/v1/mcps/"+mcp+"/sessions?limit=10&"+rng, token, nil)["items"].([]any)
+		got := map[string]int{}
+		for _, s := range ss {
+			m := s.(map[string]any)
+			got[m["session_id"].(string)] = int(num(m["calls"]))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(wants) {
+			return fmt.Errorf("sessions (id: calls) %v, want %v", got, wants)
+		}
+		return nil
+	})
+}
