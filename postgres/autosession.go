@@ -30,21 +30,32 @@ type AutoSessions struct {
 	db      *DB
 	mirror  *sessionMirror
 	timeout time.Duration // of one placement in PostgreSQL
+	pause   time.Duration // after a failed one, PostgreSQL is not asked
 
-	outage  atomic.Bool // placing from the mirror: logged once
-	writing atomic.Bool // a write-back runs
+	outage  atomic.Bool  // placing from the mirror: logged once
+	retryAt atomic.Int64 // unix nanoseconds: PostgreSQL is asked again from then
+	writing atomic.Bool  // a write-back runs
 }
 
 // placeTimeout bounds a placement in PostgreSQL; past it the items are
 // placed from the mirror, so ingest never waits long for PostgreSQL.
-const placeTimeout = 2 * time.Second
+// After a placement failed as unavailable, the payloads of the next
+// placePause go to the mirror without asking (a PostgreSQL that does not
+// answer would cost each of them placeTimeout).
+const (
+	placeTimeout = 2 * time.Second
+	placePause   = time.Second
+)
+
+// errPaused stands for the failure that began the current placePause.
+var errPaused = &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable."}
 
 // writeBackBatch is how many identities one write-back transaction takes.
 const writeBackBatch = 256
 
 // NewAutoSessions returns the assigner over db.
 func NewAutoSessions(db *DB) *AutoSessions {
-	return &AutoSessions{db: db, mirror: newSessionMirror(SessionMirrorEntries), timeout: placeTimeout}
+	return &AutoSessions{db: db, mirror: newSessionMirror(SessionMirrorEntries), timeout: placeTimeout, pause: placePause}
 }
 
 // AssignSessions implements ingest.SessionAssigner. It fails only on an
@@ -69,9 +80,12 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 		identities = append(identities, id)
 	}
 	sort.Strings(identities) // one lock order: no deadlock between payloads
-	pctx, cancel := context.WithTimeout(ctx, a.timeout)
-	err := a.placeShared(pctx, mcpID, identities, byIdentity, identity, items)
-	cancel()
+	var err error = errPaused
+	if time.Now().UnixNano() >= a.retryAt.Load() {
+		pctx, cancel := context.WithTimeout(ctx, a.timeout)
+		err = a.placeShared(pctx, mcpID, identities, byIdentity, identity, items)
+		cancel()
+	}
 	if err == nil {
 		if a.outage.CompareAndSwap(true, false) {
 			a.db.log.Info("sessions: PostgreSQL answers again; placing in it, the mirror's placements are written back")
@@ -83,6 +97,9 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 	}
 	if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE {
 		return err
+	}
+	if err != errPaused {
+		a.retryAt.Store(time.Now().Add(a.pause).UnixNano())
 	}
 	if a.outage.CompareAndSwap(false, true) {
 		a.db.log.Warn("sessions: PostgreSQL is unreachable; placing items sent without a session_id from this instance's mirror (docs/sessions.md)",

@@ -176,15 +176,22 @@ func TestAutoSessionsOutage(t *testing.T) {
 	// allows between instances).
 	want(assign(other, "u-3", 40), "u-3", 40)
 	// Hung: the placement gives up after its timeout.
-	a.timeout = 300 * time.Millisecond
+	a.timeout, a.pause = 300*time.Millisecond, time.Hour
 	proxy.set("hung")
 	want(assign(a, "u-1", 35), "u-1", 0)
+	// For a pause after that, payloads go to the mirror without waiting.
+	begun := time.Now()
+	want(assign(a, "u-1", 36), "u-1", 0)
+	if d := time.Since(begun); d >= a.timeout {
+		t.Errorf("a placement in the pause took %s", d)
+	}
 	if n := a.mirror.dirtyCount(); n != 3 {
 		t.Errorf("%d identities dirty, want 3", n)
 	}
 
 	proxy.set("up")
 	a.timeout = placeTimeout
+	a.retryAt.Store(0) // the pause is over
 	// +55m is 25 minutes after the outage's last item, 45 after the last
 	// PostgreSQL had: merged first, so the session goes on.
 	want(assign(a, "u-1", 55), "u-1", 0)
