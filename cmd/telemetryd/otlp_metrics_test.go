@@ -99,7 +99,7 @@ func TestOTLPMetricsBecomeCalls(t *testing.T) {
 
 	search := []*commonpb.KeyValue{strKV("mcp.method.name", "tools/call"), strKV("gen_ai.tool.name", "search")}
 	body := durationExport(resourceOf("py-mcp", "i-1"), metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA,
-		durationPoint(end, []uint64{1, 2, 0, 0}, search...),                                           // 5, 55, 55 ms
+		durationPoint(end, []uint64{1, 2, 0, 0}, search...),                                            // 5, 55, 55 ms
 		durationPoint(end, []uint64{0, 0, 1, 0}, append(search, strKV("error.type", "tool_error"))...), // 550 ms, failed
 		durationPoint(end, []uint64{0, 0, 0, 2}, strKV("mcp.method.name", "resources/read")),           // 1000 ms twice
 	)
