@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -172,4 +179,65 @@ func TestOTLPMetricsBecomeCalls(t *testing.T) {
 	}
 	// 6 calls from metrics, the span (55 ms), the other instance's point (5 ms).
 	check(8, (5+55+55+550+1000+1000+55+5)/8.0)
+}
+
+// TestOTelGoSDKMetricsExporter points the official OpenTelemetry Go SDK's
+// OTLP/HTTP metrics exporter at the service as a user would (endpoint and
+// header environment variables), records mcp.server.operation.duration
+// with the conventions' buckets, and reads the calls back. With the
+// exporter's default (cumulative) temporality the export is answered with
+// a partial success saying why, and nothing is counted.
+func TestOTelGoSDKMetricsExporter(t *testing.T) {
+	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
+	a := api{t, base}
+	token, mcp, key := a.newTenant("otel-metrics")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", base+"/v1/otlp")
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20"+key)
+	ctx := context.Background()
+	res := resource.NewSchemaless(attribute.String("service.name", "go-mcp"), attribute.String("service.version", "0.3.0"))
+
+	record := func(opts ...otlpmetrichttp.Option) error {
+		exp, err := otlpmetrichttp.New(ctx, append(opts, otlpmetrichttp.WithInsecure())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
+			sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(time.Hour))))
+		defer mp.Shutdown(ctx)
+		h, err := mp.Meter("mcp.server").Float64Histogram("mcp.server.operation.duration", metric.WithUnit("s"),
+			metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300))
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := func(tool string, seconds float64, extra ...attribute.KeyValue) {
+			kv := append([]attribute.KeyValue{attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", tool)}, extra...)
+			h.Record(ctx, seconds, metric.WithAttributes(kv...))
+		}
+		call("search", 0.015)                                             // bucket (0.01, 0.02]: 15 ms
+		call("search", 0.3, attribute.String("error.type", "tool_error")) // (0.2, 0.5]: 350 ms
+		call("fetch", 0.07)                                               // (0.05, 0.1]: 75 ms
+		return mp.ForceFlush(ctx)
+	}
+
+	if err := record(); err == nil || !strings.Contains(err.Error(), "cumulative") {
+		t.Fatalf("default (cumulative) temporality: %v, want a partial success naming it", err)
+	}
+	deltaOnly := otlpmetrichttp.WithTemporalitySelector(func(sdkmetric.InstrumentKind) metricdata.Temporality { return metricdata.DeltaTemporality })
+	if err := record(deltaOnly); err != nil {
+		t.Fatalf("delta export: %v", err)
+	}
+
+	day := time.Now().UTC().Format(time.DateOnly)
+	rng := "?from=" + day + "&to=" + day
+	eventually(t, 5*time.Second, func() error {
+		ov := a.must(200, "GET", "/v1/mcps/"+mcp+"/overview"+rng, token, nil)
+		if num(ov["calls"]) != 3 || num(ov["errors"]) != 1 || num(ov["avg_ms"]) != (15+350+75)/3.0 {
+			return fmt.Errorf("overview %v; want 3 calls, 1 error, avg %v", ov, (15+350+75)/3.0)
+		}
+		tool := a.must(200, "GET", "/v1/mcps/"+mcp+"/tools/search"+rng, token, nil)
+		if num(tool["calls"]) != 2 || num(tool["errors"]) != 1 {
+			return fmt.Errorf("search: %v", tool)
+		}
+		return nil
+	})
 }
