@@ -21,7 +21,9 @@ type SpanSources interface {
 	// MarkSpanSources records that the resources sent MCP spans at now.
 	MarkSpanSources(ctx context.Context, mcpID string, resources []string, now time.Time) error
 	// SpanSourcesSince returns which of the resources sent MCP spans at or
-	// after since.
+	// after since. An error answers the export 503 (retried by
+	// exporters); the PostgreSQL implementation answers from the instance's
+	// memory instead while the database is unreachable.
 	SpanSourcesSince(ctx context.Context, mcpID string, resources []string, since time.Time) (map[string]bool, error)
 }
 
@@ -60,8 +62,7 @@ has its points skipped: its calls are counted from its spans. Every other metric
 Answers as the OTLP specification says: 200 with an ` + "`ExportMetricsServiceResponse`" + ` in the request's
 encoding, whose ` + "`partial_success.rejected_data_points`" + ` counts the points not read and whose
 ` + "`error_message`" + ` says why for each reason (calls of a retried export, dropped as duplicates, are
-reported there too); an empty request leaves it unset. 503 with ` + "`Retry-After`" + ` while PostgreSQL, where the
-emitters of spans are kept, is unreachable.
+reported there too); an empty request leaves it unset.
 
 ` + otlp.MetricsMappingDoc,
 }

@@ -12,11 +12,16 @@ import (
 // at most once per MarkEvery per instance (and the statement skips rows
 // written less than MarkEvery ago, across instances), which is plenty for a
 // 24-hour window.
+//
+// While PostgreSQL is unreachable, the instance answers from its own memory
+// of the spans it received (seen): metric points are then skipped only for
+// the emitters whose spans reached this instance, rather than refused.
 type SpanSources struct {
 	db *DB
 
 	mu        sync.Mutex
 	marked    map[spanSourceKey]time.Time // last written, this instance
+	seen      map[spanSourceKey]time.Time // last span received, this instance
 	lastPrune time.Time
 }
 
@@ -36,7 +41,7 @@ const (
 
 // NewSpanSources returns the span source registry on db.
 func NewSpanSources(db *DB) *SpanSources {
-	return &SpanSources{db: db, marked: map[spanSourceKey]time.Time{}}
+	return &SpanSources{db: db, marked: map[spanSourceKey]time.Time{}, seen: map[spanSourceKey]time.Time{}}
 }
 
 // MarkSpanSources records that the resources sent MCP spans to mcpID at now.
@@ -45,7 +50,13 @@ func NewSpanSources(db *DB) *SpanSources {
 func (s *SpanSources) MarkSpanSources(ctx context.Context, mcpID string, resources []string, now time.Time) error {
 	var due []string
 	s.mu.Lock()
+	if len(s.seen)+len(resources) > maxMarked {
+		s.seen = map[spanSourceKey]time.Time{}
+	}
 	for _, r := range resources {
+		if at, ok := s.seen[spanSourceKey{mcpID, r}]; !ok || at.Before(now) {
+			s.seen[spanSourceKey{mcpID, r}] = now
+		}
 		if at, ok := s.marked[spanSourceKey{mcpID, r}]; !ok || now.Sub(at) >= MarkEvery || now.Before(at) {
 			due = append(due, r)
 		}
@@ -85,7 +96,9 @@ func (s *SpanSources) MarkSpanSources(ctx context.Context, mcpID string, resourc
 }
 
 // SpanSourcesSince returns which of the resources sent MCP spans to mcpID
-// at or after since.
+// at or after since. While PostgreSQL cannot answer, the instance's own
+// memory does (the spans this instance received), and the failure is
+// logged.
 func (s *SpanSources) SpanSourcesSince(ctx context.Context, mcpID string, resources []string, since time.Time) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(resources) == 0 {
@@ -94,12 +107,23 @@ func (s *SpanSources) SpanSourcesSince(ctx context.Context, mcpID string, resour
 	rows, err := s.db.Pool.Query(ctx, `
 		SELECT resource_hash FROM otlp_span_sources
 		WHERE mcp_id = $1 AND resource_hash = ANY($2) AND last_span_at >= $3`, mcpID, resources, since)
-	if err != nil {
-		return nil, wrap(err)
+	var ids []string
+	if err == nil {
+		ids, err = collectIDs(rows, len(resources))
 	}
-	ids, err := collectIDs(rows, len(resources))
+	if err != nil {
+		s.db.log.Warn("otlp span sources: PostgreSQL unreachable, answering from this instance's memory", "mcp_id", mcpID, "error", err)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, r := range resources {
+			if at, ok := s.seen[spanSourceKey{mcpID, r}]; ok && !at.Before(since) {
+				out[r] = true
+			}
+		}
+		return out, nil
+	}
 	for _, id := range ids {
 		out[id] = true
 	}
-	return out, err
+	return out, nil
 }
