@@ -160,8 +160,8 @@ type PointCalls struct {
 	Durations []*float64
 }
 
-// Expand returns the calls of the point, each with its duration and the id
-// Template.ID + "-" + its index.
+// Expand appends the calls of the point to out, each with its duration and
+// the id Template.ID + "-" + its index.
 func (p PointCalls) Expand(out []analytics.Item) []analytics.Item {
 	for i, d := range p.Durations {
 		it := p.Template
@@ -178,7 +178,8 @@ func (p PointCalls) Expand(out []analytics.Item) []analytics.Item {
 	return out
 }
 
-// Reasons a data point is not stored, counted for partial_success.
+// MetricsRejections counts the data points not stored, by reason, for
+// partial_success.
 type MetricsRejections struct {
 	NotRead    int // another metric, or not a histogram
 	Cumulative int // cumulative (or unspecified) temporality
