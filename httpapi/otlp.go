@@ -59,38 +59,16 @@ func otlpResponses(_ *Server, op *huma.Operation) {
 
 func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput, error) {
 	p := principal(ctx)
-	ct, err := otlp.MediaType(in.ContentType)
-	if err != nil {
-		return otlpError(err, otlp.ContentTypeJSON), nil
-	}
-	if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
-		return otlpError(err, ct), nil
-	}
-	body, release, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes,
-		func(b []byte) error { return otlp.CheckSpanCount(b, ct) })
-	if err != nil {
-		return otlpError(s.refusedWhole(p.KeyID, err), ct), nil
+	body, ct, release, fail := s.otlpReceive(ctx, in, otlp.CheckSpanCount, otlp.CheckDecodeCost)
+	if fail != nil {
+		return fail, nil
 	}
 	defer release()
-	// What decoding builds, priced from the elements on the wire, is
-	// reserved beside the body before any of it is built.
-	cost, err := otlp.CheckDecodeCost(body, ct)
-	if err != nil {
-		return otlpError(s.refusedWhole(p.KeyID, err), ct), nil
-	}
-	// The body holds up to MaxBodyBytes of the budget already; together
-	// they never ask for more than the whole budget, which would wait
-	// forever.
-	releaseDecoded, err := s.reserveDecoding(ctx, min(cost, s.opts.DecodeBudgetBytes-analytics.MaxBodyBytes))
-	if err != nil {
-		return otlpError(err, ct), nil
-	}
-	defer releaseDecoded()
 	req, err := otlp.Decode(body, ct)
 	if err != nil {
 		return otlpError(s.refusedWhole(p.KeyID, err), ct), nil
 	}
-	items, rejected := otlp.Map(req, time.Now())
+	items, rejected, resources := otlp.MapWithResources(req, time.Now())
 	if len(items) > analytics.MaxBatchItems {
 		return otlpError(telemetry.Errorf(telemetry.ETOOMANYITEMS,
 			"At most %d MCP spans per request; this one has %d. Lower the exporter's batch size.", analytics.MaxBatchItems, len(items)), ct), nil
@@ -106,11 +84,54 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 	if err != nil {
 		return otlpError(err, ct), nil
 	}
+	s.markSpanSources(ctx, p.MCPID, resources)
 	resp, err := otlp.EncodeResponse(dropped, ct)
 	if err != nil {
 		return nil, err
 	}
 	return &otlpOutput{Status: http.StatusOK, ContentType: ct, Body: resp}, nil
+}
+
+// otlpReceive runs what every stored OTLP export passes before it is
+// decoded: the media type, the key's rate limit, decompression within the
+// decode budget (precheck, when set, judges the body as it inflates), and
+// the price of decoding it (price), reserved beside the body. It returns
+// the body and its media type, and release to call once everything built
+// from the body is no longer used; or the answer of a failed check.
+func (s *Server) otlpReceive(ctx context.Context, in *rawBodyInput, precheck func(body []byte, ct string) error,
+	price func(body []byte, ct string) (int64, error)) (body []byte, ct string, release func(), fail *otlpOutput) {
+	p := principal(ctx)
+	ct, err := otlp.MediaType(in.ContentType)
+	if err != nil {
+		return nil, "", nil, otlpError(err, otlp.ContentTypeJSON)
+	}
+	if err := s.opts.Ingester.Allow(p.KeyID); err != nil {
+		return nil, "", nil, otlpError(err, ct)
+	}
+	var check func([]byte) error
+	if precheck != nil {
+		check = func(b []byte) error { return precheck(b, ct) }
+	}
+	body, releaseBody, err := s.decodeBudgeted(ctx, in.RawBody, in.ContentEncoding, analytics.MaxBodyBytes, check)
+	if err != nil {
+		return nil, "", nil, otlpError(s.refusedWhole(p.KeyID, err), ct)
+	}
+	// What decoding builds, priced from the elements on the wire, is
+	// reserved beside the body before any of it is built.
+	cost, err := price(body, ct)
+	if err != nil {
+		releaseBody()
+		return nil, "", nil, otlpError(s.refusedWhole(p.KeyID, err), ct)
+	}
+	// The body holds up to MaxBodyBytes of the budget already; together
+	// they never ask for more than the whole budget, which would wait
+	// forever.
+	releaseDecoded, err := s.reserveDecoding(ctx, min(cost, s.opts.DecodeBudgetBytes-analytics.MaxBodyBytes))
+	if err != nil {
+		releaseBody()
+		return nil, "", nil, otlpError(err, ct)
+	}
+	return body, ct, func() { releaseDecoded(); releaseBody() }, nil
 }
 
 // otlpTracesBody describes the OTLP traces body in /docs.

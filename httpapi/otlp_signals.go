@@ -15,18 +15,9 @@ instrumentation exporting every signal to ` + "`{base}/v1/otlp`" + ` (Shinzo's d
 200 with the export response in the request's encoding (protobuf or JSON, gzip or not, at most 1 MiB after
 decompression), with the same ingest key, rate limit and failure answers as ` + "`POST /v1/otlp/v1/traces`" + `.
 
-Nothing of these signals is stored: every figure the service shows is computed from MCP calls, which
-come from traces. So ` + "`partial_success`" + ` counts every data point (or log record) of the request as rejected
+Nothing of logs is stored: every figure the service shows is computed from MCP calls, which
+come from traces and metrics. So ` + "`partial_success`" + ` counts every log record of the request as rejected
 and its ` + "`error_message`" + ` says why; an empty request leaves it unset.`
-
-var otlpMetricsOp = huma.Operation{
-	OperationID:  "otlp-metrics",
-	Summary:      "Accept OpenTelemetry metrics (OTLP/HTTP), without storing them",
-	Tags:         []string{"Ingest"},
-	MaxBodyBytes: analytics.MaxBodyBytes,
-	Errors:       []int{400, 413, 415, 429, 503},
-	Description:  "Metrics exports" + otlpSignalDescription,
-}
 
 var otlpLogsOp = huma.Operation{
 	OperationID:  "otlp-logs",
@@ -35,16 +26,6 @@ var otlpLogsOp = huma.Operation{
 	MaxBodyBytes: analytics.MaxBodyBytes,
 	Errors:       []int{400, 413, 415, 429, 503},
 	Description:  "Logs exports" + otlpSignalDescription,
-}
-
-func (s *Server) otlpMetrics(ctx context.Context, in *rawBodyInput) (*otlpOutput, error) {
-	return s.otlpSignal(ctx, in, func(body []byte, ct string) ([]byte, error) {
-		n, err := otlp.CountDataPoints(body, ct)
-		if err != nil {
-			return nil, err
-		}
-		return otlp.EncodeMetricsResponse(n, ct)
-	})
 }
 
 func (s *Server) otlpLogs(ctx context.Context, in *rawBodyInput) (*otlpOutput, error) {

@@ -45,6 +45,10 @@ type Options struct {
 	Inventory analytics.InventoryService
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
+	// SpanSources, when set, keeps which OTLP emitters sent MCP spans, so
+	// that POST /v1/otlp/v1/metrics skips their metric points (spans win);
+	// unset, every point is read.
+	SpanSources SpanSources
 	// Analytics, when set with MCPs, serves the metric reads.
 	Analytics analytics.Reader
 	// Exporter, when set with MCPs, serves GET /v1/mcps/{id}/export,

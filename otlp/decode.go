@@ -78,19 +78,12 @@ func Decode(body []byte, contentType string) (*coltracepb.ExportTraceServiceRequ
 // protojson accept base64 ids from old exporters and reject anything else.
 // Numbers are kept as written (UseNumber), so 64-bit timestamps survive.
 func canonicalJSON(body []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not JSON: %v.", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body holds data after its JSON object.")
-	}
-	obj, ok := root.(map[string]any)
-	if !ok {
-		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body must be a JSON object.")
-	}
+	return canonicalJSONWith(body, spansJSONIDs)
+}
+
+// spansJSONIDs rewrites the hex ids of the spans of a traces request (and
+// of their links) to base64.
+func spansJSONIDs(obj map[string]any) {
 	for _, rs := range arrayField(obj, "resourceSpans", "resource_spans") {
 		for _, ss := range arrayField(asObject(rs), "scopeSpans", "scope_spans") {
 			for _, sp := range arrayField(asObject(ss), "spans") {
@@ -105,6 +98,25 @@ func canonicalJSON(body []byte) ([]byte, error) {
 			}
 		}
 	}
+}
+
+// canonicalJSONWith parses an OTLP/JSON body, lets ids rewrite its hex ids
+// in place, and encodes it again.
+func canonicalJSONWith(body []byte, ids func(map[string]any)) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil {
+		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not JSON: %v.", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body holds data after its JSON object.")
+	}
+	obj, ok := root.(map[string]any)
+	if !ok {
+		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body must be a JSON object.")
+	}
+	ids(obj)
 	out, err := json.Marshal(obj)
 	if err != nil {
 		return nil, telemetry.Errorf(telemetry.EBADREQUEST, "The body is not valid OTLP/JSON: %v.", err)

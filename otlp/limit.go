@@ -120,12 +120,24 @@ const (
 // MaxDecodeBytes. Malformed input is priced as far as it is well formed
 // (the decoder then reports it).
 func CheckDecodeCost(body []byte, mediaType string) (int64, error) {
+	return checkDecodeCost(body, mediaType, exportRequestSchema, "spans, events, links or attributes")
+}
+
+// CheckMetricsDecodeCost is CheckDecodeCost for a metrics export body: its
+// metrics, data points, exemplars and attributes are the elements, and its
+// repeated numbers (bucket counts and bounds) are priced at 8 bytes a wire
+// byte, what a packed varint becomes decoded.
+func CheckMetricsDecodeCost(body []byte, mediaType string) (int64, error) {
+	return checkDecodeCost(body, mediaType, metricsRequestSchema, "metrics, data points, buckets or attributes")
+}
+
+func checkDecodeCost(body []byte, mediaType string, s *schema, what string) (int64, error) {
 	var cost, per int64
 	if mediaType == ContentTypeProtobuf {
 		per = protoElementBytes
 		cost = int64(len(body))
 		w := elementWalker{limit: int(max(0, MaxDecodeBytes-cost) / per)}
-		w.walk(body, exportRequestSchema, 0)
+		w.walk(body, s, 0)
 		cost += int64(w.n) * per
 	} else {
 		per = jsonValueBytes
@@ -135,8 +147,8 @@ func CheckDecodeCost(body []byte, mediaType string) (int64, error) {
 	}
 	if cost > MaxDecodeBytes {
 		return cost, telemetry.Errorf(telemetry.ETOOLARGE,
-			"This export request would take more than %d MiB to decode: it holds too many spans, events, links or attributes "+
-				"(about %d bytes each decoded). Lower the exporter's batch size.", MaxDecodeBytes>>20, per)
+			"This export request would take more than %d MiB to decode: it holds too many %s "+
+				"(about %d bytes each decoded). Lower the exporter's batch size.", MaxDecodeBytes>>20, what, per)
 	}
 	return cost, nil
 }
@@ -165,6 +177,30 @@ var (
 	scopeSpansSchema    = schema{1: &scopeSchema, fieldSpans: &spanSchema}
 	resourceSpansSchema = schema{1: &resourceSchema, fieldScopeSpans: &scopeSpansSchema}
 	exportRequestSchema = &schema{fieldResourceSpans: &resourceSpansSchema}
+
+	// Metrics. numbers marks a repeated numeric field: priced by its
+	// bytes, not counted as an element.
+	numbers        = &schema{}
+	exemplarSchema = schema{7: attributes}
+	// NumberDataPoint: attributes 7, exemplars 5. HistogramDataPoint:
+	// attributes 9, bucket_counts 6, explicit_bounds 7, exemplars 8.
+	// ExponentialHistogramDataPoint: attributes 1, positive 8, negative 9,
+	// exemplars 11; its Buckets: bucket_counts 2. SummaryDataPoint:
+	// attributes 7, quantile_values 6.
+	numberPointSchema     = schema{7: attributes, 5: &exemplarSchema}
+	histPointSchema       = schema{9: attributes, 6: numbers, 7: numbers, 8: &exemplarSchema}
+	expBucketsSchema      = schema{2: numbers}
+	expPointSchema        = schema{1: attributes, 8: &expBucketsSchema, 9: &expBucketsSchema, 11: &exemplarSchema}
+	quantileSchema        = schema{}
+	summaryPointSchema    = schema{7: attributes, 6: &quantileSchema}
+	gaugeSchema           = schema{1: &numberPointSchema}
+	histSchema            = schema{1: &histPointSchema}
+	expHistSchema         = schema{1: &expPointSchema}
+	summarySchema         = schema{1: &summaryPointSchema}
+	metricSchema          = schema{5: &gaugeSchema, 7: &gaugeSchema, 9: &histSchema, 10: &expHistSchema, 11: &summarySchema, 12: attributes}
+	scopeMetricsSchema    = schema{1: &scopeSchema, 2: &metricSchema}
+	resourceMetricsSchema = schema{1: &resourceSchema, 2: &scopeMetricsSchema}
+	metricsRequestSchema  = &schema{1: &resourceMetricsSchema}
 )
 
 func init() {
@@ -192,6 +228,17 @@ func (w *elementWalker) walk(b []byte, s *schema, depth int) {
 		}
 		b = b[l:]
 		child, known := (*s)[num]
+		if known && child == numbers {
+			// A repeated number, packed (bytes) or not: 8 bytes decoded
+			// (and a slice that may double as it grows) per wire byte.
+			l := protowire.ConsumeFieldValue(num, typ, b)
+			if l < 0 {
+				return
+			}
+			w.n += (l*16 + protoElementBytes - 1) / protoElementBytes
+			b = b[l:]
+			continue
+		}
 		if known && typ == protowire.BytesType {
 			v, l := protowire.ConsumeBytes(b)
 			if l < 0 {

@@ -78,10 +78,19 @@ var attributeKeys = struct{ span, resource []string }{
 // rule) is counted in rejected. The mapping is described in the package
 // comment and MAPPING.md.
 func Map(req *coltracepb.ExportTraceServiceRequest, now time.Time) (items []analytics.Item, rejected int) {
+	items, rejected, _ = MapWithResources(req, now)
+	return items, rejected
+}
+
+// MapWithResources is Map, and also lists the ResourceKeys of the resources
+// whose spans became items: the emitters whose metric points the metrics
+// path skips (spans win, MAPPING.md "Metrics").
+func MapWithResources(req *coltracepb.ExportTraceServiceRequest, now time.Time) (items []analytics.Item, rejected int, resources []string) {
 	spans := flatten(req)
 	mcpSpans := mcpSpanIDs(spans)
 	peers, serverParents := openLLMetryPeers(spans), openLLMetryServerParents(spans)
 	seen := map[string]bool{}
+	resSeen := map[int]bool{}
 	for _, s := range spans {
 		var it analytics.Item
 		var ok bool
@@ -106,8 +115,12 @@ func Map(req *coltracepb.ExportTraceServiceRequest, now time.Time) (items []anal
 		}
 		seen[it.ID] = true
 		items = append(items, it)
+		if !resSeen[s.rs] {
+			resSeen[s.rs] = true
+			resources = append(resources, ResourceKey(s.resource))
+		}
 	}
-	return items, rejected
+	return items, rejected, resources
 }
 
 // scopedSpan is a span with the resource attributes and instrumentation
@@ -116,16 +129,17 @@ type scopedSpan struct {
 	span     *tracepb.Span
 	resource []*commonpb.KeyValue
 	scope    string
+	rs       int // index of its ResourceSpans
 }
 
 // flatten lists the spans of a request in request order.
 func flatten(req *coltracepb.ExportTraceServiceRequest) []scopedSpan {
 	var out []scopedSpan
-	for _, rs := range req.GetResourceSpans() {
+	for i, rs := range req.GetResourceSpans() {
 		resource := rs.GetResource().GetAttributes()
 		for _, ss := range rs.GetScopeSpans() {
 			for _, span := range ss.GetSpans() {
-				out = append(out, scopedSpan{span: span, resource: resource, scope: ss.GetScope().GetName()})
+				out = append(out, scopedSpan{span: span, resource: resource, scope: ss.GetScope().GetName(), rs: i})
 			}
 		}
 	}

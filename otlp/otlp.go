@@ -1,7 +1,8 @@
 // Package otlp is the pure half of the OTLP/HTTP receivers
-// (POST /v1/otlp/v1/traces, /metrics, /logs): it decodes OTLP trace export requests
-// (protobuf or JSON), turns the spans that describe MCP calls into ingest
-// items, and encodes the OTLP response. The HTTP route, authentication,
+// (POST /v1/otlp/v1/traces, /metrics, /logs): it decodes OTLP trace and
+// metrics export requests (protobuf or JSON), turns the spans and metric
+// points that describe MCP calls into ingest items, and encodes the OTLP
+// responses. The HTTP route, authentication,
 // decompression and body limits belong to httpapi; nothing here does I/O.
 //
 // The mapping follows the OpenTelemetry semantic conventions for the Model
@@ -46,9 +47,13 @@
 // none of them stays rejected, and so does every notification
 // (notifications/...): it is not a request.
 //
-// The metrics and logs paths store nothing (signals.go): their bodies are
-// checked and counted on the bytes, and every data point or log record is
-// reported in partial_success.
+// The metrics path (metrics.go) reads the mcp.server.operation.duration
+// histogram, delta temporality only, as calls: a point of count N is N
+// items at the midpoints of their buckets, with ids hashed from the point so
+// a retried export counts once, skipped when the same emitter sent MCP spans
+// in the last 24 hours (spans win). The logs path stores nothing
+// (signals.go): its bodies are checked and counted on the bytes, and every
+// log record is reported in partial_success.
 //
 // Each item then goes through analytics.Item's Normalize and Validate, so
 // OTLP items obey exactly the rules of POST /v1/ingest; an item that fails is

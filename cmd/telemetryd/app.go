@@ -269,6 +269,7 @@ func (m *Main) Open(ctx context.Context) error {
 		ClientLimit: accounts.AuthPolicy(a).ClientLimiter(),
 		StoreReady:  m.storeReady.Load,
 		Ingester:    m.Ingest,
+		SpanSources: postgres.NewSpanSources(m.PG),
 		Analytics:   m.CH,
 		Exporter:    m.CH,
 		ExportLimits: httpapi.ExportLimits{PerMinute: m.Config.Export.PerMinute, Concurrent: m.Config.Export.Concurrent,
