@@ -74,7 +74,12 @@ func TestInsertedSeqsAndRecentIDs(t *testing.T) {
 	}
 	stored := map[string]string{}
 	ids := map[string][]string{"m0": {"id-1", "id-late", "id-old", "id-3", "nope", "it's"}, "m1": {"id-3"}}
-	if err := db.StoredIDs(ctx, now.Add(-24*time.Hour), ids, func(mcpID, id string) { stored[id] = mcpID }); err != nil {
+	if err := db.StoredIDs(ctx, now.Add(-24*time.Hour), ids, func(mcpID, id string, at time.Time) {
+		stored[id] = mcpID
+		if id == "id-late" && at.Unix() != now.Add(-time.Hour).Unix() {
+			t.Errorf("stored id-late received at %v, want %v", at, now.Add(-time.Hour))
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
 	// id-old was received two days ago (outside the window); id-3 is m1's.
