@@ -54,8 +54,9 @@ type dedupShard struct {
 	at    []uint32
 	flags []uint8
 	used  int // slots with a key
-	// evictAt: with Limit, the next eviction's threshold (the bound, or
-	// twice what the last one kept when it could not let go of enough).
+	// evictAt: with Limit, the next eviction's threshold: the bound, or
+	// twice the ids not stored yet when those alone pass it (amortized
+	// work while ClickHouse is behind).
 	evictAt int
 }
 
@@ -123,8 +124,7 @@ func (d *Dedup) reserve(k uint64, at uint32, flags uint8) bool {
 		s.keys, s.at, s.flags, s.used = nil, nil, nil, 0
 	}
 	if d.maxExact > 0 && s.used >= max(d.maxExact, s.evictAt) {
-		d.evict(s, at)
-		s.evictAt = max(d.maxExact, 2*s.used)
+		s.evictAt = d.evict(s, at)
 	}
 	if (s.used+1)*4 > len(s.keys)*3 {
 		s.rebuild(max(1024, len(s.keys)*2), nil)
@@ -158,8 +158,9 @@ func (d *Dedup) Limit(exactIDs, filterBytes int) {
 
 // evict hands about half of the shard's ids to the filter, the oldest of
 // those stored first, and drops those past the window; a shard whose ids
-// are mostly not stored yet grows instead.
-func (d *Dedup) evict(s *dedupShard, now uint32) {
+// are mostly not stored yet grows instead. It returns the next eviction's
+// threshold.
+func (d *Dedup) evict(s *dedupShard, now uint32) (next int) {
 	cutoff := now - min(now, d.window)
 	var stored []uint32
 	live := 0
@@ -172,17 +173,14 @@ func (d *Dedup) evict(s *dedupShard, now uint32) {
 		}
 	}
 	var limit uint32 // stored ids received at or before it go
-	kept := live
 	if len(stored) > 0 {
 		slices.Sort(stored)
 		limit = stored[min(len(stored), max(1, live/2))-1]
-		n, _ := slices.BinarySearch(stored, limit+1)
-		kept -= n
 	}
-	// Room for the next eviction's threshold (Reserve), at most three
-	// quarters full.
+	// Room for the next eviction's threshold, at most three quarters full.
+	next = max(d.maxExact, 2*(live-len(stored)))
 	size := 1024
-	for size*3 < max(d.maxExact, 2*kept)*4 {
+	for size*3 < next*4 {
 		size *= 2
 	}
 	s.rebuild(size, func(k uint64, at uint32, flags uint8) bool {
@@ -195,6 +193,7 @@ func (d *Dedup) evict(s *dedupShard, now uint32) {
 		}
 		return true
 	})
+	return next
 }
 
 // Key is the filter's hash of an MCP's item id (for the flusher).
