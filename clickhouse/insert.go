@@ -154,7 +154,14 @@ func sortedAttributes(attrs map[string]string) (keys, values []string) {
 func (db *DB) StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string, receivedAt time.Time)) error {
 	for mcpID, list := range ids {
 		for len(list) > 0 {
-			chunk := list[:min(len(list), 10000)]
+			// Ids are up to 64 characters: a chunk's literals stay far below
+			// the server's max_query_size (256 KiB by default).
+			n, size := 0, 0
+			for n < len(list) && (n == 0 || size+len(list[n]) < storedIDsChunkBytes) {
+				size += len(list[n]) + 4 // quotes, comma, an escape or two
+				n++
+			}
+			chunk := list[:n]
 			list = list[len(chunk):]
 			q := fmt.Sprintf("SELECT id, max(received_at) FROM %s.events PREWHERE mcp_id = %s AND received_at >= %s WHERE ts >= %s AND id IN (%s) GROUP BY id",
 				db.db, QuoteString(mcpID), timeLit(since), timeLit(since.Add(-analytics.MaxItemAge-time.Hour)), quoteList(chunk))
@@ -180,6 +187,9 @@ func (db *DB) StoredIDs(ctx context.Context, since time.Time, ids map[string][]s
 	}
 	return nil
 }
+
+// storedIDsChunkBytes bounds the id literals of one StoredIDs query.
+const storedIDsChunkBytes = 128 << 10
 
 // quoteList renders strings as a comma-separated list of SQL literals.
 func quoteList(vs []string) string {
