@@ -120,12 +120,17 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 	for _, s := range samples {
 		peak = max(peak, s.rssMiB)
 	}
-	// The trend: RSS change per minute over the second half of the run
-	// (the first half includes the filter filling up its exact table).
-	mid := samples[len(samples)/2]
+	// The trend: the least-squares slope of RSS per minute over the second
+	// half of the run (the first half includes the exact table filling
+	// up), so that the collector's sawtooth does not decide it.
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range samples[len(samples)/2:] {
+		x := s.at.Minutes()
+		n, sx, sy, sxx, sxy = n+1, sx+x, sy+s.rssMiB, sxx+x*x, sxy+x*s.rssMiB
+	}
 	trend := 0.0
-	if dt := (last.at - mid.at).Minutes(); dt > 0 {
-		trend = (last.rssMiB - mid.rssMiB) / dt
+	if d := n*sxx - sx*sx; d > 0 {
+		trend = (n*sxy - sx*sy) / d
 	}
 	fmt.Fprintf(out, "  %d items accepted (%d failed requests): %.0f items/s; RSS peak %.0f MiB, %+.1f MiB/min over the second half\n",
 		last.accepted, failed.Load(), float64(last.accepted)/last.at.Seconds(), peak, trend)
