@@ -63,9 +63,10 @@ type Sink interface {
 	// pipeline's duplicate filter.
 	RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string, receivedAt time.Time)) error
 	// StoredIDs reports which of ids (by MCP) are stored from items
-	// received since a time: the check of items accepted while the
-	// duplicate filter was not rebuilt yet.
-	StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string)) error
+	// received since a time, with the latest receipt of each: the check of
+	// items accepted while the duplicate filter was not rebuilt yet, or
+	// while it said "maybe".
+	StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string, receivedAt time.Time)) error
 }
 
 // insertIDKey carries an insert's id in its context.

@@ -147,27 +147,36 @@ func sortedAttributes(attrs map[string]string) (keys, values []string) {
 }
 
 // StoredIDs calls fn with each (mcp, id) among ids that events already
-// holds from an item received at or after since: the flusher's check for
-// items accepted while the duplicate filter was incomplete (the service
-// started while ClickHouse was down). ids maps an MCP to item ids.
-func (db *DB) StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string)) error {
+// holds from an item received at or after since, with its latest receipt:
+// the flusher's check for items accepted while the duplicate filter was
+// incomplete (the service started while ClickHouse was down) or said
+// "maybe" (docs/exactly-once.md). ids maps an MCP to item ids.
+func (db *DB) StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string, receivedAt time.Time)) error {
 	for mcpID, list := range ids {
 		for len(list) > 0 {
-			chunk := list[:min(len(list), 10000)]
+			// Ids are up to 64 characters: a chunk's literals stay far below
+			// the server's max_query_size (256 KiB by default).
+			n, size := 0, 0
+			for n < len(list) && (n == 0 || size+len(list[n]) < storedIDsChunkBytes) {
+				size += len(list[n]) + 4 // quotes, comma, an escape or two
+				n++
+			}
+			chunk := list[:n]
 			list = list[len(chunk):]
-			q := fmt.Sprintf("SELECT DISTINCT id FROM %s.events PREWHERE mcp_id = %s AND received_at >= %s WHERE ts >= %s AND id IN (%s)",
+			q := fmt.Sprintf("SELECT id, max(received_at) FROM %s.events PREWHERE mcp_id = %s AND received_at >= %s WHERE ts >= %s AND id IN (%s) GROUP BY id",
 				db.db, QuoteString(mcpID), timeLit(since), timeLit(since.Add(-analytics.MaxItemAge-time.Hour)), quoteList(chunk))
 			rows, err := db.conn.Query(ctx, q)
 			if err != nil {
 				return wrapErr("stored ids", err)
 			}
 			var id string
+			var at time.Time
 			for rows.Next() {
-				if err := rows.Scan(&id); err != nil {
+				if err := rows.Scan(&id, &at); err != nil {
 					rows.Close()
 					return wrapErr("stored ids", err)
 				}
-				fn(mcpID, id)
+				fn(mcpID, id, at)
 			}
 			err = rows.Err()
 			rows.Close()
@@ -178,6 +187,9 @@ func (db *DB) StoredIDs(ctx context.Context, since time.Time, ids map[string][]s
 	}
 	return nil
 }
+
+// storedIDsChunkBytes bounds the id literals of one StoredIDs query.
+const storedIDsChunkBytes = 128 << 10
 
 // quoteList renders strings as a comma-separated list of SQL literals.
 func quoteList(vs []string) string {

@@ -74,8 +74,23 @@ func TestInsertedSeqsAndRecentIDs(t *testing.T) {
 	}
 	stored := map[string]string{}
 	ids := map[string][]string{"m0": {"id-1", "id-late", "id-old", "id-3", "nope", "it's"}, "m1": {"id-3"}}
-	if err := db.StoredIDs(ctx, now.Add(-24*time.Hour), ids, func(mcpID, id string) { stored[id] = mcpID }); err != nil {
+	if err := db.StoredIDs(ctx, now.Add(-24*time.Hour), ids, func(mcpID, id string, at time.Time) {
+		stored[id] = mcpID
+		if id == "id-late" && at.Unix() != now.Add(-time.Hour).Unix() {
+			t.Errorf("stored id-late received at %v, want %v", at, now.Add(-time.Hour))
+		}
+	}); err != nil {
 		t.Fatal(err)
+	}
+	// A long list (a flush of ids of 60 characters) is split below the
+	// server's max_query_size.
+	long := []string{"id-1"}
+	for i := 0; i < 12000; i++ {
+		long = append(long, fmt.Sprintf("%060d", i))
+	}
+	found := 0
+	if err := db.StoredIDs(ctx, now.Add(-24*time.Hour), map[string][]string{"m0": long}, func(string, string, time.Time) { found++ }); err != nil || found != 1 {
+		t.Errorf("long list: %d found, %v; want id-1 only", found, err)
 	}
 	// id-old was received two days ago (outside the window); id-3 is m1's.
 	if want := map[string]string{"id-1": "m0", "id-late": "m0", "id-3": "m1"}; fmt.Sprint(stored) != fmt.Sprint(want) {

@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,15 +15,33 @@ import (
 // id, nothing for the garbage collector to scan. A false positive needs a
 // 64-bit collision within one window (negligible).
 //
+// With Limit, its memory does not grow with the ids (docs/exactly-once.md,
+// "Bounded memory"): the table keeps the most recent ids exactly, up to a
+// number, and hands the older ones, once ClickHouse stores them
+// (MarkStored), to a fixed-size filter (idFilter). An id the filter may
+// hold is accepted as unverified, and the flusher asks ClickHouse before
+// storing it (Unverified, Settle): no false drop, no double.
+//
 // It is rebuilt on start from ClickHouse (ids received in the window) and
 // from the write-ahead log (ids accepted but not flushed yet). It lives in
 // this instance's memory: see "Running at scale" for several instances.
 type Dedup struct {
 	window   uint32 // seconds
 	maxShard int    // ids a shard may hold before it is emptied; 0: no bound
-	seed     maphash.Seed
-	shards   [64]dedupShard
+	// maxExact: ids a shard keeps exactly before it hands its oldest
+	// stored ones to filter (Limit); 0: no bound.
+	maxExact   int
+	filter     *idFilter
+	unverified atomic.Int64 // ids accepted while the filter said maybe
+	seed       maphash.Seed
+	shards     [64]dedupShard
 }
+
+// Entry flags.
+const (
+	flagStored = 1 << iota // the flusher stored the item: the entry may go to the filter
+	flagMaybe              // accepted while the filter said maybe: ClickHouse decides at flush
+)
 
 // dedupEpoch is 2020-01-01T00:00:00Z: 32-bit seconds from it last until 2156.
 const dedupEpoch = 1577836800
@@ -30,9 +50,14 @@ type dedupShard struct {
 	mu sync.Mutex
 	// keys[i] is a hash (0: empty slot); at[i] when it was accepted, 0 for
 	// a released id (its slot stays, so probing goes on past it).
-	keys []uint64
-	at   []uint32
-	used int // slots with a key
+	keys  []uint64
+	at    []uint32
+	flags []uint8
+	used  int // slots with a key
+	// evictAt: with Limit, the next eviction's threshold: the bound, or
+	// twice the ids not stored yet when those alone pass it (amortized
+	// work while ClickHouse is behind).
+	evictAt int
 }
 
 // NewDedup returns an empty filter for the given window.
@@ -77,31 +102,149 @@ func (s *dedupShard) slot(k uint64) int {
 }
 
 // Reserve records (mcp, id) as accepted at now and reports true, or reports
-// false when it was already accepted within the window.
+// false when it was already accepted within the window. With Limit, an id
+// the filter may hold is accepted unverified (Unverified).
 func (d *Dedup) Reserve(mcpID, id string, now time.Time) bool {
-	k := d.key(mcpID, id)
+	return d.reserve(d.key(mcpID, id), stamp(now), 0)
+}
+
+// reserveStored records an id that ClickHouse stores, received at at (the
+// load at start).
+func (d *Dedup) reserveStored(mcpID, id string, at time.Time) {
+	d.reserve(d.key(mcpID, id), stamp(at), flagStored)
+}
+
+func (d *Dedup) reserve(k uint64, at uint32, flags uint8) bool {
 	s := d.shard(k)
-	at := stamp(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d.maxShard > 0 && s.used >= d.maxShard {
 		// A bounded cache in front of a shared registry: forgetting is
 		// safe (the registry answers), so the shard simply starts over.
-		s.keys, s.at, s.used = nil, nil, 0
+		s.keys, s.at, s.flags, s.used = nil, nil, nil, 0
+	}
+	if d.maxExact > 0 && s.used >= max(d.maxExact, s.evictAt) {
+		s.evictAt = d.evict(s, at)
 	}
 	if (s.used+1)*4 > len(s.keys)*3 {
-		s.resize(max(1024, len(s.keys)*2), 0)
+		s.rebuild(max(1024, len(s.keys)*2), nil)
 	}
 	i := s.slot(k)
 	if s.keys[i] == k && s.at[i] != 0 && at-min(at, s.at[i]) < d.window {
 		return false
 	}
+	if flags&flagStored == 0 && d.filter != nil && d.filter.mayContain(k, at) {
+		flags |= flagMaybe
+		d.unverified.Add(1)
+	}
 	if s.keys[i] == 0 {
 		s.keys[i] = k
 		s.used++
 	}
-	s.at[i] = at
+	s.at[i], s.flags[i] = at, flags
 	return true
+}
+
+// Limit bounds the memory of a filter that is the authority on
+// duplicates (no shared registry): about exactIDs ids are kept exactly,
+// and the older ones ClickHouse stores go to a filter of about
+// filterBytes. Ids not stored yet are never let go of, so while
+// ClickHouse is unreachable the table grows with the log's backlog
+// (bounded by ingest.wal_max_bytes). Call before use.
+func (d *Dedup) Limit(exactIDs, filterBytes int) {
+	d.maxExact = max(16, exactIDs/len(d.shards))
+	d.filter = newIDFilter(d.window, filterBytes)
+}
+
+// evict hands about half of the shard's ids to the filter, the oldest of
+// those stored first, and drops those past the window; a shard whose ids
+// are mostly not stored yet grows instead. It returns the next eviction's
+// threshold.
+func (d *Dedup) evict(s *dedupShard, now uint32) (next int) {
+	cutoff := now - min(now, d.window)
+	var stored []uint32
+	live := 0
+	for i, k := range s.keys {
+		if k != 0 && s.at[i] > cutoff {
+			live++
+			if s.flags[i]&flagStored != 0 {
+				stored = append(stored, s.at[i])
+			}
+		}
+	}
+	var limit uint32 // stored ids received at or before it go
+	if len(stored) > 0 {
+		slices.Sort(stored)
+		limit = stored[min(len(stored), max(1, live/2))-1]
+	}
+	// Room for the next eviction's threshold, at most three quarters full.
+	next = max(d.maxExact, 2*(live-len(stored)))
+	size := 1024
+	for size*3 < next*4 {
+		size *= 2
+	}
+	s.rebuild(size, func(k uint64, at uint32, flags uint8) bool {
+		if at <= cutoff {
+			return false
+		}
+		if len(stored) > 0 && flags&flagStored != 0 && at <= limit {
+			d.filter.add(k, at, now)
+			return false
+		}
+		return true
+	})
+	return next
+}
+
+// Key is the filter's hash of an MCP's item id (for the flusher).
+func (d *Dedup) Key(mcpID, id string) uint64 { return d.key(mcpID, id) }
+
+// Unverified reports whether the id of key k was accepted while the filter
+// said it may be a duplicate: ClickHouse must be asked before it is stored.
+func (d *Dedup) Unverified(k uint64) bool {
+	s := d.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.keys) == 0 {
+		return false
+	}
+	i := s.slot(k)
+	return s.keys[i] == k && s.at[i] != 0 && s.flags[i]&flagMaybe != 0
+}
+
+// Duplicate forgets the acceptance of an unverified id that ClickHouse
+// showed to be a duplicate (its item is left out): the id's window runs
+// from its first receipt, which the filter or ClickHouse still knows.
+func (d *Dedup) Duplicate(k uint64) { d.release(k) }
+
+func (d *Dedup) release(k uint64) {
+	s := d.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.keys) == 0 {
+		return
+	}
+	if i := s.slot(k); s.keys[i] == k {
+		s.at[i], s.flags[i] = 0, 0
+	}
+}
+
+// MarkStored records that the items of keys are in ClickHouse: their
+// entries may now go to the filter.
+func (d *Dedup) MarkStored(keys []uint64) {
+	if d.filter == nil {
+		return
+	}
+	for _, k := range keys {
+		s := d.shard(k)
+		s.mu.Lock()
+		if len(s.keys) > 0 {
+			if i := s.slot(k); s.keys[i] == k && s.at[i] != 0 {
+				s.flags[i] = flagStored
+			}
+		}
+		s.mu.Unlock()
+	}
 }
 
 // Bound makes the filter a cache of at most about maxIDs ids: a shard that
@@ -113,30 +256,25 @@ func (d *Dedup) Bound(maxIDs int) {
 
 // Release forgets a reservation whose batch could not be made durable, so
 // that the client's retry is accepted.
-func (d *Dedup) Release(mcpID, id string) {
-	k := d.key(mcpID, id)
-	s := d.shard(k)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.keys) == 0 {
-		return
-	}
-	if i := s.slot(k); s.keys[i] == k {
-		s.at[i] = 0
+func (d *Dedup) Release(mcpID, id string) { d.release(d.key(mcpID, id)) }
+
+// rebuild rehashes into size slots, keeping the entries keep accepts (all
+// of them when keep is nil).
+func (s *dedupShard) rebuild(size int, keep func(k uint64, at uint32, flags uint8) bool) {
+	keys, at, flags := s.keys, s.at, s.flags
+	s.keys, s.at, s.flags, s.used = make([]uint64, size), make([]uint32, size), make([]uint8, size), 0
+	for i, k := range keys {
+		if k != 0 && (keep == nil || keep(k, at[i], flags[i])) {
+			j := s.slot(k)
+			s.keys[j], s.at[j], s.flags[j] = k, at[i], flags[i]
+			s.used++
+		}
 	}
 }
 
 // resize rehashes into size slots, keeping the ids accepted after cutoff.
 func (s *dedupShard) resize(size int, cutoff uint32) {
-	keys, at := s.keys, s.at
-	s.keys, s.at, s.used = make([]uint64, size), make([]uint32, size), 0
-	for i, k := range keys {
-		if k != 0 && at[i] > cutoff {
-			j := s.slot(k)
-			s.keys[j], s.at[j] = k, at[i]
-			s.used++
-		}
-	}
+	s.rebuild(size, func(_ uint64, at uint32, _ uint8) bool { return at > cutoff })
 }
 
 // Sweep drops ids older than the window, shrinking tables that emptied;
@@ -162,7 +300,37 @@ func (d *Dedup) Sweep(now time.Time) (remaining int) {
 		remaining += s.used
 		s.mu.Unlock()
 	}
+	if d.filter != nil {
+		d.filter.expire(stamp(now))
+	}
 	return remaining
+}
+
+// DedupStats describe the duplicate filter's memory.
+type DedupStats struct {
+	ExactIDs       int   // ids in the exact table (released ones until the next sweep)
+	ExactBytes     int   // the exact table's arrays
+	FilterSegments int   // filter segments in use (Limit)
+	FilterIDs      int   // ids handed to them
+	FilterBytes    int   // their bit arrays, spare ones included
+	Unverified     int64 // ids accepted while the filter said maybe, since start
+}
+
+// Stats reports the filter's size.
+func (d *Dedup) Stats() DedupStats {
+	var st DedupStats
+	for i := range d.shards {
+		s := &d.shards[i]
+		s.mu.Lock()
+		st.ExactIDs += s.used
+		st.ExactBytes += len(s.keys) * 13
+		s.mu.Unlock()
+	}
+	if d.filter != nil {
+		st.FilterSegments, st.FilterBytes, st.FilterIDs = d.filter.stats()
+	}
+	st.Unverified = d.unverified.Load()
+	return st
 }
 
 // Len is the number of ids remembered (released ones included until the

@@ -59,6 +59,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		// checkStored: some rows may be in ClickHouse already (replayed
 		// records, or a failed insert that stored part of its rows).
 		checkStored bool
+		ids         batchIDs // the bounded filter's view of the batch
 	)
 	for {
 		select {
@@ -104,6 +105,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				rows = append(rows, analytics.StoredRow{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.node,
 					Seq: r.Seq, ReceivedAt: rec.ReceivedAt, Item: it})
 			}
+			p.noteRecord(&ids, rec)
 		}
 		due := len(rows) >= p.opts.FlushMaxRows || (len(rows) > 0 && time.Since(firstAt) >= p.opts.FlushInterval)
 		if !due {
@@ -143,9 +145,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 					return struct{}{}, err
 				}
 			}
-			if len(rows) > 0 && rows[0].Seq <= verifyUntil {
+			if len(rows) > 0 && (rows[0].Seq <= verifyUntil || len(ids.unverified) > 0) {
 				var err error
-				if rows, err = p.withoutStoredIDs(ctx, rows, verifyUntil); err != nil {
+				if rows, err = p.withoutStoredIDs(ctx, rows, verifyUntil, ids.unverified); err != nil {
 					return struct{}{}, err
 				}
 			}
@@ -162,6 +164,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		p.opts.Metrics.flushed(len(rows), time.Since(start))
 		p.ack(lastSeq)
+		p.dedup.MarkStored(ids.keys)
+		ids.reset()
 		rows = rows[:0]
 	}
 }
@@ -270,36 +274,60 @@ func retry[T any](p *Pipeline, ctx context.Context, what string, f func() (T, er
 	}
 }
 
-// withoutStoredIDs drops the rows of records up to verifyUntil whose item id
-// ClickHouse already holds from the window: those records were accepted
-// before the duplicate filter knew the ids stored before this start.
-func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64) ([]analytics.StoredRow, error) {
+// withoutStoredIDs drops the rows whose item id ClickHouse already holds
+// from the window before their receipt, among the rows of records up to
+// verifyUntil (accepted before the duplicate filter knew the ids stored
+// before this start) and the unverified ones (accepted while the bounded
+// filter said "maybe"; keys by MCP and id).
+func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64, unverified map[[2]string]uint64) ([]analytics.StoredRow, error) {
+	check := func(r *analytics.StoredRow) bool {
+		if r.Item.ID == "" {
+			return false
+		}
+		_, ok := unverified[[2]string{r.MCPID, r.Item.ID}]
+		return ok || r.Seq <= verifyUntil
+	}
 	ids := map[string][]string{}
-	for _, r := range rows {
-		if r.Seq <= verifyUntil && r.Item.ID != "" {
+	var since time.Time
+	for i := range rows {
+		if r := &rows[i]; check(r) {
 			ids[r.MCPID] = append(ids[r.MCPID], r.Item.ID)
+			if since.IsZero() || r.ReceivedAt.Before(since) {
+				since = r.ReceivedAt
+			}
 		}
 	}
 	if len(ids) == 0 {
 		return rows, nil
 	}
-	stored := map[[2]string]bool{}
-	since := p.opts.Now().Add(-p.opts.DedupWindow)
-	if err := p.sink.StoredIDs(ctx, since, ids, func(mcpID, id string) { stored[[2]string{mcpID, id}] = true }); err != nil {
+	// Each row's window ends at its own receipt: the check reads from the
+	// earliest one's and compares per row, in the filter's whole seconds.
+	stored := map[[2]string]uint32{}
+	if err := p.sink.StoredIDs(ctx, since.Add(-p.opts.DedupWindow), ids, func(mcpID, id string, at time.Time) {
+		stored[[2]string{mcpID, id}] = stamp(at)
+	}); err != nil {
 		return rows, err
 	}
-	if len(stored) == 0 {
-		return rows, nil
-	}
+	window := uint32(p.opts.DedupWindow / time.Second)
 	kept := rows[:0]
-	for _, r := range rows {
-		if r.Seq > verifyUntil || r.Item.ID == "" || !stored[[2]string{r.MCPID, r.Item.ID}] {
-			kept = append(kept, r)
+	for i := range rows {
+		r := &rows[i]
+		if check(r) {
+			at, ok := stored[[2]string{r.MCPID, r.Item.ID}]
+			if now := stamp(r.ReceivedAt); ok && now-min(now, at) < window {
+				if k, ok := unverified[[2]string{r.MCPID, r.Item.ID}]; ok {
+					p.dedup.Duplicate(k)
+				}
+				continue
+			}
 		}
+		kept = append(kept, *r)
 	}
-	p.opts.Metrics.duplicatesAtFlush(len(rows) - len(kept))
-	p.opts.Logger.Info("ingest: items accepted before the duplicate filter was complete are already stored; left out",
-		"items", len(rows)-len(kept))
+	if n := len(rows) - len(kept); n > 0 {
+		p.opts.Metrics.duplicatesAtFlush(n)
+		p.opts.Logger.Info("ingest: items whose id ClickHouse already holds from the window are left out "+
+			"(accepted while the duplicate filter was loading, or said maybe)", "items", n)
+	}
 	return kept, nil
 }
 
@@ -337,7 +365,7 @@ func (p *Pipeline) reserveLogged(ctx context.Context) error {
 func (p *Pipeline) loadStored(ctx context.Context) error {
 	since := p.opts.Now().Add(-p.opts.DedupWindow)
 	_, err := retry(p, ctx, "load recent item ids", func() (struct{}, error) {
-		return struct{}{}, p.sink.RecentIDs(ctx, since, func(mcpID, id string, at time.Time) { p.dedup.Reserve(mcpID, id, at) })
+		return struct{}{}, p.sink.RecentIDs(ctx, since, func(mcpID, id string, at time.Time) { p.dedup.reserveStored(mcpID, id, at) })
 	})
 	if err == nil {
 		p.opts.Logger.Info("duplicate filter ready", "ids", p.dedup.Len())

@@ -71,6 +71,23 @@ func NewMetrics(reg prometheus.Registerer, stats func() wal.Stats) *Metrics {
 	return m
 }
 
+// RegisterDedupMetrics registers gauges of the duplicate filter's size
+// (Pipeline.DedupStats), read at scrape time.
+func RegisterDedupMetrics(reg prometheus.Registerer, stats func() DedupStats) {
+	gauge := func(name, help string, v func(DedupStats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(stats()) })
+	}
+	reg.MustRegister(
+		gauge("telemetry_dedup_exact_ids", "Item ids the duplicate filter keeps exactly.", func(s DedupStats) float64 { return float64(s.ExactIDs) }),
+		gauge("telemetry_dedup_exact_bytes", "Bytes of the duplicate filter's exact table.", func(s DedupStats) float64 { return float64(s.ExactBytes) }),
+		gauge("telemetry_dedup_filter_ids", "Item ids handed from the exact table to the fixed-size filter (within the window).", func(s DedupStats) float64 { return float64(s.FilterIDs) }),
+		gauge("telemetry_dedup_filter_bytes", "Bytes of the fixed-size filter's segments.", func(s DedupStats) float64 { return float64(s.FilterBytes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "telemetry_dedup_unverified_total",
+			Help: "Item ids accepted while the fixed-size filter said maybe (checked against ClickHouse at flush)."},
+			func() float64 { return float64(stats().Unverified) }),
+	)
+}
+
 func (m *Metrics) accepted(accepted, dropped int) {
 	if m == nil {
 		return

@@ -58,6 +58,13 @@ type Options struct {
 	// 0: no such limit.
 	RefusedPerMinute int
 	DedupWindow      time.Duration // 24 h by contract
+	// DedupExactIDs bounds the in-memory duplicate filter without a
+	// Registry: about this many recent ids are kept exactly, older ones in
+	// a filter of DedupFilterBytes, and ClickHouse is asked when it says
+	// "maybe" (docs/exactly-once.md, "Bounded memory"). 0: every id of the
+	// window is kept exactly (memory grows with the ids).
+	DedupExactIDs    int
+	DedupFilterBytes int
 	FlushInterval    time.Duration // flush at least this often
 	FlushMaxRows     int           // or when this many rows wait
 	Logger           *slog.Logger
@@ -135,6 +142,9 @@ func New(l *wal.Log, sink analytics.Sink, opts Options) *Pipeline {
 	}
 	if opts.RefusedPerMinute > 0 {
 		p.refused = NewRateLimiter(opts.RefusedPerMinute)
+	}
+	if opts.Registry == nil && opts.DedupExactIDs > 0 {
+		p.dedup.Limit(opts.DedupExactIDs, max(opts.DedupFilterBytes, 1<<20))
 	}
 	if opts.Registry != nil {
 		if opts.CacheMaxIDs <= 0 {
@@ -369,6 +379,9 @@ func (p *Pipeline) releaseShared(ctx context.Context, mcpID string, ids []string
 			"ids", len(ids), "error", err)
 	}
 }
+
+// DedupStats report the duplicate filter's size.
+func (p *Pipeline) DedupStats() DedupStats { return p.dedup.Stats() }
 
 // LogHealth is the write-ahead log's health check: the last write failure,
 // nil when the last write succeeded.

@@ -76,14 +76,18 @@ type harness struct {
 	done   chan error
 }
 
-func start(t *testing.T, dir string, db analytics.Sink) *harness {
+func start(t *testing.T, dir string, db analytics.Sink, with ...func(*ingest.Options)) *harness {
 	t.Helper()
 	l, err := wal.Open(dir, wal.Options{SegmentBytes: 1 << 20, MaxBytes: 64 << 20, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := ingest.New(l, db, ingest.Options{Node: "node-a", RateLimitPerMinute: 600, DedupWindow: 24 * time.Hour,
-		FlushInterval: 200 * time.Millisecond, FlushMaxRows: 5000, Logger: quiet})
+	opts := ingest.Options{Node: "node-a", RateLimitPerMinute: 600, DedupWindow: 24 * time.Hour,
+		FlushInterval: 200 * time.Millisecond, FlushMaxRows: 5000, Logger: quiet}
+	for _, f := range with {
+		f(&opts)
+	}
+	p := ingest.New(l, db, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &harness{t: t, dir: dir, log: l, p: p, cancel: cancel, done: make(chan error, 1)}
 	go func() { h.done <- p.Run(ctx) }()

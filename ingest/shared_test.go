@@ -54,7 +54,7 @@ func (nullSink) CompleteViews(context.Context, string, uint64, uint64, time.Time
 func (nullSink) RecentIDs(context.Context, time.Time, func(string, string, time.Time)) error {
 	return errors.New("must not be called with a shared registry")
 }
-func (nullSink) StoredIDs(context.Context, time.Time, map[string][]string, func(string, string)) error {
+func (nullSink) StoredIDs(context.Context, time.Time, map[string][]string, func(string, string, time.Time)) error {
 	return errors.New("must not be called with a shared registry")
 }
 

@@ -11,8 +11,12 @@
 #      /proc, until every item is stored); then the bytes on disk per stored
 #      item of events and every rollup (as ingested and after OPTIMIZE FINAL);
 #   1a. restart to ready (stop, start, time to the first 202, with the ids
-#      of the last 24 h in ClickHouse counted), then full load again with
-#      ingest.shared_dedup (the cross-instance duplicate check's cost);
+#      of the last 24 h in ClickHouse counted), then full load with the
+#      in-memory filter and, side by side, with ingest.shared_dedup (the
+#      cross-instance duplicate check's cost, goal >= 0.8x);
+#   1d. soak: BENCH_SOAK_MINUTES at half the full-load rate (a 20 s full
+#      load first when the ingest part was skipped), printing the service's
+#      RSS and its duplicate filter's size every BENCH_SOAK_EVERY;
 #   1b. hostile load: normal ingest from one key alone, then beside 20 gzip
 #      bombs and 20 OTLP empty-span bodies posted in a loop with another key
 #      (BENCH_HOSTILE_SECONDS each): its p99 both ways, peak RSS, statuses;
@@ -46,7 +50,9 @@
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
-#   BENCH_SKIP                 space-separated parts to skip: ingest edges hostile redaction direct reads export delivery alerting
+#   BENCH_SOAK_MINUTES [30]    length of the soak part
+#   BENCH_SOAK_EVERY [60s]     how often it prints RSS and the filter's size
+#   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct reads export delivery alerting
 #   BENCH_DELIVERIES [10000]   chat deliveries of the delivery part
 #   BENCH_EXPORT_BASELINE      a telemetryd binary (e.g. built from an older
 #                              commit) whose export runs first, side by side
@@ -169,6 +175,9 @@ if want edges; then
 	stop_service
 	start_service
 	"$bench" ready -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -since "$svc_started" -clickhouse "$CH" -out "$results"
+	step "ingest with the in-memory duplicate filter for ${SECONDS_PER_RUN}s (beside the shared one, next)"
+	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
+		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "full load, in-memory dedup" -out "$results"
 	step "ingest with the cross-instance duplicate check (ingest.shared_dedup) for ${SECONDS_PER_RUN}s"
 	stop_service
 	start_service TELEMETRY_INGEST_SHARED_DEDUP=true
@@ -176,6 +185,18 @@ if want edges; then
 		-pid "$svc_pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "full load, shared dedup" -out "$results"
 	stop_service
 	start_service
+fi
+
+if want soak; then
+	step "soak: ${BENCH_SOAK_MINUTES:-30} minutes at half capacity, RSS and the duplicate filter's size over time"
+	if ! grep -q '"name":"full load","metric":"items_per_s"' "$results" 2>/dev/null; then
+		"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration 20s \
+			-pid "$svc_pid" -label "full load" -out "$results"
+	fi
+	stop_service
+	start_service
+	"$bench" soak -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -duration "${BENCH_SOAK_MINUTES:-30}m" \
+		-every "${BENCH_SOAK_EVERY:-60s}" -pid "$svc_pid" -out "$results"
 fi
 
 if want hostile; then

@@ -8,6 +8,7 @@
 //	bench export   time GET /v1/mcps/{id}/export (rows/s, peak RSS) of the seeded MCP
 //	bench delivery drain 10,000 chat deliveries to a local sink, then again beside a destination that hangs
 //	bench redaction  the service's CPU per MiB of payload under the worst redaction patterns
+//	bench soak     a long paced run printing the service's RSS and its duplicate filter's size over time
 //	bench storage  bytes on disk per stored item of events and every rollup (system.parts)
 //	bench summary  print the table of every figure recorded with -out, against the goals
 //	bench capacity write docs/capacity.md, the sizing model, from a results file
@@ -54,11 +55,12 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"redaction": runRedaction,
 	"storage":   runStorage,
 	"capacity":  runCapacity,
+	"soak":      runSoak,
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || commands[args[0]] == nil {
-		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|storage|summary|capacity [flags] (bench CMD -h for the flags)")
+		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|storage|soak|summary|capacity [flags] (bench CMD -h for the flags)")
 	}
 	return commands[args[0]](ctx, args[1:], out)
 }

@@ -82,9 +82,25 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	if shared, ok := get("ingest", "full load, shared dedup", "items_per_s"); ok {
 		fmt.Fprintln(out, "exactly once across instances (ingest.shared_dedup: ids in PostgreSQL)")
 		line("HTTP ingest, full load, shared dedup", fmt.Sprintf("%.0f items/s", shared), "", "")
-		if haveFull {
-			line("  vs without it (same run)", fmt.Sprintf("%.2fx", shared/full), "(the check's cost)", "")
+		// Side by side in the edges part when it ran, else the ingest part's.
+		mem, ok := get("ingest", "full load, in-memory dedup", "items_per_s")
+		if !ok {
+			mem, ok = full, haveFull
 		}
+		if ok && mem > 0 {
+			line("  shared / in-memory dedup (same run)", fmt.Sprintf("%.2fx", shared/mem), ">= 0.8x", check(shared/mem >= 0.8))
+		}
+	}
+	if mins, ok := get("soak", "soak", "minutes"); ok {
+		rate, _ := get("soak", "soak", "items_per_s")
+		peak, _ := get("soak", "soak", "rss_peak_mib")
+		trend, _ := get("soak", "soak", "rss_trend_mib_per_min")
+		filter, _ := get("soak", "soak", "filter_mib")
+		items, _ := get("soak", "soak", "items")
+		fmt.Fprintf(out, "soak: %.0f minutes at half capacity (%.0f items/s, %.0f items)\n", mins, rate, items)
+		line("service peak RSS", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
+		line("  RSS trend over the second half", fmt.Sprintf("%+.1f MiB/min", trend), "", "")
+		line("  duplicate filter (exact table + Bloom ring)", fmt.Sprintf("%.1f MiB", filter), "(bounded by configuration)", "")
 	}
 	if s, ok := get("edges", "restart to ready", "s"); ok {
 		ids, _ := get("edges", "restart to ready", "ids_24h")

@@ -199,7 +199,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.closers = append(m.closers, func() { _ = wl.Close() })
 	iopts := ingest.Options{
 		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, RefusedPerMinute: ic.RefusedPerMinute,
-		DedupWindow:   ic.DedupWindow,
+		DedupWindow: ic.DedupWindow, DedupExactIDs: ic.DedupExactIDs, DedupFilterBytes: ic.DedupFilterMiB << 20,
 		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
 		Metrics:  ingest.NewMetrics(m.Registry, wl.Stats),
 		Sessions: postgres.NewAutoSessions(m.PG),
@@ -209,6 +209,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	iopts.Failpoint = killAtFailpoint(os.Getenv("TELEMETRY_TEST_FAILPOINT"))
 	m.Ingest = ingest.New(wl, m.CH, iopts)
+	ingest.RegisterDedupMetrics(m.Registry, m.Ingest.DedupStats)
 	a := m.Config.Auth
 	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
 	m.Auth = postgres.NewAuthService(m.PG, accounts.AuthPolicy(a), m.Keys)

@@ -162,6 +162,12 @@ type IngestConfig struct {
 	FlushMaxRows     int           `mapstructure:"flush_max_rows"`
 	NodeID           string        `mapstructure:"node_id"`
 	DedupWindow      time.Duration `mapstructure:"dedup_window"`
+	// DedupExactIDs and DedupFilterMiB bound the in-memory duplicate
+	// filter (without SharedDedup): the most recent ids exactly, older
+	// ones in a fixed-size filter, ClickHouse asked when it says maybe
+	// (docs/exactly-once.md). DedupExactIDs 0: every id exactly.
+	DedupExactIDs  int `mapstructure:"dedup_exact_ids"`
+	DedupFilterMiB int `mapstructure:"dedup_filter_mib"`
 	// SharedDedup keeps the accepted item ids in PostgreSQL, shared by
 	// every instance (exactly once across instances, bounded memory);
 	// CacheMaxIDs then bounds each instance's in-memory cache of them.
@@ -265,6 +271,7 @@ func DefaultConfig() Config {
 		Auth:     AuthConfig(accounts.DefaultAuthPolicy()),
 		Ingest: IngestConfig{RateLimitPerMinute: 600, RefusedPerMinute: 60, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
+			DedupExactIDs: 1 << 20, DedupFilterMiB: 64,
 			CacheMaxIDs: 4 << 20, PendingTTL: 10 * time.Second,
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: httpapi.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
@@ -464,6 +471,12 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.RefusedPerMinute < 0 {
 		bad("ingest.refused_per_minute", "must be 0 (no limit) or more")
+	}
+	if c.Ingest.DedupExactIDs != 0 && c.Ingest.DedupExactIDs < 65536 {
+		bad("ingest.dedup_exact_ids", "must be 0 (every id exactly) or at least 65536")
+	}
+	if c.Ingest.DedupFilterMiB < 1 {
+		bad("ingest.dedup_filter_mib", "must be at least 1")
 	}
 	if c.Ingest.CacheMaxIDs < 1024 {
 		bad("ingest.cache_max_ids", "must be at least 1024")

@@ -1,0 +1,139 @@
+package ingest
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+// flushAll marks every id reserved so far as stored, as the flusher does
+// once ClickHouse holds them.
+func flushAll(d *Dedup, mcp string, from, to int) {
+	keys := make([]uint64, 0, to-from)
+	for i := from; i < to; i++ {
+		keys = append(keys, d.Key(mcp, strconv.Itoa(i)))
+	}
+	d.MarkStored(keys)
+}
+
+// The bounded filter's memory does not grow with the ids; what it let go
+// of it still answers "maybe" for within the window (never "new", which
+// would let a duplicate through), and "new" once past it; a fresh id it
+// was never given is mostly answered "new" (false "maybe" only at the
+// filter's rate).
+func TestBoundedDedupMemoryAndWindow(t *testing.T) {
+	d := NewDedup(24 * time.Hour)
+	d.Limit(64<<10, 8<<20)
+	t0 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	const n = 2_000_000
+	var peak int
+	for i := 0; i < n; i += 1000 {
+		at := t0.Add(time.Duration(i/1000) * time.Second)
+		for j := i; j < i+1000; j++ {
+			if !d.Reserve("m", strconv.Itoa(j), at) {
+				t.Fatalf("fresh id %d refused", j)
+			}
+		}
+		if i > 0 {
+			flushAll(d, "m", i-1000, i) // the flusher one batch behind
+		}
+		peak = max(peak, d.Stats().ExactBytes)
+		if st := d.Stats(); st.ExactIDs > 64<<10+2000 {
+			t.Fatalf("after %d ids: %d kept exactly, want at most about %d", i+1000, st.ExactIDs, 64<<10)
+		}
+	}
+	st := d.Stats()
+	t.Logf("after %d ids: %+v, peak exact bytes %d", n, st, peak)
+	if peak > 2<<20 || st.FilterBytes > 8<<20 {
+		t.Fatalf("memory grew with the ids: peak exact %d B, filter %d B", peak, st.FilterBytes)
+	}
+	if st.Unverified > n/50 {
+		t.Fatalf("%d of %d fresh ids were maybes: the filter's false-positive rate is off", st.Unverified, n)
+	}
+	later := t0.Add(time.Hour)
+	flushAll(d, "m", n-1000, n)
+	// The latest ids are still exact: plain duplicates.
+	if d.Reserve("m", strconv.Itoa(n-1), later) {
+		t.Fatal("a recent id was accepted again")
+	}
+	// The first ids were handed to the filter: accepted only as unverified
+	// (the flusher asks ClickHouse), never as certainly new.
+	for i := 0; i < 1000; i++ {
+		id := strconv.Itoa(i)
+		if !d.Reserve("m", id, later) || !d.Unverified(d.Key("m", id)) {
+			t.Fatalf("evicted id %d: not an unverified acceptance", i)
+		}
+	}
+	// Past the window they are new for good.
+	past := t0.Add(24*time.Hour + 2*time.Hour)
+	d.Sweep(past)
+	fresh := 0
+	for i := 1000; i < 2000; i++ {
+		id := strconv.Itoa(i)
+		if !d.Reserve("m", id, past) {
+			t.Fatalf("id %d refused a day later", i)
+		}
+		if !d.Unverified(d.Key("m", id)) {
+			fresh++
+		}
+	}
+	if fresh < 990 {
+		t.Fatalf("a day later only %d of 1000 ids are certainly new", fresh)
+	}
+}
+
+// An id accepted near the window's end: a duplicate just before it
+// (exact or through the filter), new just after.
+func TestBoundedDedupWindowBoundary(t *testing.T) {
+	t0 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	for _, evicted := range []bool{false, true} {
+		d := NewDedup(24 * time.Hour)
+		d.Limit(1024, 1<<20)
+		d.Reserve("m", "x", t0)
+		d.MarkStored([]uint64{d.Key("m", "x")})
+		if evicted {
+			for i := 0; i < 10_000; i++ {
+				d.Reserve("m", strconv.Itoa(i), t0.Add(time.Minute))
+			}
+			flushAll(d, "m", 0, 10_000)
+			for i := 10_000; i < 20_000; i++ {
+				d.Reserve("m", strconv.Itoa(i), t0.Add(2*time.Minute))
+			}
+		}
+		before := t0.Add(24*time.Hour - time.Second)
+		got := d.Reserve("m", "x", before)
+		if !evicted && got {
+			t.Fatal("exact: accepted a second before the window's end")
+		}
+		if evicted && (!got || !d.Unverified(d.Key("m", "x"))) {
+			t.Fatal("filter: not unverified a second before the window's end")
+		}
+		if evicted {
+			d.Duplicate(d.Key("m", "x")) // what the flusher does when ClickHouse holds it
+		}
+		after := t0.Add(24*time.Hour + 2*time.Minute + time.Second)
+		d.Sweep(after)
+		if !d.Reserve("m", "x", after) || d.Unverified(d.Key("m", "x")) {
+			t.Fatalf("evicted=%v: not certainly new after the window", evicted)
+		}
+	}
+}
+
+// Ids not stored yet are never let go of, whatever the bound: the table
+// grows with the backlog instead (ClickHouse behind or down).
+func TestBoundedDedupKeepsUnstored(t *testing.T) {
+	d := NewDedup(24 * time.Hour)
+	d.Limit(1024, 1<<20)
+	t0 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 50_000; i++ {
+		d.Reserve("m", strconv.Itoa(i), t0)
+	}
+	for i := 0; i < 50_000; i++ {
+		if d.Reserve("m", strconv.Itoa(i), t0.Add(time.Hour)) {
+			t.Fatalf("unstored id %d forgotten", i)
+		}
+	}
+	if st := d.Stats(); st.FilterIDs != 0 || st.ExactIDs != 50_000 {
+		t.Fatalf("%+v: unstored ids went to the filter", st)
+	}
+}
