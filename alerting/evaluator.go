@@ -229,6 +229,9 @@ func byAccount(rules []EvalRule) (accounts []string, groups map[string][]*EvalRu
 // that have one (baseline true; the read then ends BaselineOffset earlier).
 func windowRequests(chunk []*EvalRule, baseline bool) map[string]analytics.WindowRequest {
 	reqs := map[string]analytics.WindowRequest{}
+	// The MCPs with a rule on sessions or users: the others' details are
+	// percentiles only.
+	distinct := map[string]bool{}
 	for _, r := range chunk {
 		if baseline && r.Baseline == nil {
 			continue
@@ -244,6 +247,8 @@ func windowRequests(chunk []*EvalRule, baseline bool) map[string]analytics.Windo
 			if key := statKey(r); !slices.Contains(q.DetailKeys, key) {
 				q.DetailKeys = append(q.DetailKeys, key)
 			}
+			distinct[r.MCPID] = distinct[r.MCPID] || r.Metric == MetricSessions || r.Metric == MetricUsers
+			q.QuantilesOnly = !distinct[r.MCPID]
 		}
 		reqs[r.MCPID] = q
 	}

@@ -42,6 +42,7 @@ func TestReads(t *testing.T) {
 		t.Run("window", func(t *testing.T) { testWindowStats(t, db, o) })
 		t.Run("window sets", func(t *testing.T) { testWindowSets(t, db, o) })
 		t.Run("window sets random", func(t *testing.T) { testWindowSetsRandom(t, db, o) })
+		t.Run("window totals random", func(t *testing.T) { testWindowTotalsRandom(t, db, o) })
 	}
 	t.Run("unmerged", checkAll)
 	for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily", "tool_client_daily", "user_daily", "usage_daily",

@@ -288,15 +288,15 @@ func mcpIndex(ids []string) string {
 // windowDetails measures the percentiles and distinct counts of the
 // detail windows of reqs (see WindowSets). Per MCP, literal arrays matched
 // by position (18.16 has no map type) give its detail windows, its
-// longest one (which bounds its events) and the keys wanted.
+// longest one (which bounds its events) and the keys wanted. The distinct
+// counts are left out when every MCP wants the percentiles only.
 func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int) (map[string]map[int]map[string]analytics.WindowStat, error) {
 	out := map[string]map[int]map[string]analytics.WindowStat{}
-	mcpArr, winArr, longArr := make([]string, len(ids)), make([]string, len(ids)), make([]string, len(ids))
+	winArr, longArr := make([]string, len(ids)), make([]string, len(ids))
 	// The keys: every key of the MCPs without DetailKeys, the named ones
 	// of the others.
 	var allKeys, keyTuples []string
 	for i, id := range ids {
-		mcpArr[i] = QuoteString(id)
 		ws := bandEdges(reqs[id].DetailMinutes)
 		winArr[i], longArr[i] = intList(ws), strconv.Itoa(ws[len(ws)-1])
 		if reqs[id].DetailKeys == nil {
@@ -317,18 +317,24 @@ func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]a
 	if len(keyConds) == 0 {
 		return out, nil
 	}
-	idx := fmt.Sprintf("indexOf([%s], mcp_id)", strings.Join(mcpArr, ","))
+	idx := mcpIndex(ids)
+	// The distinct counts, unless every MCP wants the percentiles only.
+	distinctStates, distinct := "", "toInt64(0), toInt64(0)"
+	for _, id := range ids {
+		if !reqs[id].QuantilesOnly {
+			distinctStates, distinct = ", uniqExactState(session_id) AS s, uniqExactState(user_key) AS u", "toInt64(uniqExactMerge(s)), toInt64(uniqExactMerge(u))"
+			break
+		}
+	}
 	where := fmt.Sprintf("mcp_id IN ? AND %s AND %s < arrayElement(CAST([%s] AS Array(UInt32)), %s)",
 		msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to), minuteOf(to), strings.Join(longArr, ","), idx)
 	if len(allKeys) < len(ids) {
 		where += " AND (" + strings.Join(keyConds, " OR ") + ")"
 	}
-	q := fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(q),
-			toInt64(uniqExactMerge(s)), toInt64(uniqExactMerge(u))
+	q := fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(q), %s
 		FROM (
 			SELECT mcp_id, key, arrayElement(CAST(%s AS Array(UInt32)), %s) AS edge, sum(has_duration) AS d,
-				quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS q,
-				uniqExactState(session_id) AS s, uniqExactState(user_key) AS u
+				quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS q%s
 			FROM %s.events
 			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
 			WHERE %s
@@ -336,7 +342,7 @@ func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]a
 		)
 		ARRAY JOIN arrayElement(CAST([%s] AS Array(Array(UInt32))), %s) AS w
 		WHERE w >= edge
-		GROUP BY mcp_id, key, w`, intList(edges), bandOf(to, edges), db.db, where, strings.Join(winArr, ","), idx)
+		GROUP BY mcp_id, key, w`, distinct, intList(edges), bandOf(to, edges), distinctStates, db.db, where, strings.Join(winArr, ","), idx)
 	type detailRow struct {
 		mcpID, key      string
 		w               uint32
@@ -353,7 +359,10 @@ func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]a
 		return nil, err
 	}
 	for _, r := range rows {
-		s := analytics.WindowStat{Sessions: r.sessions, Users: r.users}
+		var s analytics.WindowStat
+		if !reqs[r.mcpID].QuantilesOnly {
+			s.Sessions, s.Users = r.sessions, r.users
+		}
 		if r.withDur > 0 {
 			setQuantiles(&s, r.qs)
 		}
