@@ -451,17 +451,7 @@ func testWindowSets(t *testing.T, db *clickhouse.DB, o oracle) {
 	for mcp, req := range reqs {
 		for _, w := range req.Minutes {
 			from := to.Add(-time.Duration(w) * time.Minute)
-			keys := map[string][]analytics.Item{}
-			for _, row := range o.rows {
-				ts := row.Item.Timestamp
-				if row.MCPID != mcp || ts.Before(from) || !ts.Before(to) {
-					continue
-				}
-				keys[""] = append(keys[""], row.Item)
-				if isTool(row.Item) {
-					keys[row.Item.Name] = append(keys[row.Item.Name], row.Item)
-				}
-			}
+			keys := o.windowKeys(mcp, from, to)
 			if len(got[mcp][w]) != len(keys) {
 				t.Errorf("%s %d min: keys %v, want %d", mcp, w, got[mcp][w], len(keys))
 			}

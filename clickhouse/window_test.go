@@ -47,17 +47,7 @@ func testWindowTotalsRandom(t *testing.T, db *clickhouse.DB, o oracle) {
 			for _, w := range r.Minutes {
 				from := to.Add(-time.Duration(w) * time.Minute)
 				what := fmt.Sprintf("case %d %s %d min to %s", c, mcp, w, to.Format(time.RFC3339Nano))
-				keys := map[string][]analytics.Item{}
-				for _, row := range o.rows {
-					ts := row.Item.Timestamp
-					if row.MCPID != mcp || ts.Before(from) || !ts.Before(to) {
-						continue
-					}
-					keys[""] = append(keys[""], row.Item)
-					if isTool(row.Item) {
-						keys[row.Item.Name] = append(keys[row.Item.Name], row.Item)
-					}
-				}
+				keys := o.windowKeys(mcp, from, to)
 				if len(got[mcp][w]) != len(keys) {
 					t.Errorf("%s: keys %v, want %d", what, got[mcp][w], len(keys))
 				}
@@ -97,4 +87,21 @@ func testWindowTotalsRandom(t *testing.T, db *clickhouse.DB, o oracle) {
 	if measured < 20 {
 		t.Errorf("only %d windows with items: the cases measure too little", measured)
 	}
+}
+
+// windowKeys is the items of mcp in [from, to) by window key: "" for all,
+// a tool name for its tools/call items.
+func (o oracle) windowKeys(mcp string, from, to time.Time) map[string][]analytics.Item {
+	keys := map[string][]analytics.Item{}
+	for _, row := range o.rows {
+		ts := row.Item.Timestamp
+		if row.MCPID != mcp || ts.Before(from) || !ts.Before(to) {
+			continue
+		}
+		keys[""] = append(keys[""], row.Item)
+		if isTool(row.Item) {
+			keys[row.Item.Name] = append(keys[row.Item.Name], row.Item)
+		}
+	}
+	return keys
 }
