@@ -162,6 +162,12 @@ type RuleEvaluator struct {
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 2,000.
 	ChunkRules int
+	// ReadAhead is how many chunks a pass reads at once, the chunks
+	// after the one being applied, when the reader is an
+	// analytics.WindowSetBatchReader (which takes concurrent reads);
+	// default 3. A pass out of its budget still finishes the chunks it
+	// has started reading.
+	ReadAhead int
 
 	mu sync.Mutex
 	// next is the account the next pass starts with.
@@ -173,7 +179,7 @@ var _ Evaluator = (*RuleEvaluator)(nil)
 // NewRuleEvaluator returns an evaluator applying up to concurrency
 // transitions at once (at least 1).
 func NewRuleEvaluator(store EvaluationStore, stats analytics.WindowSetReader, concurrency int) *RuleEvaluator {
-	return &RuleEvaluator{store: store, stats: stats, concurrency: max(1, concurrency), ChunkRules: 2000}
+	return &RuleEvaluator{store: store, stats: stats, concurrency: max(1, concurrency), ChunkRules: 2000, ReadAhead: 3}
 }
 
 // change is a state transition an evaluation decided on, with what it
@@ -223,6 +229,9 @@ func byAccount(rules []EvalRule) (accounts []string, groups map[string][]*EvalRu
 // that have one (baseline true; the read then ends BaselineOffset earlier).
 func windowRequests(chunk []*EvalRule, baseline bool) map[string]analytics.WindowRequest {
 	reqs := map[string]analytics.WindowRequest{}
+	// The MCPs with a rule on sessions or users: the others' details are
+	// percentiles only.
+	distinct := map[string]bool{}
 	for _, r := range chunk {
 		if baseline && r.Baseline == nil {
 			continue
@@ -238,6 +247,8 @@ func windowRequests(chunk []*EvalRule, baseline bool) map[string]analytics.Windo
 			if key := statKey(r); !slices.Contains(q.DetailKeys, key) {
 				q.DetailKeys = append(q.DetailKeys, key)
 			}
+			distinct[r.MCPID] = distinct[r.MCPID] || r.Metric == MetricSessions || r.Metric == MetricUsers
+			q.QuantilesOnly = !distinct[r.MCPID]
 		}
 		reqs[r.MCPID] = q
 	}
@@ -263,16 +274,15 @@ func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*E
 		if err != nil {
 			return nil, nil, err
 		}
-		return sets[0], sets[1], nil
-	}
-	cur, err = e.stats.WindowSets(ctx, now, reqs)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(baseline) > 0 {
-		prev, err = e.stats.WindowSets(ctx, now.Add(-BaselineOffset), baseline)
-		if err != nil {
+		cur, prev = sets[0], sets[1]
+	} else {
+		if cur, err = e.stats.WindowSets(ctx, now, reqs); err != nil {
 			return nil, nil, err
+		}
+		if len(baseline) > 0 {
+			if prev, err = e.stats.WindowSets(ctx, now.Add(-BaselineOffset), baseline); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	if cur, err = e.addToolChanges(ctx, now, chunk, false, cur); err != nil {
@@ -348,33 +358,54 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 		order := append(slices.Clone(accounts[first%len(accounts):]), accounts[:first%len(accounts)]...)
 		started := time.Now()
 		resume := ""
-		for i := 0; i < len(order); {
-			// At least one chunk a pass, so every pass makes progress.
-			if i > 0 && e.Budget > 0 && time.Since(started) > e.Budget {
-				resume = order[i]
-				for _, a := range order[i:] {
-					sum.Deferred += len(groups[a])
+		// The chunks are read ahead of the one being applied, up to
+		// readAhead at once (see ReadAhead); the budget is checked as a
+		// chunk's turn to be read comes.
+		readAhead := e.readAhead()
+		reads := make(chan *chunkRead, readAhead)
+		slots := make(chan struct{}, readAhead)
+		deferred := 0
+		go func() {
+			defer close(reads)
+			for i := 0; i < len(order); {
+				slots <- struct{}{}
+				// At least one chunk a pass, so every pass makes progress.
+				if i > 0 && e.Budget > 0 && time.Since(started) > e.Budget {
+					resume = order[i]
+					for _, a := range order[i:] {
+						deferred += len(groups[a])
+					}
+					return
 				}
-				break
-			}
-			var chunk []*EvalRule
-			for ; i < len(order) && (len(chunk) == 0 || len(chunk)+len(groups[order[i]]) <= e.ChunkRules); i++ {
-				chunk = append(chunk, groups[order[i]]...)
-			}
-			stats, prev, err := e.readChunk(ctx, now, chunk)
-			if err != nil {
-				sum.Failed += len(chunk)
-				errs = append(errs, fmt.Errorf("rules of %d accounts (%d rules): %w", len(groups), len(chunk), err))
-				continue
-			}
-			var changes []change
-			for _, r := range chunk {
-				if c, ok := measure(r, now, stats[r.MCPID][r.WindowMinutes], prev[r.MCPID][r.WindowMinutes]); ok {
-					changes = append(changes, c)
+				cr := &chunkRead{done: make(chan struct{})}
+				for ; i < len(order) && (len(cr.rules) == 0 || len(cr.rules)+len(groups[order[i]]) <= e.ChunkRules); i++ {
+					cr.rules = append(cr.rules, groups[order[i]]...)
 				}
+				go func() {
+					defer close(cr.done)
+					cr.cur, cr.prev, cr.err = e.readChunk(ctx, now, cr.rules)
+				}()
+				reads <- cr
 			}
-			e.applyAll(ctx, changes, now, &sum, &errs)
+		}()
+		for cr := range reads {
+			<-cr.done
+			if cr.err != nil {
+				sum.Failed += len(cr.rules)
+				errs = append(errs, fmt.Errorf("rules of %d accounts (%d rules): %w", len(groups), len(cr.rules), cr.err))
+			} else {
+				var changes []change
+				for _, r := range cr.rules {
+					if c, ok := measure(r, now, cr.cur[r.MCPID][r.WindowMinutes], cr.prev[r.MCPID][r.WindowMinutes]); ok {
+						changes = append(changes, c)
+					}
+				}
+				e.applyAll(ctx, changes, now, &sum, &errs)
+			}
+			<-slots
 		}
+		// The reader goroutine has ended (reads is closed).
+		sum.Deferred = deferred
 		if resume == "" {
 			// A whole pass: the next one starts one account further on,
 			// so that no account is always measured last.
@@ -390,6 +421,25 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 	}
 	sum.Skipped = !ran
 	return sum, errors.Join(errs...)
+}
+
+// chunkRead is one chunk of a pass and its windows, read (done closed)
+// while an earlier chunk is applied.
+type chunkRead struct {
+	rules     []*EvalRule
+	cur, prev map[string]map[int]map[string]analytics.WindowStat
+	err       error
+	done      chan struct{}
+}
+
+// readAhead is how many chunks a pass reads at once: ReadAhead when the
+// reader measures reads concurrently (analytics.WindowSetBatchReader),
+// one otherwise.
+func (e *RuleEvaluator) readAhead() int {
+	if _, ok := e.stats.(analytics.WindowSetBatchReader); !ok {
+		return 1
+	}
+	return max(1, e.ReadAhead)
 }
 
 // applyAll applies the pass's transitions, up to e.concurrency at once,

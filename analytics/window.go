@@ -42,6 +42,9 @@ type WindowRequest struct {
 	// DetailKeys restricts the details to these keys ("" for the whole
 	// MCP, a tool name for its tools/call items); nil means every key.
 	DetailKeys []string
+	// QuantilesOnly leaves the distinct counts (sessions, users) out of
+	// the details: only the percentiles are wanted.
+	QuantilesOnly bool
 }
 
 // WindowSetReader gives the alert evaluator every window of a pass in one

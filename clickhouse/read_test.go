@@ -42,6 +42,7 @@ func TestReads(t *testing.T) {
 		t.Run("window", func(t *testing.T) { testWindowStats(t, db, o) })
 		t.Run("window sets", func(t *testing.T) { testWindowSets(t, db, o) })
 		t.Run("window sets random", func(t *testing.T) { testWindowSetsRandom(t, db, o) })
+		t.Run("window totals random", func(t *testing.T) { testWindowTotalsRandom(t, db, o) })
 	}
 	t.Run("unmerged", checkAll)
 	for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily", "tool_client_daily", "user_daily", "usage_daily",
@@ -450,17 +451,7 @@ func testWindowSets(t *testing.T, db *clickhouse.DB, o oracle) {
 	for mcp, req := range reqs {
 		for _, w := range req.Minutes {
 			from := to.Add(-time.Duration(w) * time.Minute)
-			keys := map[string][]analytics.Item{}
-			for _, row := range o.rows {
-				ts := row.Item.Timestamp
-				if row.MCPID != mcp || ts.Before(from) || !ts.Before(to) {
-					continue
-				}
-				keys[""] = append(keys[""], row.Item)
-				if isTool(row.Item) {
-					keys[row.Item.Name] = append(keys[row.Item.Name], row.Item)
-				}
-			}
+			keys := o.windowKeys(mcp, from, to)
 			if len(got[mcp][w]) != len(keys) {
 				t.Errorf("%s %d min: keys %v, want %d", mcp, w, got[mcp][w], len(keys))
 			}

@@ -215,57 +215,88 @@ func anyList(ss []string) []any {
 }
 
 // windowCounts fills out with the calls and errors of every window of
-// reqs: one row per MCP, key and band (see WindowSets).
+// reqs: one row per MCP and key, whose arrays hold the totals of the MCP's
+// windows in ascending order (see WindowSets). The events are counted per
+// band first, then each band's counts are summed into the MCP's windows
+// that hold it (sumForEach over the windows, so a scan's work per event
+// does not grow with the number of windows).
 func (db *DB) windowCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int, out map[string]map[int]map[string]analytics.WindowStat) error {
 	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to))
-	q := fmt.Sprintf(`SELECT mcp_id, key, %s AS band, toInt64(count()), toInt64(sum(is_error))
-		FROM %s.events
-		ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
-		WHERE %s
-		GROUP BY mcp_id, key, band`, bandOf(to, edges), db.db, where)
-	type bandRow struct {
-		mcpID, key    string
-		band          uint16
-		calls, errors int64
+	windows := make(map[string][]int, len(ids))
+	winArr := make([]string, len(ids))
+	for i, id := range ids {
+		windows[id] = bandEdges(reqs[id].Minutes)
+		winArr[i] = intList(windows[id])
 	}
-	var rows []bandRow
+	ws := fmt.Sprintf("arrayElement(CAST([%s] AS Array(Array(UInt32))), %s)", strings.Join(winArr, ","), mcpIndex(ids))
+	// The lambdas take the band's edge and counts as arrays, since 18.16's
+	// lambdas cannot read columns in an aggregate function's arguments.
+	q := fmt.Sprintf(`SELECT mcp_id, key,
+			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), %[1]s AS ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), c))),
+			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), e)))
+		FROM (
+			SELECT mcp_id, key, arrayElement(CAST(%[2]s AS Array(UInt32)), %[3]s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
+			FROM %[4]s.events
+			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
+			WHERE %[5]s
+			GROUP BY mcp_id, key, edge
+		)
+		GROUP BY mcp_id, key`, ws, intList(edges), bandOf(to, edges), db.db, where)
+	type totalsRow struct {
+		mcpID, key    string
+		calls, errors []uint64
+	}
+	var rows []totalsRow
 	err := db.query(ctx, "window sets", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
 		r := appendRow(&rows)
-		return []any{&r.mcpID, &r.key, &r.band, &r.calls, &r.errors}
+		return []any{&r.mcpID, &r.key, &r.calls, &r.errors}
 	})
 	if err != nil {
 		return err
 	}
 	for _, r := range rows {
-		// The band's events are in every window at least as long as its
-		// upper edge.
-		edge := edges[r.band-1]
-		for _, w := range reqs[r.mcpID].Minutes {
-			if w < edge {
+		ws := windows[r.mcpID]
+		if len(r.calls) != len(ws) || len(r.errors) != len(ws) {
+			return fmt.Errorf("window sets: %d and %d totals for %d windows of %s", len(r.calls), len(r.errors), len(ws), r.mcpID)
+		}
+		for i, w := range ws {
+			if r.calls[i] == 0 {
+				// No event of the key in this window (the key is in a
+				// longer one).
 				continue
 			}
 			st := windowEntry(out, r.mcpID, w)
 			s := st[r.key]
-			s.Calls += r.calls
-			s.Errors += r.errors
+			s.Calls, s.Errors = int64(r.calls[i]), int64(r.errors[i])
 			st[r.key] = s
 		}
 	}
 	return nil
 }
 
+// mcpIndex is the ClickHouse expression of an event's MCP's position
+// (1-based) in ids, found in a hash table (transform), not by a scan of
+// the list as indexOf would.
+func mcpIndex(ids []string) string {
+	quoted, pos := make([]string, len(ids)), make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i], pos[i] = QuoteString(id), strconv.Itoa(i+1)
+	}
+	return fmt.Sprintf("transform(mcp_id, [%s], CAST([%s] AS Array(UInt32)), toUInt32(0))", strings.Join(quoted, ","), strings.Join(pos, ","))
+}
+
 // windowDetails measures the percentiles and distinct counts of the
 // detail windows of reqs (see WindowSets). Per MCP, literal arrays matched
 // by position (18.16 has no map type) give its detail windows, its
-// longest one (which bounds its events) and the keys wanted.
+// longest one (which bounds its events) and the keys wanted. The distinct
+// counts are left out when every MCP wants the percentiles only.
 func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int) (map[string]map[int]map[string]analytics.WindowStat, error) {
 	out := map[string]map[int]map[string]analytics.WindowStat{}
-	mcpArr, winArr, longArr := make([]string, len(ids)), make([]string, len(ids)), make([]string, len(ids))
+	winArr, longArr := make([]string, len(ids)), make([]string, len(ids))
 	// The keys: every key of the MCPs without DetailKeys, the named ones
 	// of the others.
 	var allKeys, keyTuples []string
 	for i, id := range ids {
-		mcpArr[i] = QuoteString(id)
 		ws := bandEdges(reqs[id].DetailMinutes)
 		winArr[i], longArr[i] = intList(ws), strconv.Itoa(ws[len(ws)-1])
 		if reqs[id].DetailKeys == nil {
@@ -286,18 +317,24 @@ func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]a
 	if len(keyConds) == 0 {
 		return out, nil
 	}
-	idx := fmt.Sprintf("indexOf([%s], mcp_id)", strings.Join(mcpArr, ","))
+	idx := mcpIndex(ids)
+	// The distinct counts, unless every MCP wants the percentiles only.
+	distinctStates, distinct := "", "toInt64(0), toInt64(0)"
+	for _, id := range ids {
+		if !reqs[id].QuantilesOnly {
+			distinctStates, distinct = ", uniqExactState(session_id) AS s, uniqExactState(user_key) AS u", "toInt64(uniqExactMerge(s)), toInt64(uniqExactMerge(u))"
+			break
+		}
+	}
 	where := fmt.Sprintf("mcp_id IN ? AND %s AND %s < arrayElement(CAST([%s] AS Array(UInt32)), %s)",
 		msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to), minuteOf(to), strings.Join(longArr, ","), idx)
 	if len(allKeys) < len(ids) {
 		where += " AND (" + strings.Join(keyConds, " OR ") + ")"
 	}
-	q := fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(q),
-			toInt64(uniqExactMerge(s)), toInt64(uniqExactMerge(u))
+	q := fmt.Sprintf(`SELECT mcp_id, key, w, sum(d), quantilesTDigestIfMerge(0.5, 0.95, 0.99)(q), %s
 		FROM (
 			SELECT mcp_id, key, arrayElement(CAST(%s AS Array(UInt32)), %s) AS edge, sum(has_duration) AS d,
-				quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS q,
-				uniqExactState(session_id) AS s, uniqExactState(user_key) AS u
+				quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS q%s
 			FROM %s.events
 			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
 			WHERE %s
@@ -305,7 +342,7 @@ func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]a
 		)
 		ARRAY JOIN arrayElement(CAST([%s] AS Array(Array(UInt32))), %s) AS w
 		WHERE w >= edge
-		GROUP BY mcp_id, key, w`, intList(edges), bandOf(to, edges), db.db, where, strings.Join(winArr, ","), idx)
+		GROUP BY mcp_id, key, w`, distinct, intList(edges), bandOf(to, edges), distinctStates, db.db, where, strings.Join(winArr, ","), idx)
 	type detailRow struct {
 		mcpID, key      string
 		w               uint32
@@ -322,7 +359,10 @@ func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]a
 		return nil, err
 	}
 	for _, r := range rows {
-		s := analytics.WindowStat{Sessions: r.sessions, Users: r.users}
+		var s analytics.WindowStat
+		if !reqs[r.mcpID].QuantilesOnly {
+			s.Sessions, s.Users = r.sessions, r.users
+		}
 		if r.withDur > 0 {
 			setQuantiles(&s, r.qs)
 		}

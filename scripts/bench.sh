@@ -57,6 +57,10 @@
 #   BENCH_EXPORT_BASELINE      a telemetryd binary (e.g. built from an older
 #                              commit) whose export runs first, side by side
 #                              with bin/telemetryd's, on the same data
+#   BENCH_ALERTING_BASELINE    a test binary of ./postgres built from a baseline
+#                              commit (go test -c -o FILE ./postgres): its
+#                              EvaluatePass and FanOut benchmarks run after
+#                              this build's, and the summary prints the ratios
 #   BENCH_GO                   a -bench regexp: run these Go benchmarks of every
 #                              package instead of the alerting ones ("." for all)
 #   BENCHTIME [3x]             their -benchtime
@@ -249,8 +253,9 @@ if want delivery; then
 	"$bench" delivery -pg "$(sed 's#/telemetry?#/bench_delivery?#' <<<"$PG_URL")" -n "${BENCH_DELIVERIES:-10000}" -out "$results"
 fi
 
-alerting=$dir/alerting.txt
+alerting=$dir/alerting.txt alerting_base=$dir/alerting-baseline.txt
 : >"$alerting"
+: >"$alerting_base"
 if want alerting; then
 	step "Go benchmarks: ${BENCH_GO:-the alerting evaluation pass and fan-out}"
 	if [ -n "${BENCH_GO:-}" ]; then
@@ -264,14 +269,20 @@ if want alerting; then
 		TELEMETRY_TEST_CLICKHOUSE_ADDR=$CH TELEMETRY_TEST_POSTGRES_URL=$PG_URL \
 			"$GO" test -run '^$' -bench "${BENCH_GO:-EvaluatePass|FanOut}" -benchtime "${BENCHTIME:-3x}" -timeout 60m $pkgs | tee "$alerting"
 	fi
+	if [ -n "${BENCH_ALERTING_BASELINE:-}" ] && [ -z "${BENCH_GO:-}" ]; then
+		echo "baseline: $BENCH_ALERTING_BASELINE"
+		base_test=$(realpath "$BENCH_ALERTING_BASELINE")
+		(cd postgres && TELEMETRY_TEST_CLICKHOUSE_ADDR=$CH TELEMETRY_TEST_POSTGRES_URL=$PG_URL "$base_test" \
+			-test.run '^$' -test.bench 'EvaluatePass|FanOut' -test.benchtime "${BENCHTIME:-3x}" -test.timeout 60m) | tee "$alerting_base"
+	fi
 fi
 
 step "summary"
 loadavg
 saved=.data/bench/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$saved"
-cp "$results" "$alerting" "$saved/"
-"$bench" summary -in "$results" -gobench "$alerting" | tee "$saved/summary.txt"
+cp "$results" "$alerting" "$alerting_base" "$saved/"
+"$bench" summary -in "$results" -gobench "$alerting" -gobench-baseline "$alerting_base" | tee "$saved/summary.txt"
 echo "figures saved in $saved"
 if want ingest; then
 	# The capacity model (docs/capacity.md) is generated from the latest

@@ -19,6 +19,7 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench summary", flag.ContinueOnError)
 	in := fs.String("in", "", "results file written with -out")
 	gobench := fs.String("gobench", "", "output of the alerting Go benchmarks (go test -bench)")
+	gobase := fs.String("gobench-baseline", "", "the same benchmarks of a baseline build, printed beside them with the ratio")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -200,19 +201,47 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		var base []goBenchResult
+		if *gobase != "" {
+			if base, err = parseGoBench(*gobase); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintln(out, "Go benchmarks (time per operation; goals in docs/benchmarks.md)")
 		for _, r := range results {
 			goal, verdict := "", ""
 			switch {
+			case strings.HasSuffix(r.name, "EvaluatePass10kRules/steady"):
+				goal, verdict = "< 0.3 s quiet (<= 10 s)", check(r.perOp < 300*time.Millisecond)
 			case strings.Contains(r.name, "EvaluatePass"):
 				goal, verdict = "<= 10 s", check(r.perOp <= 10*time.Second)
 			case strings.Contains(r.name, "FanOut"):
 				goal, verdict = "<= 1 s", check(r.perOp <= time.Second)
 			}
-			line(r.name, r.perOp.Round(time.Microsecond).String(), goal, verdict)
+			value := r.perOp.Round(time.Microsecond).String()
+			if b, ok := goBenchOf(base, r.name); ok && b > 0 {
+				value += fmt.Sprintf(" (%.2fx base)", float64(r.perOp)/float64(b))
+			}
+			line(r.name, value, goal, verdict)
+		}
+		steady, ok1 := goBenchOf(results, "BenchmarkEvaluatePass10kRules/steady")
+		weekAgo, ok2 := goBenchOf(results, "BenchmarkEvaluatePass10kRules/steady_half_week_ago")
+		if ok1 && ok2 && steady > 0 {
+			ratio := float64(weekAgo) / float64(steady)
+			line("rule pass, half week_ago / steady", fmt.Sprintf("%.2fx", ratio), "<= 1.3x", check(ratio <= 1.3))
 		}
 	}
 	return nil
+}
+
+// goBenchOf is the time per operation of the benchmark named name in rs.
+func goBenchOf(rs []goBenchResult, name string) (time.Duration, bool) {
+	for _, r := range rs {
+		if r.name == name {
+			return r.perOp, true
+		}
+	}
+	return 0, false
 }
 
 type goBenchResult struct {
