@@ -242,8 +242,10 @@ if want direct; then
 		rounds=${BENCH_DIRECT_ROUNDS:-2}
 		for round in $(seq 1 "$rounds"); do
 			step "direct insert, round $round of $rounds: $((DIRECT_ROWS / rounds)) rows by the baseline build ($BASELINE), then by this one"
-			"$base_dir/bench" direct -clickhouse "$CH" -database bench_direct_baseline -rows $((DIRECT_ROWS / rounds)) -batch 50000 -out "$base_results"
-			"$bench" direct -clickhouse "$CH" -database bench_direct -rows $((DIRECT_ROWS / rounds)) -batch 50000 -out "$results"
+			"$bench" cpuof -chpid "$dir/db/ch.pid" -items $((DIRECT_ROWS / rounds)) -out "$base_results" -- \
+				"$base_dir/bench" direct -clickhouse "$CH" -database bench_direct_baseline -rows $((DIRECT_ROWS / rounds)) -batch 50000 -out "$base_results"
+			"$bench" cpuof -chpid "$dir/db/ch.pid" -items $((DIRECT_ROWS / rounds)) -out "$results" -- \
+				"$bench" direct -clickhouse "$CH" -database bench_direct -rows $((DIRECT_ROWS / rounds)) -batch 50000 -out "$results"
 		done
 	else
 		step "direct insert: $DIRECT_ROWS rows"

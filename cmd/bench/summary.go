@@ -271,6 +271,15 @@ func printIngestGoals(out io.Writer, figs, base []figure, baseName string) {
 		verdict = pass(r >= 1.5)
 	}
 	row("direct insert >= 1.5x the baseline's (rows/s)", show(direct.this, direct.haveThis, "%.0f"), show(direct.base, direct.haveBase, "%.0f"), ratio(direct), verdict)
+	// CPU per item: steadier than rates on a shared machine (less is better).
+	cpu := pair{}
+	cpu.this, cpu.haveThis = meanOf(figs, "direct", "direct insert", "clickhouse_cpu_s_per_m_rows")
+	cpu.base, cpu.haveBase = meanOf(base, "direct", "direct insert", "clickhouse_cpu_s_per_m_rows")
+	row("  its ClickHouse CPU s per million rows", show(cpu.this, cpu.haveThis, "%.1f"), show(cpu.base, cpu.haveBase, "%.1f"), ratio(cpu), "")
+	for _, who := range []string{"service", "clickhouse"} {
+		c := get("ingest", "full load", who+"_cpu_s_per_m_items")
+		row("  "+who+" CPU s per million items, end to end", show(c.this, c.haveThis, "%.1f"), show(c.base, c.haveBase, "%.1f"), ratio(c), "")
+	}
 	verdict = ""
 	if half.haveThis {
 		verdict = pass(half.this < 50)
