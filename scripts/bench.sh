@@ -20,8 +20,13 @@
 #   1b. hostile load: normal ingest from one key alone, then beside 20 gzip
 #      bombs and 20 OTLP empty-span bodies posted in a loop with another key
 #      (BENCH_HOSTILE_SECONDS each): its p99 both ways, peak RSS, statuses;
-#   2. the direct-insert baseline: the same rows straight into ClickHouse in
-#      batches of the flusher's size;
+#   2. the direct insert: the same rows straight into ClickHouse in batches
+#      of the flusher's size;
+#   with BENCH_BASELINE (a git revision), parts 1 and 2 also run that
+#   revision's telemetryd and bench tool (built once into
+#   .data/bench/baseline/<commit>/), in databases of their own on the same
+#   servers, just before this build's: the summary prints the ingest goals
+#   beside the baseline's figures with the ratio;
 #   3. the reads: seeds BENCH_EVENTS events over 365 days (half of them in one
 #      MCP) and times every read endpoint through HTTP and as raw aggregates;
 #   1c. redaction: the service's CPU per MiB of payload with the worst custom
@@ -49,7 +54,11 @@
 #   BENCH_DAYS [365]           days of seeded history
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
-#   BENCH_DIRECT_ROWS [2000000] rows of the direct-insert baseline
+#   BENCH_DIRECT_ROWS [2000000] rows of the direct insert
+#   BENCH_BASELINE [b4918a3]   a git revision whose ingest and direct insert run
+#                              beside this build's ("" or "none": not run)
+#   BENCH_DIRECT_ROUNDS [2]    with a baseline, the direct insert alternates
+#                              between the two builds in this many rounds
 #   BENCH_SOAK_MINUTES [30]    length of the soak part
 #   BENCH_SOAK_EVERY [60s]     how often it prints RSS and the filter's size
 #   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct reads export delivery alerting
@@ -81,6 +90,8 @@ SECONDS_PER_RUN=${BENCH_INGEST_SECONDS:-30}
 CONNS=${BENCH_CONNS:-8}
 DIRECT_ROWS=${BENCH_DIRECT_ROWS:-2000000}
 SKIP=" ${BENCH_SKIP:-} "
+BASELINE=${BENCH_BASELINE-b4918a3}
+[ "$BASELINE" = none ] && BASELINE=
 ENDPOINT=http://127.0.0.1:$HTTP_PORT
 CH=127.0.0.1:$CH_PORT
 PG_URL="postgres://telemetry@127.0.0.1:$PG_PORT/telemetry?sslmode=disable"
@@ -117,6 +128,23 @@ loadavg
 "$GO" build -o "$dir/bench" ./cmd/bench
 bench=$dir/bench
 
+# The baseline build: BENCH_BASELINE's telemetryd and bench tool, built from
+# `git archive` of that revision once and kept by commit.
+base_dir= base_results=$dir/baseline.jsonl
+if [ -n "$BASELINE" ] && { want ingest || want direct; }; then
+	base_rev=$(git rev-parse --verify "$BASELINE^{commit}")
+	base_dir=.data/bench/baseline/$base_rev
+	if [ ! -x "$base_dir/telemetryd" ] || [ ! -x "$base_dir/bench" ]; then
+		echo "building the baseline $BASELINE ($base_rev) into $base_dir"
+		src=$(mktemp -d /tmp/telemetry-baseline.XXXXXX)
+		git archive "$base_rev" | tar -x -C "$src"
+		mkdir -p "$base_dir"
+		(cd "$src" && "$GO" build -o "$OLDPWD/$base_dir/telemetryd" ./cmd/telemetryd && "$GO" build -o "$OLDPWD/$base_dir/bench" ./cmd/bench)
+		rm -rf "$src"
+	fi
+	echo "baseline: $BASELINE ($base_rev), $base_dir"
+fi
+
 step "starting ClickHouse (:$CH_PORT) and PostgreSQL (:$PG_PORT) in $dir/db"
 # ClickHouse 18.16 cannot bind its port while connections of a previous run
 # linger in TIME-WAIT (up to a minute): wait them out.
@@ -130,7 +158,8 @@ if ! scripts/dbctl.sh start "$dir/db" "$CH_PORT" "$PG_PORT"; then
 	exit 1
 fi
 
-# start_service [VAR=value ...]: starts telemetryd with extra environment
+# start_service [VAR=value ...]: starts telemetryd (svc_bin, or
+# bin/telemetryd) with extra environment
 # and waits until it answers; the start time is in $svc_started.
 start_service() {
 	svc_started=$(date +%s.%N)
@@ -162,6 +191,24 @@ step "signing up, creating the MCPs and an ingest key through the API"
 setup=$("$bench" setup -endpoint "$ENDPOINT" -keys 2)
 eval "$setup"
 echo "account $BENCH_ACCOUNT, load MCP $BENCH_LOAD_MCP, history MCP $BENCH_HISTORY_MCP"
+
+if want ingest && [ -n "$base_dir" ]; then
+	# The baseline first, into databases (and a log) of its own, with the
+	# same load generator: the same rows, the same servers.
+	step "ingest of the baseline build ($BASELINE): full then half load for ${SECONDS_PER_RUN}s each"
+	psql "$PG_URL" -qc "DROP DATABASE IF EXISTS telemetry_baseline" -c "CREATE DATABASE telemetry_baseline" >/dev/null
+	stop_service
+	svc_bin=$base_dir/telemetryd start_service TELEMETRY_CLICKHOUSE_DATABASE=telemetry_baseline \
+		TELEMETRY_POSTGRES_URL="${PG_URL/\/telemetry\?//telemetry_baseline?}" TELEMETRY_INGEST_WAL_DIR=$dir/wal-baseline
+	eval "$("$bench" setup -endpoint "$ENDPOINT" -keys 2 | sed 's/^BENCH_/BASE_/')"
+	for half in "" -half; do
+		"$bench" ingest -endpoint "$ENDPOINT" -keys "$BASE_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
+			-pid "$svc_pid" -chpid "$dir/db/ch.pid" -clickhouse "$CH" -database telemetry_baseline -mcp "$BASE_LOAD_MCP" \
+			-label "$([ -n "$half" ] && echo half || echo full) load" $half -out "$base_results"
+	done
+	stop_service
+	start_service
+fi
 
 if want ingest; then
 	step "ingest: full load for ${SECONDS_PER_RUN}s"
@@ -214,8 +261,21 @@ if want redaction; then
 fi
 
 if want direct; then
-	step "direct insert baseline: $DIRECT_ROWS rows"
-	"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch 50000 -out "$results"
+	if [ -n "$base_dir" ]; then
+		# Alternately, in rounds, so that a change of the machine's load
+		# weighs on both builds alike; the summary takes the mean.
+		rounds=${BENCH_DIRECT_ROUNDS:-2}
+		for round in $(seq 1 "$rounds"); do
+			step "direct insert, round $round of $rounds: $((DIRECT_ROWS / rounds)) rows by the baseline build ($BASELINE), then by this one"
+			"$bench" cpuof -chpid "$dir/db/ch.pid" -items $((DIRECT_ROWS / rounds)) -out "$base_results" -- \
+				"$base_dir/bench" direct -clickhouse "$CH" -database bench_direct_baseline -rows $((DIRECT_ROWS / rounds)) -batch 50000 -out "$base_results"
+			"$bench" cpuof -chpid "$dir/db/ch.pid" -items $((DIRECT_ROWS / rounds)) -out "$results" -- \
+				"$bench" direct -clickhouse "$CH" -database bench_direct -rows $((DIRECT_ROWS / rounds)) -batch 50000 -out "$results"
+		done
+	else
+		step "direct insert: $DIRECT_ROWS rows"
+		"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch 50000 -out "$results"
+	fi
 fi
 
 if want reads; then
@@ -282,7 +342,12 @@ loadavg
 saved=.data/bench/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$saved"
 cp "$results" "$alerting" "$alerting_base" "$saved/"
-"$bench" summary -in "$results" -gobench "$alerting" -gobench-baseline "$alerting_base" | tee "$saved/summary.txt"
+base_args=()
+if [ -s "$base_results" ]; then
+	cp "$base_results" "$saved/"
+	base_args=(-baseline "$base_results" -baseline-name "$BASELINE")
+fi
+"$bench" summary -in "$results" -gobench "$alerting" -gobench-baseline "$alerting_base" "${base_args[@]}" | tee "$saved/summary.txt"
 echo "figures saved in $saved"
 if want ingest; then
 	# The capacity model (docs/capacity.md) is generated from the latest

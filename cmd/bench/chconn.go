@@ -54,19 +54,19 @@ func (c *eventCounter) count(ctx context.Context) (uint64, error) {
 
 func (c *eventCounter) close() { c.conn.Close() }
 
-// waitForMerges waits until ClickHouse runs no merge on db for a few
-// seconds in a row (or limit passes), printing progress: reads right after
-// a bulk load would otherwise measure parts that production has long
-// merged.
+// waitForMerges waits until ClickHouse runs no merge on db ("": on any
+// database) for a few seconds in a row (or limit passes), printing
+// progress: reads right after a bulk load would otherwise measure parts
+// that production has long merged.
 func waitForMerges(ctx context.Context, conn driver.Conn, db string, limit time.Duration, p *progress) error {
 	start := time.Now()
 	quiet := 0
 	for time.Since(start) < limit {
 		var merges, parts uint64
-		if err := conn.QueryRow(ctx, "SELECT count() FROM system.merges WHERE database = ?", db).Scan(&merges); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.merges WHERE database = ? OR ? = ''", db, db).Scan(&merges); err != nil {
 			return err
 		}
-		if err := conn.QueryRow(ctx, "SELECT count() FROM system.parts WHERE database = ? AND active", db).Scan(&parts); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.parts WHERE (database = ? OR ? = '') AND active", db, db).Scan(&parts); err != nil {
 			return err
 		}
 		if merges == 0 {

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 )
@@ -39,4 +44,43 @@ func readPID(path string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(data)))
+}
+
+// runCPUOf runs a command (another build's bench direct, say) and records
+// the CPU seconds ClickHouse used meanwhile per million of its items: on
+// a shared machine a steadier comparison of two builds than their rates,
+// which wait for CPU as much as they use it.
+func runCPUOf(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bench cpuof", flag.ContinueOnError)
+	chPIDFile := fs.String("chpid", "", "ClickHouse's pid file")
+	items := fs.Int64("items", 0, "items (rows) the command stores")
+	section := fs.String("section", "direct", "section of the figure")
+	name := fs.String("name", "direct insert", "name of the figure")
+	outPath := fs.String("out", "", "append the figure to this results file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 || *chPIDFile == "" || *items <= 0 {
+		return errors.New("usage: bench cpuof -chpid FILE -items N [-section S -name N -out FILE] command [args...]")
+	}
+	pid, err := readPID(*chPIDFile)
+	if err != nil {
+		return err
+	}
+	before, err := procCPUSeconds(pid)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, fs.Arg(0), fs.Args()[1:]...)
+	cmd.Stdout, cmd.Stderr = out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return err
+	}
+	after, err := procCPUSeconds(pid)
+	if err != nil {
+		return err
+	}
+	perM := (after - before) / float64(*items) * 1e6
+	fmt.Fprintf(out, "  clickhouse CPU: %.1f s for %d rows, %.1f CPU s per million\n", after-before, *items, perM)
+	return recorder{*outPath}.record(figure{*section, *name, "clickhouse_cpu_s_per_m_rows", perM})
 }

@@ -78,9 +78,10 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		defer counter.close()
-		// Start from a quiet store: merges left by a previous run would
-		// slow this one down.
-		if err := waitForMerges(ctx, counter.conn, *chDB, 2*time.Minute, &progress{out: out, interval: 10 * time.Second}); err != nil {
+		// Start from a quiet server: merges left by a previous run (of
+		// this build or of the baseline, in its own database) would slow
+		// this one down.
+		if err := waitForMerges(ctx, counter.conn, "", 2*time.Minute, &progress{out: out, interval: 10 * time.Second}); err != nil {
 			return err
 		}
 		if before, err = counter.count(ctx); err != nil {

@@ -12,6 +12,7 @@
 //	bench storage  bytes on disk per stored item of events and every rollup (system.parts)
 //	bench summary  print the table of every figure recorded with -out, against the goals
 //	bench capacity write docs/capacity.md, the sizing model, from a results file
+//	bench cpuof    run a command, record ClickHouse's CPU per million of its rows
 //
 // Every measuring subcommand appends its figures as JSON lines to the file
 // named by -out, which summary reads.
@@ -56,11 +57,12 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"storage":   runStorage,
 	"capacity":  runCapacity,
 	"soak":      runSoak,
+	"cpuof":     runCPUOf,
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || commands[args[0]] == nil {
-		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|storage|soak|summary|capacity [flags] (bench CMD -h for the flags)")
+		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|storage|soak|summary|capacity|cpuof [flags] (bench CMD -h for the flags)")
 	}
 	return commands[args[0]](ctx, args[1:], out)
 }

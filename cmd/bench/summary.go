@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -20,6 +21,8 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	in := fs.String("in", "", "results file written with -out")
 	gobench := fs.String("gobench", "", "output of the alerting Go benchmarks (go test -bench)")
 	gobase := fs.String("gobench-baseline", "", "the same benchmarks of a baseline build, printed beside them with the ratio")
+	baseline := fs.String("baseline", "", "results file of the baseline build's ingest and direct insert, run beside this build's")
+	baselineName := fs.String("baseline-name", "baseline", "the baseline build's name (its git revision)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,7 +39,7 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintln(out, "\n==================== summary ====================")
 	fmt.Fprintln(out, "ingest")
 	full, haveFull := get("ingest", "full load", "items_per_s")
-	direct, haveDirect := get("direct", "direct insert", "rows_per_s")
+	direct, haveDirect := meanOf(figs, "direct", "direct insert", "rows_per_s") // rounds with a baseline: their mean
 	if haveFull {
 		p50, _ := get("ingest", "full load", "p50_ms")
 		p99, _ := get("ingest", "full load", "p99_ms")
@@ -56,7 +59,7 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if p99, ok := get("ingest", "half load", "p99_ms"); ok {
 		rate, _ := get("ingest", "half load", "items_per_s")
-		line(fmt.Sprintf("p99 at half load (%.0f items/s)", rate), fmt.Sprintf("%.1f ms", p99), "< 100 ms", check(p99 < 100))
+		line(fmt.Sprintf("p99 at half load (%.0f items/s)", rate), fmt.Sprintf("%.1f ms", p99), "< 50 ms", check(p99 < 50))
 	}
 	peak := 0.0
 	for _, f := range figs {
@@ -66,6 +69,14 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if peak > 0 {
 		line("service peak RSS (VmHWM)", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
+	}
+
+	if *baseline != "" {
+		base, err := readFigures(*baseline)
+		if err != nil {
+			return err
+		}
+		printIngestGoals(out, figs, base, *baselineName)
 	}
 
 	if c, ok := get("ingest", "full load", "service_cpu_s_per_m_items"); ok {
@@ -242,6 +253,98 @@ func goBenchOf(rs []goBenchResult, name string) (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+// printIngestGoals prints the ingest goals of docs/benchmarks.md beside the
+// baseline build's figures of the same run: the goal, this build's figure,
+// the baseline's, their ratio (this / baseline) and the verdict.
+func printIngestGoals(out io.Writer, figs, base []figure, baseName string) {
+	fmt.Fprintf(out, "ingest goals, beside the baseline build %s (same run, same servers, same load)\n", baseName)
+	fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-48s %-16s %-16s %-8s %s", "goal", "this build", "baseline", "ratio", "verdict"), " "))
+	row := func(goal, this, baseline string, ratio float64, verdict string) {
+		r := "-"
+		if ratio > 0 && !math.IsInf(ratio, 0) {
+			r = fmt.Sprintf("%.2fx", ratio)
+		}
+		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-48s %-16s %-16s %-8s %s", goal, this, baseline, r, verdict), " "))
+	}
+	type pair struct {
+		this, base         float64
+		haveThis, haveBase bool
+	}
+	get := func(section, name, metric string) pair {
+		var p pair
+		p.this, p.haveThis = lastOf(figs, section, name, metric)
+		p.base, p.haveBase = lastOf(base, section, name, metric)
+		return p
+	}
+	show := func(v float64, ok bool, format string) string {
+		if !ok {
+			return "-"
+		}
+		return fmt.Sprintf(format, v)
+	}
+	ratio := func(p pair) float64 {
+		if !p.haveThis || !p.haveBase || p.base == 0 {
+			return 0
+		}
+		return p.this / p.base
+	}
+	http := get("ingest", "full load", "items_per_s")
+	e2e := get("ingest", "full load", "end_to_end_items_per_s")
+	// The direct insert alternates between the builds in rounds: the mean.
+	direct := pair{}
+	direct.this, direct.haveThis = meanOf(figs, "direct", "direct insert", "rows_per_s")
+	direct.base, direct.haveBase = meanOf(base, "direct", "direct insert", "rows_per_s")
+	half := get("ingest", "half load", "p99_ms")
+	row("HTTP ingest, full load (items/s)", show(http.this, http.haveThis, "%.0f"), show(http.base, http.haveBase, "%.0f"), ratio(http), "")
+	row("end to end, until all in ClickHouse (items/s)", show(e2e.this, e2e.haveThis, "%.0f"), show(e2e.base, e2e.haveBase, "%.0f"), ratio(e2e), "")
+	eOverD := pair{haveThis: e2e.haveThis && direct.haveThis && direct.this > 0, haveBase: e2e.haveBase && direct.haveBase && direct.base > 0}
+	if eOverD.haveThis {
+		eOverD.this = e2e.this / direct.this
+	}
+	if eOverD.haveBase {
+		eOverD.base = e2e.base / direct.base
+	}
+	verdict := ""
+	if eOverD.haveThis {
+		verdict = pass(eOverD.this >= 0.85)
+	}
+	row("end to end / direct insert >= 0.85", show(eOverD.this, eOverD.haveThis, "%.2f"), show(eOverD.base, eOverD.haveBase, "%.2f"), ratio(eOverD), verdict)
+	verdict = ""
+	if r := ratio(direct); r > 0 {
+		verdict = pass(r >= 1.5)
+	}
+	row("direct insert >= 1.5x the baseline's (rows/s)", show(direct.this, direct.haveThis, "%.0f"), show(direct.base, direct.haveBase, "%.0f"), ratio(direct), verdict)
+	// CPU per item: steadier than rates on a shared machine (less is better).
+	cpu := pair{}
+	cpu.this, cpu.haveThis = meanOf(figs, "direct", "direct insert", "clickhouse_cpu_s_per_m_rows")
+	cpu.base, cpu.haveBase = meanOf(base, "direct", "direct insert", "clickhouse_cpu_s_per_m_rows")
+	row("  its ClickHouse CPU s per million rows", show(cpu.this, cpu.haveThis, "%.1f"), show(cpu.base, cpu.haveBase, "%.1f"), ratio(cpu), "")
+	for _, who := range []string{"service", "clickhouse"} {
+		c := get("ingest", "full load", who+"_cpu_s_per_m_items")
+		row("  "+who+" CPU s per million items, end to end", show(c.this, c.haveThis, "%.1f"), show(c.base, c.haveBase, "%.1f"), ratio(c), "")
+	}
+	verdict = ""
+	if half.haveThis {
+		verdict = pass(half.this < 50)
+	}
+	row("p99 at half load < 50 ms", show(half.this, half.haveThis, "%.1f ms"), show(half.base, half.haveBase, "%.1f ms"), ratio(half), verdict)
+}
+
+// meanOf returns the mean of every value recorded for a figure.
+func meanOf(figs []figure, section, name, metric string) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, f := range figs {
+		if f.Section == section && f.Name == name && f.Metric == metric {
+			sum += f.Value
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
 }
 
 type goBenchResult struct {
