@@ -221,7 +221,8 @@ func (c *Config) Validate() error {
 
 // DB is the store Open returns: the role types over one shared core (the
 // connection pool and the topology). cmd/telemetryd hands each consumer
-// only the role it needs (docs/ARCHITECTURE.md, "The ClickHouse store"):
+// only the role it needs (docs/ARCHITECTURE.md, "The ClickHouse store:
+// roles over one core"):
 //
 //   - Reads: the metric reads, breakdowns, sessions, timelines, insights,
 //     usage, nightly figures, export, and the window totals of the alert
