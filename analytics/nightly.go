@@ -30,7 +30,8 @@ type Nightly struct {
 	Retention7d *float64 `json:"retention_7d"`
 }
 
-// NightlyService runs and reads the nightly pass.
+// NightlyService runs the nightly pass. The figures it stores reach users
+// through Reader (Overview, Insights).
 type NightlyService interface {
 	// ComputeNightly computes and stores the nightly figures of every MCP
 	// for the NightlyWindowDays days ending on day (its UTC day), returning
@@ -39,9 +40,6 @@ type NightlyService interface {
 	// NightlyLastDay returns the last day the pass covered, false before
 	// the first pass (to catch up missed days on start).
 	NightlyLastDay(ctx context.Context) (time.Time, bool, error)
-	// Nightly returns an MCP's figures as of the last pass and that day
-	// (YYYY-MM-DD); null figures and a nil day before the first pass.
-	Nightly(ctx context.Context, mcpID string) (*Nightly, *string, error)
 }
 
 // NightlyRunner is the nightly pass's policy: which days to compute (up to

@@ -41,7 +41,7 @@ func (b breakdownFigures) figures() analytics.Figures {
 // after a count of those (cheap beside the scan) checked against the row
 // budget. Other is a second read of the same rows without the values of
 // the first: its distinct counts and percentiles are merged, not summed.
-func (db *DB) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q analytics.BreakdownQuery) (*analytics.Breakdown, error) {
+func (db *Reads) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q analytics.BreakdownQuery) (*analytics.Breakdown, error) {
 	var (
 		from, value string
 		args        []any // arguments of from (a rollup subquery)

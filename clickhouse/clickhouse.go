@@ -1,6 +1,10 @@
 // Package clickhouse stores telemetry items in ClickHouse and serves the
-// metric reads, rule values and nightly figures from it. It implements
-// analytics.Reader, analytics.WindowReader and analytics.NightlyService.
+// metric reads, rule values and nightly figures from it. Open returns the
+// store as role types over one connection-and-topology core (see DB):
+// Reads implements analytics.Reader, analytics.Exporter and the window
+// readers of the alert rules; Sink implements analytics.Sink; Lifecycle
+// implements analytics.RetentionStore, accounts.TelemetryDeleter and
+// analytics.NightlyService; Migrator migrates the schema.
 //
 // Every statement works on ClickHouse 18.16 (the development server) and on
 // current releases: native protocol only (the HTTP interface of 18.16
@@ -215,8 +219,36 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// DB is a ClickHouse-backed telemetry store. It is safe for concurrent use.
+// DB is the store Open returns: the role types over one shared core (the
+// connection pool and the topology). cmd/telemetryd hands each consumer
+// only the role it needs (docs/ARCHITECTURE.md, "The ClickHouse store:
+// roles over one core"):
+//
+//   - Reads: the metric reads, breakdowns, sessions, timelines, insights,
+//     usage, nightly figures, export, and the window totals of the alert
+//     rules (analytics.Reader, analytics.Exporter,
+//     analytics.WindowSetBatchReader);
+//   - Sink: the inserts of the ingest flusher and the ledger of its log
+//     records (analytics.Sink);
+//   - Lifecycle: retention, telemetry deletion and the nightly pass
+//     (analytics.RetentionStore, accounts.TelemetryDeleter,
+//     analytics.NightlyService);
+//   - Migrator: migrations, replica sync, DDL on every host.
+//
+// DB embeds them all, so a command or a test holding the whole store
+// calls any method directly. It is safe for concurrent use.
 type DB struct {
+	*core
+	*Reads
+	*Sink
+	*Lifecycle
+	*Migrator
+}
+
+// core is what every role shares: the connection pool, the database name,
+// the cluster topology and the configuration. The helpers on it (query,
+// local, onEveryHost, onEveryShard, ...) serve more than one role.
+type core struct {
 	conn driver.Conn
 	// db is the database name, a checked identifier: statements qualify
 	// every table with it, so the connection's default database is unused.
@@ -224,11 +256,29 @@ type DB struct {
 	cluster string
 	// cfg dials each host of a cluster for DDL.
 	cfg Config
-	// shardWeight caches the cluster's total shard weight (ledger.go).
-	shardWeight atomic.Uint64
 	// knobs are zero but in tests (export_test.go sets them).
 	knobs testKnobs
 }
+
+// Reads serves the metric reads, the export and the alert rules' window
+// totals.
+type Reads struct{ *core }
+
+// Sink stores the ingest flusher's rows and keeps the ledger of its log
+// records (ledger.go).
+type Sink struct {
+	*core
+	// shardWeight caches the cluster's total shard weight (ledger.go).
+	shardWeight atomic.Uint64
+}
+
+// Lifecycle removes data: retention, telemetry deletion; and runs the
+// nightly pass.
+type Lifecycle struct{ *core }
+
+// Migrator creates and upgrades the schema (migrations, replicated DDL)
+// and runs DDL on every host.
+type Migrator struct{ *core }
 
 // testKnobs are the settings and hooks only tests change; their zero
 // values are the production behaviour.
@@ -249,9 +299,9 @@ type testKnobs struct {
 }
 
 var (
-	_ analytics.Reader         = (*DB)(nil)
-	_ analytics.WindowReader   = (*DB)(nil)
-	_ analytics.NightlyService = (*DB)(nil)
+	_ analytics.Reader         = (*Reads)(nil)
+	_ analytics.WindowReader   = (*Reads)(nil)
+	_ analytics.NightlyService = (*Lifecycle)(nil)
 )
 
 // Open prepares the connection pool to ClickHouse (native protocol, LZ4);
@@ -267,7 +317,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, wrapErr("open", err)
 	}
-	return &DB{conn: conn, db: cfg.Database, cluster: cfg.Cluster, cfg: cfg}, nil
+	c := &core{conn: conn, db: cfg.Database, cluster: cfg.Cluster, cfg: cfg}
+	return &DB{core: c, Reads: &Reads{c}, Sink: &Sink{core: c}, Lifecycle: &Lifecycle{c}, Migrator: &Migrator{c}}, nil
 }
 
 func dial(cfg Config, addr []string, maxConns int) (driver.Conn, error) {
@@ -290,7 +341,7 @@ func dial(cfg Config, addr []string, maxConns int) (driver.Conn, error) {
 // onEveryHost runs f on the store's connection on a single server, and on
 // a connection to each host of the cluster otherwise (DDL: the tables of
 // every host are its own).
-func (db *DB) onEveryHost(ctx context.Context, f func(context.Context, driver.Conn) error) error {
+func (db *core) onEveryHost(ctx context.Context, f func(context.Context, driver.Conn) error) error {
 	if db.cluster == "" {
 		return f(ctx, db.conn)
 	}
@@ -314,7 +365,7 @@ func (db *DB) onEveryHost(ctx context.Context, f func(context.Context, driver.Co
 
 // ExecOnEveryHost runs one statement (DDL) on every host of the cluster,
 // or once on a single server.
-func (db *DB) ExecOnEveryHost(ctx context.Context, stmt string) error {
+func (db *Migrator) ExecOnEveryHost(ctx context.Context, stmt string) error {
 	return wrapErr("exec", db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
 		return conn.Exec(ctx, stmt)
 	}))
@@ -323,7 +374,7 @@ func (db *DB) ExecOnEveryHost(ctx context.Context, stmt string) error {
 // ExecWrite runs one statement that writes through the store's tables
 // (INSERT ... SELECT), with the settings of an ingest insert: synchronous
 // through Distributed tables, views fed in parallel.
-func (db *DB) ExecWrite(ctx context.Context, stmt string) error {
+func (db *Sink) ExecWrite(ctx context.Context, stmt string) error {
 	return wrapErr("exec", db.conn.Exec(db.insertContext(ctx), stmt))
 }
 
@@ -331,7 +382,7 @@ func (db *DB) ExecWrite(ctx context.Context, stmt string) error {
 // (every replica of every shard, as system.clusters of the server the
 // store is connected to names them), or nil on a single server. They must
 // be reachable from the service too: DDL runs on each of them.
-func (db *DB) Hosts(ctx context.Context) ([]string, error) {
+func (db *core) Hosts(ctx context.Context) ([]string, error) {
 	if db.cluster == "" {
 		return nil, nil
 	}
@@ -356,7 +407,7 @@ func (db *DB) Hosts(ctx context.Context) ([]string, error) {
 }
 
 // Ping checks that the server answers (for /health).
-func (db *DB) Ping(ctx context.Context) error {
+func (db *core) Ping(ctx context.Context) error {
 	return wrapErr("ping", db.conn.Ping(ctx))
 }
 
@@ -366,13 +417,13 @@ func (db *DB) Close() error {
 }
 
 // Database returns the database name the store uses.
-func (db *DB) Database() string { return db.db }
+func (db *core) Database() string { return db.db }
 
 // local names the table that holds a shard's own rows: name itself on a
 // single server, name_local on a cluster (where name is the Distributed
 // table over them). Only subqueries inside a read of a Distributed table
 // name it.
-func (db *DB) local(name string) string {
+func (db *core) local(name string) string {
 	if db.cluster == "" {
 		return db.db + "." + name
 	}
@@ -383,7 +434,7 @@ func (db *DB) local(name string) string {
 // synchronously, so that an acknowledged write is stored on its shard (by
 // default the receiving host queues it and sends it later). Unchanged on a
 // single server.
-func (db *DB) writeContext(ctx context.Context, settings clickhouse.Settings) context.Context {
+func (db *core) writeContext(ctx context.Context, settings clickhouse.Settings) context.Context {
 	if db.cluster != "" {
 		if settings == nil {
 			settings = clickhouse.Settings{}

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpscope/telemetry/accounts"
 )
 
-var _ accounts.TelemetryDeleter = (*DB)(nil)
+var _ accounts.TelemetryDeleter = (*Lifecycle)(nil)
 
 // mutationPoll is how often a deletion checks whether its mutations are
 // done; resubmitAfterIdlePolls polls in a row with rows left and no
@@ -33,7 +33,7 @@ const resubmitAfterIdlePolls = 4
 // rollups hold stays: counts, sums, latency digests and distinct-count
 // sketches (uniqHLL12) aggregated with everyone else's, which cannot be
 // taken apart item by item (docs/data-lifecycle.md).
-func (db *DB) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) error {
+func (db *Lifecycle) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) error {
 	all, err := tables()
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (db *DB) DeleteUserTelemetry(ctx context.Context, mcpID, userID string) err
 // every table with the MCP's rows (every table with an mcp_id column but
 // the usage counts, lifecycle.go) of every host, then a wait until the raw
 // table holds none of its rows received before the call.
-func (db *DB) DeleteMCPTelemetry(ctx context.Context, mcpID string) error {
+func (db *Lifecycle) DeleteMCPTelemetry(ctx context.Context, mcpID string) error {
 	names, err := tableNames(lifecycleTable.deletedWithMCP)
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ func (db *DB) DeleteMCPTelemetry(ctx context.Context, mcpID string) error {
 // instance that cannot reach ClickHouse for longer stores it after the
 // deletion; README). Items received later are not the request's: waiting
 // for them could last forever while ingest goes on.
-func (db *DB) deleteUntilGone(ctx context.Context, cutoff time.Time, stmts func() ([]string, error), cond string, args ...any) error {
+func (db *Lifecycle) deleteUntilGone(ctx context.Context, cutoff time.Time, stmts func() ([]string, error), cond string, args ...any) error {
 	run := func() error {
 		list, err := stmts()
 		if err == nil {
@@ -182,7 +182,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // mutationsRunning reports whether a mutation of table is unfinished on
 // some host.
-func (db *DB) mutationsRunning(ctx context.Context, table string) (bool, error) {
+func (db *Lifecycle) mutationsRunning(ctx context.Context, table string) (bool, error) {
 	name := strings.TrimPrefix(db.local(table), db.db+".")
 	running := false
 	err := db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
@@ -199,7 +199,7 @@ func (db *DB) mutationsRunning(ctx context.Context, table string) (bool, error) 
 
 // mutate runs the statements on every host (the local tables of a
 // cluster; mutations do not pass through Distributed tables).
-func (db *DB) mutate(ctx context.Context, stmts []string) error {
+func (db *Lifecycle) mutate(ctx context.Context, stmts []string) error {
 	return wrapErr("delete", db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
 		for _, s := range stmts {
 			if err := conn.Exec(ctx, s); err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpscope/telemetry/clickhouse/native"
 )
 
-var _ analytics.Exporter = (*DB)(nil)
+var _ analytics.Exporter = (*Reads)(nil)
 
 // exportChunkRows bounds the rows one export query sorts: an export of a
 // long range is one query per run of consecutive days holding at most
@@ -40,7 +40,7 @@ const exportChunkRows = 250_000
 // second connection), so the server sorts it meanwhile instead of the
 // client waiting for the sort between chunks; it blocks on sending once
 // the socket's buffers are full, so memory stays bounded.
-func (db *DB) Export(ctx context.Context, mcpID string, r analytics.Range, each func(*analytics.ExportedItem) error) error {
+func (db *Reads) Export(ctx context.Context, mcpID string, r analytics.Range, each func(*analytics.ExportedItem) error) error {
 	chunks, err := db.exportChunks(ctx, mcpID, r)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ type exportStream struct {
 }
 
 // startExport sends the query of one chunk in the background.
-func (db *DB) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID string, r analytics.Range, cols *exportCols) *exportStream {
+func (db *Reads) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID string, r analytics.Range, cols *exportCols) *exportStream {
 	s := &exportStream{cols: cols, blocks: make(chan int), ack: make(chan struct{})}
 	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = %s AND ts >= %s AND ts < %s
 		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, QuoteString(mcpID), timeLit(r.Lower()), timeLit(r.End()))
@@ -135,7 +135,7 @@ func (db *DB) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID string,
 
 // exportChunks plans the queries of an export: runs of consecutive days
 // with items, cut at exportChunkRows.
-func (db *DB) exportChunks(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.Range, error) {
+func (db *Reads) exportChunks(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.Range, error) {
 	type dayCount struct {
 		day time.Time
 		n   uint64

@@ -28,14 +28,14 @@ func UserKey(userID, sessionID string) string {
 	return "s:" + sessionID
 }
 
-var _ analytics.Sink = (*DB)(nil)
+var _ analytics.Sink = (*Sink)(nil)
 
 // InsertRows writes rows to events (and through the views to every rollup)
 // in one batch, with their insert markers (ledger.go): one block, so one
 // part per UTC day the rows span (per shard on a cluster). Batch
 // big (thousands of rows): every insert makes parts and runs the views.
 // The rows' items are expected normalized and valid (analytics.Item).
-func (db *DB) InsertRows(ctx context.Context, rows []analytics.StoredRow) error {
+func (db *Sink) InsertRows(ctx context.Context, rows []analytics.StoredRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -108,7 +108,7 @@ func (db *DB) InsertRows(ctx context.Context, rows []analytics.StoredRow) error 
 // (the ledger's premise, ledger.go): oneBlockPerView. The insert runs
 // under its flusher-given id (analytics.InsertID), which a retry waits on
 // (waitInsertsGone).
-func (db *DB) insertContext(ctx context.Context) context.Context {
+func (db *Sink) insertContext(ctx context.Context) context.Context {
 	ictx := db.writeContext(ctx, oneBlockPerView(clickhouse.Settings{"parallel_view_processing": 1}))
 	if id := analytics.InsertIDFrom(ctx); id != "" {
 		ictx = clickhouse.Context(ictx, clickhouse.WithQueryID(db.insertQueryID(id)))
@@ -151,7 +151,7 @@ func sortedAttributes(attrs map[string]string) (keys, values []string) {
 // the flusher's check for items accepted while the duplicate filter was
 // incomplete (the service started while ClickHouse was down) or said
 // "maybe" (docs/exactly-once.md). ids maps an MCP to item ids.
-func (db *DB) StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string, receivedAt time.Time)) error {
+func (db *Sink) StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string, receivedAt time.Time)) error {
 	for mcpID, list := range ids {
 		for len(list) > 0 {
 			// Ids are up to 64 characters: a chunk's literals stay far below
@@ -208,7 +208,7 @@ func quoteList(vs []string) string {
 // start (each id is kept for the window from its first receipt). An
 // item is at most analytics.MaxItemAge old when accepted, which bounds the
 // partitions to read.
-func (db *DB) RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string, receivedAt time.Time)) error {
+func (db *Sink) RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string, receivedAt time.Time)) error {
 	q := fmt.Sprintf("SELECT mcp_id, id, received_at FROM %s.events PREWHERE received_at >= %s WHERE ts >= %s AND id != ''",
 		db.db, timeLit(since), timeLit(since.Add(-analytics.MaxItemAge-time.Hour)))
 	rows, err := db.conn.Query(ctx, q)

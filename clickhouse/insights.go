@@ -14,7 +14,7 @@ import (
 // reads run concurrently: the tools of the range (slowest, failing) and of
 // the lookback days before it (idle), the top errors, the client shares
 // and the nightly figures.
-func (db *DB) Insights(ctx context.Context, mcpID string, r analytics.Range) (*analytics.Insights, error) {
+func (db *Reads) Insights(ctx context.Context, mcpID string, r analytics.Range) (*analytics.Insights, error) {
 	in := &analytics.Insights{
 		From: r.FromDate(), To: r.ToDate(),
 		SlowestTools: analytics.SlowestTools{Limit: analytics.InsightsListLimit, Items: []analytics.SlowTool{}},
@@ -119,7 +119,7 @@ func capped[T any](s []T, n int) []T {
 }
 
 // topErrors merges error_monthly and error_daily over the range by (method, name, type).
-func (db *DB) topErrors(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.TopError, error) {
+func (db *Reads) topErrors(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.TopError, error) {
 	from, args := db.rangeRows("error", "error_type, method, name, errors, last_message, last_seen", "mcp_id = ?", []any{mcpID}, r)
 	q := fmt.Sprintf(`SELECT error_type, method, name, toInt64(countMerge(errors)) AS n, argMaxMerge(last_message), maxMerge(last_seen) AS ls
 		FROM %s
@@ -144,7 +144,7 @@ func (db *DB) topErrors(ctx context.Context, mcpID string, r analytics.Range) ([
 // clientShares merges client_monthly and client_daily over the range by (client, version);
 // the WITH TOTALS row merges every state, so it holds the range's calls and
 // its distinct sessions, the denominators of the shares.
-func (db *DB) clientShares(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.ClientShare, error) {
+func (db *Reads) clientShares(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.ClientShare, error) {
 	from, args := db.rangeRows("client", "client_name, client_version, calls, sessions", "mcp_id = ?", []any{mcpID}, r)
 	q := fmt.Sprintf(`SELECT client_name, client_version, toInt64(countMerge(calls)) AS n, toInt64(uniqHLL12Merge(sessions))
 		FROM %s
@@ -170,7 +170,7 @@ func (db *DB) clientShares(ctx context.Context, mcpID string, r analytics.Range)
 // clientProtocols fills in the protocol versions each listed client used
 // over the range, by calls descending, from protocol_daily (a few rows per
 // client and day).
-func (db *DB) clientProtocols(ctx context.Context, mcpID string, r analytics.Range, clients []analytics.ClientShare) error {
+func (db *Reads) clientProtocols(ctx context.Context, mcpID string, r analytics.Range, clients []analytics.ClientShare) error {
 	if len(clients) == 0 {
 		return nil
 	}

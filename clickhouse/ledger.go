@@ -147,7 +147,7 @@ func parseMarker(id, prefix string) (block string, runs []run, ok bool) {
 
 // slots returns the total shard weight of the cluster, the modulus of the
 // events table's sharding (1 on a single server), read once.
-func (db *DB) slots(ctx context.Context) (uint64, error) {
+func (db *Sink) slots(ctx context.Context) (uint64, error) {
 	if db.cluster == "" {
 		return 1, nil
 	}
@@ -174,7 +174,7 @@ func (db *DB) slots(ctx context.Context) (uint64, error) {
 // committed just before it died must be seen before it is judged missing.
 // While a part is only on a replica that is down, that wait times out, the
 // call fails as unavailable, and the flusher retries later.
-func (db *DB) onEveryShard(ctx context.Context, sync []string, f func(context.Context, driver.Conn) error) error {
+func (db *core) onEveryShard(ctx context.Context, sync []string, f func(context.Context, driver.Conn) error) error {
 	if db.cluster == "" {
 		return f(ctx, db.conn)
 	}
@@ -192,7 +192,7 @@ func (db *DB) onEveryShard(ctx context.Context, sync []string, f func(context.Co
 
 // onFirstAnswering runs f once, on the first of replicas that answers and
 // syncs (syncReplica); a failure of f is not retried on another replica.
-func (db *DB) onFirstAnswering(ctx context.Context, replicas []string, sync []string, f func(context.Context, driver.Conn) error) error {
+func (db *core) onFirstAnswering(ctx context.Context, replicas []string, sync []string, f func(context.Context, driver.Conn) error) error {
 	var lastErr error
 	for _, addr := range replicas {
 		conn, err := dial(db.cfg, []string{addr}, 1)
@@ -221,7 +221,7 @@ func (db *DB) onFirstAnswering(ctx context.Context, replicas []string, sync []st
 // parts before a ledger check.
 const syncReplicaTimeout = 20 * time.Second
 
-func (db *DB) syncReplica(ctx context.Context, conn driver.Conn, tables []string) error {
+func (db *core) syncReplica(ctx context.Context, conn driver.Conn, tables []string) error {
 	if !db.cfg.Replicated {
 		return nil
 	}
@@ -247,7 +247,7 @@ type rollupView struct {
 var viewStatement = regexp.MustCompile(`(?s)^CREATE MATERIALIZED VIEW IF NOT EXISTS \S+(?: ON CLUSTER '(?:[^'\\]|\\.)*')? TO (\S+) AS\s+(SELECT.*)$`)
 
 // rollupViews lists the views on events from the rendered migrations.
-func (db *DB) rollupViews() ([]rollupView, error) {
+func (db *Sink) rollupViews() ([]rollupView, error) {
 	migs, err := loadMigrations(db.templateData())
 	if err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (db *DB) rollupViews() ([]rollupView, error) {
 // of those days' ingest columns, not of the whole table. Each shard is
 // asked on one replica, once that replica holds every part its shard
 // committed (onEveryShard).
-func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[analytics.RecordDay]bool, error) {
+func (db *Sink) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (map[analytics.RecordDay]bool, error) {
 	type seqDay struct {
 		seq uint64
 		day time.Time
@@ -313,7 +313,7 @@ func (db *DB) InsertedSeqs(ctx context.Context, node string, fromSeq, toSeq uint
 // included, in one INSERT (so one part: the rows and their marker commit
 // together, and a repair cut short is found and redone by the next call).
 // It returns how many (insert, rollup) pairs it completed.
-func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (int, error) {
+func (db *Sink) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uint64, tsFrom, tsTo time.Time) (int, error) {
 	if err := db.waitInsertsGone(ctx, node); err != nil {
 		return 0, err
 	}
@@ -399,7 +399,7 @@ func (db *DB) CompleteViews(ctx context.Context, node string, fromSeq, toSeq uin
 // rollupColumns lists the columns of a view's rollup, which a completion
 // names in its INSERT and picks by name from the view's SELECT (whose
 // column order may differ from the table's).
-func (db *DB) rollupColumns(ctx context.Context, conn driver.Conn, v rollupView) ([]string, error) {
+func (db *Sink) rollupColumns(ctx context.Context, conn driver.Conn, v rollupView) ([]string, error) {
 	var cols []string
 	database, table, _ := strings.Cut(v.target, ".")
 	if err := db.queryOn(ctx, conn, "columns of "+v.table, "SELECT name FROM system.columns WHERE database = ? AND table = ? ORDER BY name",
@@ -414,7 +414,7 @@ func (db *DB) rollupColumns(ctx context.Context, conn driver.Conn, v rollupView)
 
 // completeView re-derives into one rollup the rows (and markers) of one
 // insert of one day, as its view would have, in one INSERT.
-func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, cols []string, node string, day time.Time, runs []run, markers []string) error {
+func (db *Sink) completeView(ctx context.Context, conn driver.Conn, v rollupView, cols []string, node string, day time.Time, runs []run, markers []string) error {
 	seqs := make([]string, len(runs))
 	for i, r := range runs {
 		seqs[i] = fmt.Sprintf("ingest_seq BETWEEN %d AND %d", r.from, r.to)
@@ -428,7 +428,7 @@ func (db *DB) completeView(ctx context.Context, conn driver.Conn, v rollupView, 
 
 // insertQueryID is the query_id of an insert's attempts on this store's
 // database (analytics.InsertID names the insert: it starts with its node).
-func (db *DB) insertQueryID(insertID string) string { return "ingest:" + db.db + ":" + insertID }
+func (db *Sink) insertQueryID(insertID string) string { return "ingest:" + db.db + ":" + insertID }
 
 // insertGoneTimeout bounds the wait for a node's earlier inserts to end.
 const insertGoneTimeout = 2 * time.Minute
@@ -449,7 +449,7 @@ const processesQuery = "SELECT count() FROM system.processes WHERE startsWith(qu
 // restart, the batch the killed process was inserting (whose records the
 // replay may group otherwise). On a cluster every replica of every shard
 // is asked; one that cannot be reached runs nothing that will land.
-func (db *DB) waitInsertsGone(ctx context.Context, node string) error {
+func (db *Sink) waitInsertsGone(ctx context.Context, node string) error {
 	prefix := db.insertQueryID(node + "/")
 	ctx, cancel := context.WithTimeout(ctx, insertGoneTimeout)
 	defer cancel()

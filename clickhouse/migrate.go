@@ -51,7 +51,7 @@ type migration struct {
 // Applied versions are recorded in each host's schema_migrations and
 // skipped; a file interrupted half-way is simply run again, its statements
 // being idempotent. Concurrent runs are harmless.
-func (db *DB) Migrate(ctx context.Context) error {
+func (db *Migrator) Migrate(ctx context.Context) error {
 	migs, err := loadMigrations(db.templateData())
 	if err != nil {
 		return err
@@ -108,7 +108,7 @@ type templateData struct {
 	ZooKeeperPath string
 }
 
-func (db *DB) templateData() templateData {
+func (db *core) templateData() templateData {
 	return templateData{DB: db.db, Cluster: db.cluster, Replicated: db.cfg.Replicated, ZooKeeperPath: db.cfg.ZooKeeperPath}
 }
 

@@ -19,7 +19,7 @@ import (
 //
 // The rows carry a fresh version, so a re-run replaces the day's figures;
 // a row in nightly_runs then marks the day as done.
-func (db *DB) ComputeNightly(ctx context.Context, day time.Time) (int, error) {
+func (db *Lifecycle) ComputeNightly(ctx context.Context, day time.Time) (int, error) {
 	d := analytics.UTCDay(day)
 	version := uint64(time.Now().UnixNano())
 	at := func(offset int) string { return dateLit(d.AddDate(0, 0, offset)) }
@@ -52,8 +52,9 @@ func (db *DB) ComputeNightly(ctx context.Context, day time.Time) (int, error) {
 	return int(mcps), nil
 }
 
-// NightlyLastDay implements analytics.NightlyService.
-func (db *DB) NightlyLastDay(ctx context.Context) (time.Time, bool, error) {
+// NightlyLastDay implements analytics.NightlyService (on the core: the
+// nightly figures of Reads need it too).
+func (db *core) NightlyLastDay(ctx context.Context) (time.Time, bool, error) {
 	var (
 		last time.Time
 		runs uint64 // days run: unlike count(), the same before and after merges
@@ -67,10 +68,10 @@ func (db *DB) NightlyLastDay(ctx context.Context) (time.Time, bool, error) {
 	return analytics.UTCDay(last), true, nil
 }
 
-// Nightly implements analytics.NightlyService: the MCP's row of the last
-// pass, newest version first. An MCP with no row for that day had no users
-// in its window: zero users, zero stickiness, no retention.
-func (db *DB) Nightly(ctx context.Context, mcpID string) (*analytics.Nightly, *string, error) {
+// Nightly returns the figures Overview and Insights show: the MCP's row of
+// the last pass, newest version first. An MCP with no row for that day had
+// no users in its window: zero users, zero stickiness, no retention.
+func (db *Reads) Nightly(ctx context.Context, mcpID string) (*analytics.Nightly, *string, error) {
 	last, ok, err := db.NightlyLastDay(ctx)
 	if err != nil || !ok {
 		return &analytics.Nightly{}, nil, err

@@ -22,7 +22,7 @@ func (m merged) getDay() time.Time { return m.day }
 
 // Overview implements analytics.Reader from mcp_daily, day rows and their
 // totals in one query, and the nightly figures beside it.
-func (db *DB) Overview(ctx context.Context, mcpID string, r analytics.Range) (*analytics.Overview, error) {
+func (db *Reads) Overview(ctx context.Context, mcpID string, r analytics.Range) (*analytics.Overview, error) {
 	var (
 		days    []merged
 		total   merged
@@ -75,7 +75,7 @@ func (db *DB) Overview(ctx context.Context, mcpID string, r analytics.Range) (*a
 }
 
 // OverviewHourly implements analytics.Reader from mcp_hourly.
-func (db *DB) OverviewHourly(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.OverviewDay, error) {
+func (db *Reads) OverviewHourly(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.OverviewDay, error) {
 	var hours []merged
 	q := fmt.Sprintf(`SELECT hour, countMerge(calls), sumMerge(errors), uniqHLL12Merge(sessions), uniqHLL12Merge(users), %s
 		FROM %s.mcp_hourly WHERE mcp_id = ? AND %s

@@ -11,7 +11,7 @@ import (
 // (SYSTEM SYNC REPLICA): afterwards every replica answers as its shard's
 // others. It fails with EUNAVAILABLE while a host is down. Nothing to do
 // without replication.
-func (db *DB) SyncReplicas(ctx context.Context) error {
+func (db *Migrator) SyncReplicas(ctx context.Context) error {
 	if !db.cfg.Replicated {
 		return nil
 	}

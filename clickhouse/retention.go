@@ -13,7 +13,7 @@ import (
 	"github.com/mcpscope/telemetry/analytics"
 )
 
-var _ analytics.RetentionStore = (*DB)(nil)
+var _ analytics.RetentionStore = (*Lifecycle)(nil)
 
 // Retention works on the tables the migrations create (lifecycle.go): the
 // raw table by UTC day partitions (toDate(ts)), the rollups, usage and
@@ -29,7 +29,7 @@ func monthStart(t time.Time) time.Time {
 }
 
 // PlanRetention implements analytics.RetentionStore.
-func (db *DB) PlanRetention(ctx context.Context, installation int, accounts []analytics.AccountRetention, today time.Time) ([]analytics.RetentionStep, error) {
+func (db *Lifecycle) PlanRetention(ctx context.Context, installation int, accounts []analytics.AccountRetention, today time.Time) ([]analytics.RetentionStep, error) {
 	all, err := tables()
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (db *DB) PlanRetention(ctx context.Context, installation int, accounts []an
 // the rows before the cut-off in the month partitions it straddles (days
 // of the daily rollups), when there are any; a delete runs mutations on
 // every table for the account's MCPs.
-func (db *DB) ApplyRetention(ctx context.Context, step analytics.RetentionStep) error {
+func (db *Lifecycle) ApplyRetention(ctx context.Context, step analytics.RetentionStep) error {
 	all, err := tables()
 	if err != nil {
 		return err
@@ -212,7 +212,7 @@ func markersBefore(cutoff time.Time) string {
 // planMarkers plans the removal of old insert markers from the tables
 // without partitions (partitioned tables lose theirs with their
 // partitions); nil when there are none.
-func (db *DB) planMarkers(ctx context.Context, all []lifecycleTable, today time.Time) (*analytics.RetentionStep, error) {
+func (db *Lifecycle) planMarkers(ctx context.Context, all []lifecycleTable, today time.Time) (*analytics.RetentionStep, error) {
 	cutoff := analytics.UTCDay(today).AddDate(0, 0, -markerKeepDays)
 	step := analytics.RetentionStep{Kind: "markers", Before: cutoff}
 	for _, t := range all {
@@ -237,7 +237,7 @@ func (db *DB) planMarkers(ctx context.Context, all []lifecycleTable, today time.
 
 // waitMutations waits until no mutation of table is unfinished on any
 // host.
-func (db *DB) waitMutations(ctx context.Context, table string) error {
+func (db *Lifecycle) waitMutations(ctx context.Context, table string) error {
 	for {
 		running, err := db.mutationsRunning(ctx, table)
 		if err != nil || !running {

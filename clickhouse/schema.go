@@ -103,7 +103,7 @@ func ddlContext(ctx context.Context, conn driver.Conn) (context.Context, error) 
 // the shard's other replicas through ZooKeeper, and the host that already
 // has the column skips it). A version counts as
 // applied when every host records it, and is recorded on every host.
-func (db *DB) migrateReplicated(ctx context.Context, migs []migration) error {
+func (db *Migrator) migrateReplicated(ctx context.Context, migs []migration) error {
 	ctx, err := ddlContext(ctx, db.conn)
 	if err != nil {
 		return wrapErr("migrate", err)
@@ -164,7 +164,7 @@ func (db *DB) migrateReplicated(ctx context.Context, migs []migration) error {
 }
 
 // shardReplicas lists the hosts of the cluster by shard.
-func (db *DB) shardReplicas(ctx context.Context) ([][]string, error) {
+func (db *core) shardReplicas(ctx context.Context) ([][]string, error) {
 	type host struct {
 		shard uint32
 		name  string

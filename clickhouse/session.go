@@ -23,7 +23,7 @@ import (
 // the cursor, they are the page; otherwise the window doubles towards
 // from. Recent pages thus cost the recent days, and a walk through a whole
 // long range costs about what one full merge did.
-func (db *DB) Sessions(ctx context.Context, mcpID string, r analytics.Range, limit int, cursor string) (*analytics.SessionPage, error) {
+func (db *Reads) Sessions(ctx context.Context, mcpID string, r analytics.Range, limit int, cursor string) (*analytics.SessionPage, error) {
 	limit, err := analytics.SessionLimit(limit)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func (db *DB) Sessions(ctx context.Context, mcpID string, r analytics.Range, lim
 // window that also had items in [from, x) are left out by an anti-join on
 // the (few) ids of the window, which reads only the session_id column of
 // the earlier days.
-func (db *DB) sessionsStartedFrom(ctx context.Context, mcpID string, r analytics.Range, x time.Time, n int, after *analytics.SessionCursor) ([]analytics.Session, error) {
+func (db *Reads) sessionsStartedFrom(ctx context.Context, mcpID string, r analytics.Range, x time.Time, n int, after *analytics.SessionCursor) ([]analytics.Session, error) {
 	window := analytics.Range{From: x, To: r.To}
 	args := []any{mcpID}
 	startedBefore := ""

@@ -58,7 +58,7 @@ func dayFilter(r analytics.Range) string {
 // columns selected from both tables (neither day nor month), cond the
 // filter of both, with the placeholders of args; the args to pass follow.
 // Without a whole month in the range only the daily table is read.
-func (db *DB) rangeRows(name, cols, cond string, args []any, r analytics.Range) (string, []any) {
+func (db *core) rangeRows(name, cols, cond string, args []any, r analytics.Range) (string, []any) {
 	daily := fmt.Sprintf("SELECT %s FROM %s.%s_daily WHERE %s AND %s", cols, db.db, name, cond, dayFilter(r))
 	first, end := wholeMonths(r)
 	if !first.Before(end) {
@@ -132,12 +132,12 @@ const latencyCols = "sumMerge(dur_n), sumMerge(dur_sum), quantilesTDigestIfMerge
 // for it (called once per row, just before the scan). With totals, the row
 // of GROUP BY ... WITH TOTALS is scanned into them: the states of every
 // group merged again, so that its distinct counts are true ones.
-func (db *DB) query(ctx context.Context, op, q string, args []any, next func() []any, totals ...any) error {
+func (db *core) query(ctx context.Context, op, q string, args []any, next func() []any, totals ...any) error {
 	return db.queryOn(ctx, db.conn, op, q, args, next, totals...)
 }
 
 // queryOn is query on a given connection (one host of a cluster).
-func (db *DB) queryOn(ctx context.Context, conn driver.Conn, op, q string, args []any, next func() []any, totals ...any) error {
+func (db *core) queryOn(ctx context.Context, conn driver.Conn, op, q string, args []any, next func() []any, totals ...any) error {
 	if secs := int(db.cfg.ReadTimeout / time.Second); secs > 0 {
 		// The server stops the query (TIMEOUT_EXCEEDED, answered as
 		// unavailable) instead of holding a connection and a core.

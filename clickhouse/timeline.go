@@ -24,7 +24,7 @@ const timelineOrder = atExpr + `, ingest_node, ingest_seq, id, method, name, is_
 // last instants come from session_span (a primary-key lookup), so the
 // events read are only those of the MCP between them, however old the
 // session; the figures and the page are read from there concurrently.
-func (db *DB) SessionTimeline(ctx context.Context, mcpID, sessionID string, w analytics.TimeWindow, limit int, cursor string) (*analytics.SessionTimeline, error) {
+func (db *Reads) SessionTimeline(ctx context.Context, mcpID, sessionID string, w analytics.TimeWindow, limit int, cursor string) (*analytics.SessionTimeline, error) {
 	limit, err := analytics.TimelineLimit(limit)
 	if err != nil {
 		return nil, err

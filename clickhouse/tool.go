@@ -10,7 +10,7 @@ import (
 )
 
 // Tools implements analytics.Reader from tool_daily.
-func (db *DB) Tools(ctx context.Context, mcpID string, r analytics.Range) (*analytics.ToolList, error) {
+func (db *Reads) Tools(ctx context.Context, mcpID string, r analytics.Range) (*analytics.ToolList, error) {
 	items, err := db.toolSummaries(ctx, mcpID, r)
 	if err != nil {
 		return nil, err
@@ -21,7 +21,7 @@ func (db *DB) Tools(ctx context.Context, mcpID string, r analytics.Range) (*anal
 // toolSummaries merges tool_monthly and tool_daily over the range (see
 // rangeRows): one entry per tool with a call, by calls descending then
 // name (byte order).
-func (db *DB) toolSummaries(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.ToolSummary, error) {
+func (db *Reads) toolSummaries(ctx context.Context, mcpID string, r analytics.Range) ([]analytics.ToolSummary, error) {
 	type tool struct {
 		name string
 		m    merged
@@ -53,7 +53,7 @@ func (db *DB) toolSummaries(ctx context.Context, mcpID string, r analytics.Range
 // Tool implements analytics.Reader: the tool's day series and totals from
 // tool_daily, its error types from error_daily and its clients from
 // tool_client_daily, read concurrently.
-func (db *DB) Tool(ctx context.Context, mcpID, name string, r analytics.Range) (*analytics.ToolDetail, error) {
+func (db *Reads) Tool(ctx context.Context, mcpID, name string, r analytics.Range) (*analytics.ToolDetail, error) {
 	var (
 		days       []merged
 		total      merged
@@ -110,7 +110,7 @@ func (db *DB) Tool(ctx context.Context, mcpID, name string, r analytics.Range) (
 }
 
 // ToolHourly implements analytics.Reader from tool_hourly.
-func (db *DB) ToolHourly(ctx context.Context, mcpID, name string, r analytics.Range) ([]analytics.ToolDay, error) {
+func (db *Reads) ToolHourly(ctx context.Context, mcpID, name string, r analytics.Range) ([]analytics.ToolDay, error) {
 	var hours []merged
 	q := fmt.Sprintf(`SELECT hour, countMerge(calls), sumMerge(errors), %s
 		FROM %s.tool_hourly WHERE mcp_id = ? AND name = ? AND %s

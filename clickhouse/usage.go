@@ -11,7 +11,7 @@ import (
 
 // Usage implements analytics.Reader from usage_daily (events by the UTC
 // day they were accepted).
-func (db *DB) Usage(ctx context.Context, accountID string, r analytics.Range, mcps []analytics.MCPName) (*analytics.Usage, error) {
+func (db *Reads) Usage(ctx context.Context, accountID string, r analytics.Range, mcps []analytics.MCPName) (*analytics.Usage, error) {
 	q := fmt.Sprintf(`SELECT day, mcp_id, toInt64(sum(events)) FROM %s.usage_daily
 		WHERE account_id = ? AND %s GROUP BY day, mcp_id`, db.db, dayFilter(r))
 	type dayMCP struct {

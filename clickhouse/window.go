@@ -22,7 +22,7 @@ import (
 // them. Each row counts for its MCP under "" and, for tools/call, again
 // under its tool name (ARRAY JOIN), so one GROUP BY yields both. The window
 // is [from, to) to the millisecond.
-func (db *DB) WindowStats(ctx context.Context, from, to time.Time, mcpIDs []string) (map[string]map[string]analytics.WindowStat, error) {
+func (db *Reads) WindowStats(ctx context.Context, from, to time.Time, mcpIDs []string) (map[string]map[string]analytics.WindowStat, error) {
 	out := make(map[string]map[string]analytics.WindowStat, len(mcpIDs))
 	if len(mcpIDs) == 0 || !from.Before(to) {
 		return out, nil
@@ -74,7 +74,7 @@ func msRange(from, to time.Time) string {
 		timeLit(from), timeLit(to), fromMs, toMs)
 }
 
-var _ analytics.WindowSetReader = (*DB)(nil)
+var _ analytics.WindowSetReader = (*Reads)(nil)
 
 // WindowSets implements analytics.WindowSetReader with two scans of events
 // that both return a handful of rows per MCP and key, whatever the length
@@ -93,7 +93,7 @@ var _ analytics.WindowSetReader = (*DB)(nil)
 //
 // An event belongs to a window of w minutes when to - w·60 s <= its time
 // < to, to the millisecond, as in WindowStats.
-func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
+func (db *Reads) WindowSets(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
 	out := make(map[string]map[int]map[string]analytics.WindowStat, len(reqs))
 	var ids, detailIDs []string
 	var lengths, detailLengths []int
@@ -143,11 +143,11 @@ func (db *DB) WindowSets(ctx context.Context, to time.Time, reqs map[string]anal
 	return out, nil
 }
 
-var _ analytics.WindowSetBatchReader = (*DB)(nil)
+var _ analytics.WindowSetBatchReader = (*Reads)(nil)
 
 // WindowSetsBatch implements analytics.WindowSetBatchReader: the reads run
 // concurrently, each as WindowSets.
-func (db *DB) WindowSetsBatch(ctx context.Context, reads []analytics.WindowRead) ([]map[string]map[int]map[string]analytics.WindowStat, error) {
+func (db *Reads) WindowSetsBatch(ctx context.Context, reads []analytics.WindowRead) ([]map[string]map[int]map[string]analytics.WindowStat, error) {
 	out := make([]map[string]map[int]map[string]analytics.WindowStat, len(reads))
 	errs := make([]error, len(reads))
 	var wg sync.WaitGroup
@@ -220,7 +220,7 @@ func anyList(ss []string) []any {
 // band first, then each band's counts are summed into the MCP's windows
 // that hold it (sumForEach over the windows, so a scan's work per event
 // does not grow with the number of windows).
-func (db *DB) windowCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int, out map[string]map[int]map[string]analytics.WindowStat) error {
+func (db *Reads) windowCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int, out map[string]map[int]map[string]analytics.WindowStat) error {
 	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to))
 	windows := make(map[string][]int, len(ids))
 	winArr := make([]string, len(ids))
@@ -290,7 +290,7 @@ func mcpIndex(ids []string) string {
 // by position (18.16 has no map type) give its detail windows, its
 // longest one (which bounds its events) and the keys wanted. The distinct
 // counts are left out when every MCP wants the percentiles only.
-func (db *DB) windowDetails(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int) (map[string]map[int]map[string]analytics.WindowStat, error) {
+func (db *Reads) windowDetails(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int) (map[string]map[int]map[string]analytics.WindowStat, error) {
 	out := map[string]map[int]map[string]analytics.WindowStat{}
 	winArr, longArr := make([]string, len(ids)), make([]string, len(ids))
 	// The keys: every key of the MCPs without DetailKeys, the named ones

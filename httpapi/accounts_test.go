@@ -51,7 +51,7 @@ func accountOptions(t *testing.T, cfg accounts.AuthPolicy) (Options, *postgres.D
 	return Options{Logger: quiet, Auth: auth, Sessions: auth, Accounts: postgres.NewAccountService(db),
 		Members: postgres.NewMemberService(db), MCPs: postgres.NewMCPService(db, keys), Keys: keys, Tokens: postgres.NewTokenService(db),
 		Inventory: postgres.NewInventoryService(db),
-		Ingester:  testPipeline(t, ch), Analytics: ch, Exporter: ch, Deletions: postgres.NewDeletionService(db),
+		Ingester:  testPipeline(t, ch), Analytics: ch.Reads, Exporter: ch.Reads, Deletions: postgres.NewDeletionService(db),
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: 600, MaxBatchItems: 1000, MaxBodyBytes: 1 << 20}}, db, ch
 }
 
@@ -68,7 +68,7 @@ func testPipeline(t *testing.T, ch *clickhouse.DB) *ingest.Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := ingest.New(l, ch, ingest.Options{Node: "test", RateLimitPerMinute: 600, DedupWindow: 24 * time.Hour,
+	p := ingest.New(l, ch.Sink, ingest.Options{Node: "test", RateLimitPerMinute: 600, DedupWindow: 24 * time.Hour,
 		FlushInterval: 100 * time.Millisecond, FlushMaxRows: 10000, Logger: quiet})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

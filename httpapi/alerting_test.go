@@ -30,7 +30,7 @@ func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 	}
 	opts.Channels = postgres.NewChannelService(db, box)
 	opts.Rules = postgres.NewRuleService(db)
-	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb, db.TransitionConcurrency())
+	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb.Reads, db.TransitionConcurrency())
 	ev.Changes = postgres.NewInventoryService(db)
 	opts.Evaluator = ev
 	opts.Inbox = postgres.NewInboxService(db)

@@ -84,7 +84,7 @@ func newStores(t testing.TB, db *postgres.DB, cdb *clickhouse.DB) stores {
 		Store:    postgres.NewEvaluationStore(db),
 	}
 	if cdb != nil {
-		s.Eval = alerting.NewRuleEvaluator(s.Store, cdb, db.TransitionConcurrency())
+		s.Eval = alerting.NewRuleEvaluator(s.Store, cdb.Reads, db.TransitionConcurrency())
 	}
 	return s
 }

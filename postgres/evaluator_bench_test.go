@@ -91,7 +91,7 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 // baseline; "all_firing" has every rule fire.
 func BenchmarkEvaluatePass10kRules(b *testing.B) {
 	db, cdb, now := passFixture(b)
-	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb, db.TransitionConcurrency())
+	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb.Reads, db.TransitionConcurrency())
 	ctx := context.Background()
 	b.Run("firing", func(b *testing.B) {
 		var sum alerting.PassSummary
@@ -216,7 +216,7 @@ func BenchmarkEvaluatePass1440Windows(b *testing.B) {
 	if err := cdb.InsertRows(ctx, rows); err != nil {
 		b.Fatal(err)
 	}
-	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb, db.TransitionConcurrency())
+	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb.Reads, db.TransitionConcurrency())
 	for b.Loop() {
 		sum, err := ev.EvaluateAll(ctx, now)
 		if err != nil || sum.Rules != 10000 || sum.Deferred != 0 {

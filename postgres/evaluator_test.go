@@ -296,7 +296,7 @@ func TestTwoEvaluatorsRacingFireOnce(t *testing.T) {
 	var evaluators []*alerting.RuleEvaluator
 	for i := 0; i < 2; i++ {
 		db := testdb.OpenPostgres(t, e.url)
-		evaluators = append(evaluators, alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), e.ch, db.TransitionConcurrency()))
+		evaluators = append(evaluators, alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), e.ch.Reads, db.TransitionConcurrency()))
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -355,7 +355,7 @@ func TestMetricsOutageLeavesStatesUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	down.Close()
-	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(e.db), down, e.db.TransitionConcurrency())
+	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(e.db), down.Reads, e.db.TransitionConcurrency())
 	sum, err := ev.EvaluateAll(context.Background(), e.now)
 	if err == nil || sum.Failed != 1 || sum.Fired != 0 {
 		t.Fatalf("pass with ClickHouse closed: %+v, %v", sum, err)

@@ -37,7 +37,7 @@ func runDirect(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	if err := store.Migrate(ctx); err != nil {
+	if err := store.Migrator.Migrate(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "direct insert: %d rows into %s (events and rollups) in batches of %d\n", *rows, *db, *batch)
@@ -59,7 +59,7 @@ func runDirect(ctx context.Context, args []string, out io.Writer) error {
 				Seq: seq, ReceivedAt: now, Item: it})
 		}
 		t0 := time.Now()
-		if err := store.InsertRows(ctx, buf); err != nil {
+		if err := store.Sink.InsertRows(ctx, buf); err != nil {
 			return err
 		}
 		spent += time.Since(t0)

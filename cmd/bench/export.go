@@ -50,7 +50,7 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		err = store.InsertRows(ctx, []analytics.StoredRow{{AccountID: "bench", MCPID: *mcp, Node: "bench", ReceivedAt: time.Now().UTC(),
+		err = store.Sink.InsertRows(ctx, []analytics.StoredRow{{AccountID: "bench", MCPID: *mcp, Node: "bench", ReceivedAt: time.Now().UTC(),
 			Item: analytics.Item{ID: fmt.Sprintf("big-%d", time.Now().UnixNano()), Timestamp: from, SessionID: "big", Method: "tools/call",
 				Name: "big", Status: analytics.StatusOK, Attributes: map[string]string{"big": strings.Repeat("x", 512<<10)}}}})
 		store.Close()

@@ -151,7 +151,7 @@ func (m *Main) Migrate(ctx context.Context) error {
 	if err := m.PG.Migrate(ctx); err != nil {
 		return fmt.Errorf("postgres migrations: %w", err)
 	}
-	if err := m.CH.Migrate(ctx); err != nil {
+	if err := m.CH.Migrator.Migrate(ctx); err != nil {
 		return fmt.Errorf("clickhouse migrations: %w", err)
 	}
 	return nil
@@ -171,7 +171,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	// ClickHouse down is no reason not to start: ingest goes to the
 	// write-ahead log, reads answer 503, and Run migrates once it is back.
-	if err := m.CH.Migrate(ctx); err != nil {
+	if err := m.CH.Migrator.Migrate(ctx); err != nil {
 		if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE {
 			return fmt.Errorf("clickhouse migrations: %w", err)
 		}
@@ -208,7 +208,7 @@ func (m *Main) Open(ctx context.Context) error {
 		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow, ic.PendingTTL), ic.CacheMaxIDs
 	}
 	iopts.Failpoint = killAtFailpoint(os.Getenv("TELEMETRY_TEST_FAILPOINT"))
-	m.Ingest = ingest.New(wl, m.CH, iopts)
+	m.Ingest = ingest.New(wl, m.CH.Sink, iopts)
 	ingest.RegisterDedupMetrics(m.Registry, m.Ingest.DedupStats)
 	a := m.Config.Auth
 	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
@@ -242,7 +242,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Tester = &alerting.ChannelTester{Store: outbox, Notifiers: notifiers, Timeout: dc.Timeout, BaseURL: m.Config.Server.BaseURL}
 	m.Rules = postgres.NewRuleService(m.PG)
 	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
-	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH, m.PG.TransitionConcurrency())
+	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH.Reads, m.PG.TransitionConcurrency())
 	m.Evaluator.Budget = m.Config.Alerting.PassBudget
 	m.Inventory = postgres.NewInventoryService(m.PG)
 	m.Evaluator.Changes = m.Inventory
@@ -271,8 +271,8 @@ func (m *Main) Open(ctx context.Context) error {
 		StoreReady:  m.storeReady.Load,
 		Ingester:    m.Ingest,
 		SpanSources: postgres.NewSpanSources(m.PG),
-		Analytics:   m.CH,
-		Exporter:    m.CH,
+		Analytics:   m.CH.Reads,
+		Exporter:    m.CH.Reads,
 		ExportLimits: httpapi.ExportLimits{PerMinute: m.Config.Export.PerMinute, Concurrent: m.Config.Export.Concurrent,
 			Total: m.Config.Export.MaxConcurrentTotal},
 		Limits: analytics.UsageLimits{IngestPayloadsPerMinute: ic.RateLimitPerMinute,
@@ -367,7 +367,7 @@ func (m *Main) Run(ctx context.Context) error {
 			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule, m.retentionAfterNightly) })
 		}
 		g.Go(func() error {
-			return accounts.RunDeletions(gctx, m.Deletions, flushedDeleter{m.CH, m.Ingest}, m.Config.Storage.DeletionPoll, m.Log)
+			return accounts.RunDeletions(gctx, m.Deletions, flushedDeleter{m.CH.Lifecycle, m.Ingest}, m.Config.Storage.DeletionPoll, m.Log)
 		})
 		g.Go(func() error {
 			return alerting.RunEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
@@ -412,7 +412,7 @@ func (m *Main) migrateWhenUp(ctx context.Context) bool {
 			return false
 		case <-time.After(backoff):
 		}
-		err := m.CH.Migrate(ctx)
+		err := m.CH.Migrator.Migrate(ctx)
 		if err == nil {
 			m.storeReady.Store(true)
 			m.Log.Info("ClickHouse is back and migrated: reads are served again")

@@ -18,7 +18,7 @@ import (
 // instances.
 func (m *Main) nightlyRunner(progress io.Writer, onSuccess func(time.Time)) *analytics.NightlyRunner {
 	return &analytics.NightlyRunner{
-		Service: m.CH,
+		Service: m.CH.Lifecycle,
 		Lock: func(ctx context.Context, fn func(context.Context) error) (bool, error) {
 			return m.PG.TryLocked(ctx, postgres.LockNightly, fn)
 		},
@@ -61,7 +61,7 @@ func (c cronLogger) Error(err error, msg string, kv ...any) {
 // RunNightlyCommand is `telemetryd nightly`: one day (--date, default
 // yesterday) or a range (--from, --to), with progress on out.
 func (m *Main) RunNightlyCommand(ctx context.Context, date, from, to string, out io.Writer) error {
-	if err := m.CH.Migrate(ctx); err != nil {
+	if err := m.CH.Migrator.Migrate(ctx); err != nil {
 		return err
 	}
 	days, err := analytics.NightlyDays(date, from, to, time.Now())

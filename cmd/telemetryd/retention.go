@@ -31,7 +31,7 @@ func (m *Main) RunRetention(ctx context.Context, dryRun bool, out io.Writer) (ra
 		if err != nil {
 			return err
 		}
-		steps, err := m.CH.PlanRetention(ctx, installation, accts, time.Now())
+		steps, err := m.CH.Lifecycle.PlanRetention(ctx, installation, accts, time.Now())
 		if err != nil {
 			return err
 		}
@@ -50,7 +50,7 @@ func (m *Main) RunRetention(ctx context.Context, dryRun bool, out io.Writer) (ra
 			}
 			start := time.Now()
 			say("[%d/%d] %s ...", i+1, len(steps), s)
-			if err := m.CH.ApplyRetention(ctx, s); err != nil {
+			if err := m.CH.Lifecycle.ApplyRetention(ctx, s); err != nil {
 				return fmt.Errorf("retention step %d (%s): %w", i+1, s, err)
 			}
 			m.Log.Info("retention step done", "step", s.String(), "duration", time.Since(start))
