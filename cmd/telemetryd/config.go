@@ -14,6 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/viper"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/alerting/notify"
@@ -398,11 +399,9 @@ func (c Config) Validate() error {
 	if c.ClickHouse.Database == "" {
 		bad("clickhouse.database", "must be set")
 	}
-	if c.ClickHouse.Replicated && c.ClickHouse.Cluster == "" {
-		bad("clickhouse.replicated", "needs clickhouse.cluster: replicas are the hosts of a cluster's shards")
-	}
-	if c.ClickHouse.Replicated && !strings.Contains(c.ClickHouse.ZooKeeperPath, "{shard}") {
-		bad("clickhouse.zookeeper_path", "must hold the {shard} macro, or the shards would replicate each other")
+	var cerr *telemetry.Error
+	if errors.As(c.ClickHouse.storeConfig().ValidateCluster(), &cerr) {
+		bad(cerr.Field, "%s", cerr.Message)
 	}
 	if c.ClickHouse.MaxOpenConns < 1 {
 		bad("clickhouse.max_open_conns", "must be at least 1")
