@@ -1,6 +1,7 @@
 // Package telemetry holds what every domain package of the service shares:
-// the coded error type. Domain packages (analytics, accounts, alerting) sit
-// beside it; implementations live in packages named after their dependency
+// the coded error type, the page cursors' wire scheme and the retry
+// backoff. Domain packages (analytics, accounts, alerting) sit beside it;
+// implementations live in packages named after their dependency
 // (clickhouse, postgres, httpapi).
 package telemetry
 

@@ -1,8 +1,6 @@
 package alerting
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"time"
 
 	"github.com/mcpscope/telemetry"
@@ -28,8 +26,7 @@ type wireDeliveryCursor struct {
 
 // Encode returns the cursor's opaque wire form.
 func (c DeliveryCursor) Encode() string {
-	b, _ := json.Marshal(wireDeliveryCursor{T: c.CreatedAt.UnixMicro(), I: c.ID})
-	return base64.RawURLEncoding.EncodeToString(b)
+	return telemetry.EncodeCursor(wireDeliveryCursor{T: c.CreatedAt.UnixMicro(), I: c.ID})
 }
 
 // maxCursorMicros is the end of year 9999 UTC in microseconds.
@@ -43,16 +40,14 @@ func ParseDeliveryCursor(s string) (*DeliveryCursor, error) {
 	if s == "" {
 		return nil, nil
 	}
-	bad := telemetry.FieldError(telemetry.EBADREQUEST, "query.cursor", "The cursor is malformed; use the next_cursor of a previous page.")
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, bad
-	}
 	var w wireDeliveryCursor
+	if err := telemetry.DecodeCursor(s, &w); err != nil {
+		return nil, err
+	}
 	// The time must be one a delivery can have: a position far outside
 	// PostgreSQL's range would fail the query instead of paging.
-	if err := json.Unmarshal(b, &w); err != nil || !PlausibleID(w.I) || w.T < 0 || w.T > maxCursorMicros {
-		return nil, bad
+	if !PlausibleID(w.I) || w.T < 0 || w.T > maxCursorMicros {
+		return nil, telemetry.BadCursor()
 	}
 	return &DeliveryCursor{CreatedAt: time.UnixMicro(w.T).UTC(), ID: w.I}, nil
 }

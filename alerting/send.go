@@ -3,9 +3,10 @@ package alerting
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/mcpscope/telemetry"
 )
 
 // Delivery statuses of the sending channels (email, slack, discord). A
@@ -149,12 +150,7 @@ func Backoff(n int, base time.Duration) time.Duration {
 	if base <= 0 {
 		base = DefaultRetryBase
 	}
-	d := base
-	for i := 1; i < n && d < maxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, maxBackoff)
-	return d/2 + rand.N(d/2+1)
+	return telemetry.Backoff{Base: base, Max: maxBackoff, Jitter: true}.Delay(n - 1)
 }
 
 // NextAttempt decides what follows a failed attempt: the time of the next

@@ -116,15 +116,11 @@ type BreakdownItem struct {
 // compare=previous: the same figures over the previous period (zeros when
 // the value had no item then).
 type Figures struct {
-	Calls     int64    `json:"calls"`
-	Errors    int64    `json:"errors"`
-	ErrorRate float64  `json:"error_rate"`
-	AvgMs     *float64 `json:"avg_ms"`
-	P50Ms     *float64 `json:"p50_ms"`
-	P95Ms     *float64 `json:"p95_ms"`
-	Sessions  int64    `json:"sessions"`
-	Users     int64    `json:"users"`
-	Previous  *Figures `json:"previous,omitempty"`
+	CallCounts
+	Latencies
+	Sessions int64    `json:"sessions"`
+	Users    int64    `json:"users"`
+	Previous *Figures `json:"previous,omitempty"`
 }
 
 // PreviousRange names the period a comparison was made with.

@@ -61,15 +61,13 @@ const ComparePrevious = "previous"
 // OverviewPreviousOf is the headline figures of p, the overview of the
 // previous period.
 func OverviewPreviousOf(p *Overview) *OverviewPrevious {
-	return &OverviewPrevious{From: p.From, To: p.To, Calls: p.Calls, Errors: p.Errors, ErrorRate: p.ErrorRate,
-		Sessions: p.Sessions, Users: p.Users, AvgMs: p.AvgMs, P50Ms: p.P50Ms, P95Ms: p.P95Ms, P99Ms: p.P99Ms}
+	return &OverviewPrevious{From: p.From, To: p.To, OverviewFigures: p.OverviewFigures}
 }
 
 // ToolPreviousOf is the headline figures of p, a tool over the previous
 // period.
 func ToolPreviousOf(p *ToolDetail) *ToolPrevious {
-	return &ToolPrevious{From: p.From, To: p.To, Calls: p.Calls, Errors: p.Errors, ErrorRate: p.ErrorRate,
-		AvgMs: p.AvgMs, P50Ms: p.P50Ms, P95Ms: p.P95Ms, P99Ms: p.P99Ms}
+	return &ToolPrevious{From: p.From, To: p.To, ToolHeadline: p.ToolHeadline}
 }
 
 // SetPreviousTools gives each tool of l its figures in p, the tools of
@@ -82,8 +80,7 @@ func SetPreviousTools(r Range, l, p *ToolList) {
 	l.Previous = PreviousOf(r)
 	for i := range l.Items {
 		t := by[l.Items[i].Name]
-		l.Items[i].Previous = &ToolFigures{Calls: t.Calls, Errors: t.Errors, ErrorRate: t.ErrorRate,
-			AvgMs: t.AvgMs, P50Ms: t.P50Ms, P95Ms: t.P95Ms, Sessions: t.Sessions}
+		l.Items[i].Previous = &t.ToolFigures
 	}
 }
 

@@ -7,22 +7,10 @@ import "time"
 // latencies cover the items of any method that carry duration_ms and are
 // null when none does.
 type Overview struct {
-	MCPID     string  `json:"mcp_id"`
-	From      string  `json:"from"`
-	To        string  `json:"to"`
-	Calls     int64   `json:"calls"`
-	Errors    int64   `json:"errors"`
-	ErrorRate float64 `json:"error_rate"`
-	// Sessions counts distinct session ids with an item in the range:
-	// exact up to 16, an estimate (about 1.6% typical error) beyond.
-	Sessions int64 `json:"sessions"`
-	// Users counts distinct user ids, a session without one counting as a
-	// user of its own; exact up to 16, an estimate beyond, as Sessions.
-	Users int64    `json:"users"`
-	AvgMs *float64 `json:"avg_ms"`
-	P50Ms *float64 `json:"p50_ms"`
-	P95Ms *float64 `json:"p95_ms"`
-	P99Ms *float64 `json:"p99_ms"`
+	MCPID string `json:"mcp_id"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	OverviewFigures
 	// Series has one entry per day of the range (per hour with
 	// granularity=hour), oldest first, zero-filled.
 	Series []OverviewDay `json:"series"`
@@ -35,20 +23,25 @@ type Overview struct {
 	Previous *OverviewPrevious `json:"previous,omitempty"`
 }
 
+// OverviewFigures are the overview's headline figures over a range.
+type OverviewFigures struct {
+	CallCounts
+	// Sessions counts distinct session ids with an item in the range:
+	// exact up to 16, an estimate (about 1.6% typical error) beyond.
+	Sessions int64 `json:"sessions"`
+	// Users counts distinct user ids, a session without one counting as a
+	// user of its own; exact up to 16, an estimate beyond, as Sessions.
+	Users int64 `json:"users"`
+	Latencies
+	P99Ms *float64 `json:"p99_ms"`
+}
+
 // OverviewPrevious is the overview's headline figures over the previous
 // period (compare=previous).
 type OverviewPrevious struct {
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	Calls     int64    `json:"calls"`
-	Errors    int64    `json:"errors"`
-	ErrorRate float64  `json:"error_rate"`
-	Sessions  int64    `json:"sessions"`
-	Users     int64    `json:"users"`
-	AvgMs     *float64 `json:"avg_ms"`
-	P50Ms     *float64 `json:"p50_ms"`
-	P95Ms     *float64 `json:"p95_ms"`
-	P99Ms     *float64 `json:"p99_ms"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	OverviewFigures
 }
 
 // OverviewDay is one day (or hour) of an overview series; its distinct

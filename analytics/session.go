@@ -1,8 +1,6 @@
 package analytics
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"time"
 	"unicode/utf8"
 
@@ -64,8 +62,7 @@ type wireCursor struct {
 
 // Encode returns the cursor's wire form.
 func (c SessionCursor) Encode() string {
-	b, _ := json.Marshal(wireCursor{T: c.StartedAt.UnixMilli(), S: c.SessionID})
-	return base64.RawURLEncoding.EncodeToString(b)
+	return telemetry.EncodeCursor(wireCursor{T: c.StartedAt.UnixMilli(), S: c.SessionID})
 }
 
 // ParseSessionCursor decodes a cursor from the query string. An empty
@@ -75,15 +72,12 @@ func ParseSessionCursor(s string) (*SessionCursor, error) {
 	if s == "" {
 		return nil, nil
 	}
-	bad := telemetry.FieldError(telemetry.EBADREQUEST, "query.cursor", "The cursor is malformed; use the next_cursor of a previous page.")
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, bad
-	}
 	var w wireCursor
-	if err := json.Unmarshal(raw, &w); err != nil || w.S == "" || w.T < 0 ||
-		utf8.RuneCountInString(w.S) > MaxSessionIDLen || !utf8.ValidString(w.S) {
-		return nil, bad
+	if err := telemetry.DecodeCursor(s, &w); err != nil {
+		return nil, err
+	}
+	if w.S == "" || w.T < 0 || utf8.RuneCountInString(w.S) > MaxSessionIDLen || !utf8.ValidString(w.S) {
+		return nil, telemetry.BadCursor()
 	}
 	return &SessionCursor{StartedAt: time.UnixMilli(w.T).UTC(), SessionID: w.S}, nil
 }

@@ -1,8 +1,6 @@
 package analytics
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"time"
 
 	"github.com/mcpscope/telemetry"
@@ -100,8 +98,7 @@ type wireTimelineCursor struct {
 
 // Encode returns the cursor's wire form.
 func (c TimelineCursor) Encode() string {
-	b, _ := json.Marshal(wireTimelineCursor{T: c.At.UnixMilli(), N: c.Skip})
-	return base64.RawURLEncoding.EncodeToString(b)
+	return telemetry.EncodeCursor(wireTimelineCursor{T: c.At.UnixMilli(), N: c.Skip})
 }
 
 // ParseTimelineCursor decodes a cursor from the query string: nil for "",
@@ -110,14 +107,12 @@ func ParseTimelineCursor(s string) (*TimelineCursor, error) {
 	if s == "" {
 		return nil, nil
 	}
-	bad := telemetry.FieldError(telemetry.EBADREQUEST, "query.cursor", "The cursor is malformed; use the next_cursor of a previous page.")
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, bad
-	}
 	var w wireTimelineCursor
-	if err := json.Unmarshal(raw, &w); err != nil || w.T < 0 || w.N < 1 || w.N > 1<<30 {
-		return nil, bad
+	if err := telemetry.DecodeCursor(s, &w); err != nil {
+		return nil, err
+	}
+	if w.T < 0 || w.N < 1 || w.N > 1<<30 {
+		return nil, telemetry.BadCursor()
 	}
 	return &TimelineCursor{At: time.UnixMilli(w.T).UTC(), Skip: w.N}, nil
 }

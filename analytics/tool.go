@@ -17,14 +17,8 @@ type ToolList struct {
 // ToolSummary is one tool's figures over a range. Latencies cover its calls
 // that carry duration_ms and are null when none does.
 type ToolSummary struct {
-	Name      string   `json:"name"`
-	Calls     int64    `json:"calls"`
-	Errors    int64    `json:"errors"`
-	ErrorRate float64  `json:"error_rate"`
-	AvgMs     *float64 `json:"avg_ms"`
-	P50Ms     *float64 `json:"p50_ms"`
-	P95Ms     *float64 `json:"p95_ms"`
-	Sessions  int64    `json:"sessions"`
+	Name string `json:"name"`
+	ToolFigures
 	// LastSeenAt is the time of the tool's last call within the range.
 	LastSeenAt time.Time `json:"last_seen_at"`
 	// Previous, with compare=previous, is the tool's figures over the
@@ -32,31 +26,22 @@ type ToolSummary struct {
 	Previous *ToolFigures `json:"previous,omitempty"`
 }
 
-// ToolFigures are a tool's figures over a previous period.
+// ToolFigures are a tool's figures in the tool list, over the range or
+// over the previous period.
 type ToolFigures struct {
-	Calls     int64    `json:"calls"`
-	Errors    int64    `json:"errors"`
-	ErrorRate float64  `json:"error_rate"`
-	AvgMs     *float64 `json:"avg_ms"`
-	P50Ms     *float64 `json:"p50_ms"`
-	P95Ms     *float64 `json:"p95_ms"`
-	Sessions  int64    `json:"sessions"`
+	CallCounts
+	Latencies
+	Sessions int64 `json:"sessions"`
 }
 
 // ToolDetail is one tool over a range (GET /v1/mcps/{id}/tools/{name}). A
 // tool without data in the range has zero figures and empty lists, not a
 // not-found error: tool names are free text that no registry defines.
 type ToolDetail struct {
-	Name      string   `json:"name"`
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	Calls     int64    `json:"calls"`
-	Errors    int64    `json:"errors"`
-	ErrorRate float64  `json:"error_rate"`
-	AvgMs     *float64 `json:"avg_ms"`
-	P50Ms     *float64 `json:"p50_ms"`
-	P95Ms     *float64 `json:"p95_ms"`
-	P99Ms     *float64 `json:"p99_ms"`
+	Name string `json:"name"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	ToolHeadline
 	// Series has one entry per day of the range (per hour with
 	// granularity=hour), oldest first, zero-filled.
 	Series []ToolDay `json:"series"`
@@ -71,17 +56,18 @@ type ToolDetail struct {
 	Previous *ToolPrevious `json:"previous,omitempty"`
 }
 
+// ToolHeadline is a tool's headline figures over a range.
+type ToolHeadline struct {
+	CallCounts
+	Latencies
+	P99Ms *float64 `json:"p99_ms"`
+}
+
 // ToolPrevious is a tool's headline figures over the previous period.
 type ToolPrevious struct {
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	Calls     int64    `json:"calls"`
-	Errors    int64    `json:"errors"`
-	ErrorRate float64  `json:"error_rate"`
-	AvgMs     *float64 `json:"avg_ms"`
-	P50Ms     *float64 `json:"p50_ms"`
-	P95Ms     *float64 `json:"p95_ms"`
-	P99Ms     *float64 `json:"p99_ms"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	ToolHeadline
 }
 
 // ToolDay is one day (or hour) of a tool series: Date its UTC day, Start

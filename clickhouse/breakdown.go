@@ -28,8 +28,7 @@ type breakdownFigures struct {
 
 func (b breakdownFigures) figures() analytics.Figures {
 	return analytics.Figures{
-		Calls: int64(b.calls), Errors: int64(b.errors), ErrorRate: analytics.ErrorRate(int64(b.errors), int64(b.calls)),
-		AvgMs: b.lat.avg(), P50Ms: b.lat.p(0), P95Ms: b.lat.p(1),
+		CallCounts: analytics.Counts(int64(b.calls), int64(b.errors)), Latencies: b.lat.latencies(),
 		Sessions: int64(b.sessions), Users: int64(b.users),
 	}
 }

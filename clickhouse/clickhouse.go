@@ -185,6 +185,27 @@ var (
 	zooKeeperPath = regexp.MustCompile(`^/[A-Za-z0-9_.{}/-]{0,200}$`)
 )
 
+// ValidateCluster checks the cluster settings, the one place they are
+// checked (Validate, the configuration loader and the schema command all
+// call it): the cluster name's form and, for replicated tables, a cluster
+// and a ZooKeeper path holding the {shard} macro. Errors are EINVALID with
+// Field naming the configuration key.
+func (c Config) ValidateCluster() error {
+	if c.Cluster != "" && !clusterName.MatchString(c.Cluster) {
+		return telemetry.FieldError(telemetry.EINVALID, "clickhouse.cluster", "cluster name %q must be letters, digits, '_', '.' or '-'", c.Cluster)
+	}
+	if !c.Replicated {
+		return nil
+	}
+	if c.Cluster == "" {
+		return telemetry.FieldError(telemetry.EINVALID, "clickhouse.replicated", "replicated tables need a cluster (clickhouse.cluster): replicas are the hosts of a cluster's shards")
+	}
+	if !zooKeeperPath.MatchString(c.ZooKeeperPath) || !strings.Contains(c.ZooKeeperPath, "{shard}") {
+		return telemetry.FieldError(telemetry.EINVALID, "clickhouse.zookeeper_path", "zookeeper path %q must start with '/', hold the {shard} macro, or the shards would replicate each other, and only letters, digits, '_', '-', '.', '/', '{' and '}'", c.ZooKeeperPath)
+	}
+	return nil
+}
+
 // Validate checks the configuration and fills defaults.
 func (c *Config) Validate() error {
 	if len(c.Addr) == 0 {
@@ -196,19 +217,11 @@ func (c *Config) Validate() error {
 	if !identifier.MatchString(c.Database) {
 		return telemetry.Errorf(telemetry.EINVALID, "clickhouse: database name %q must be a plain identifier", c.Database)
 	}
-	if c.Cluster != "" && !clusterName.MatchString(c.Cluster) {
-		return telemetry.Errorf(telemetry.EINVALID, "clickhouse: cluster name %q must be letters, digits, '_', '.' or '-'", c.Cluster)
+	if c.Replicated && c.ZooKeeperPath == "" {
+		c.ZooKeeperPath = DefaultZooKeeperPath
 	}
-	if c.Replicated {
-		if c.Cluster == "" {
-			return telemetry.Errorf(telemetry.EINVALID, "clickhouse: replicated tables need a cluster (clickhouse.cluster)")
-		}
-		if c.ZooKeeperPath == "" {
-			c.ZooKeeperPath = DefaultZooKeeperPath
-		}
-		if !zooKeeperPath.MatchString(c.ZooKeeperPath) || !strings.Contains(c.ZooKeeperPath, "{shard}") {
-			return telemetry.Errorf(telemetry.EINVALID, "clickhouse: zookeeper path %q must start with '/', hold the {shard} macro and only letters, digits, '_', '-', '.', '/', '{' and '}'", c.ZooKeeperPath)
-		}
+	if err := c.ValidateCluster(); err != nil {
+		return err
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = DefaultDialTimeout

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // On a cluster, inserts through the Distributed table keep each MCP's rows

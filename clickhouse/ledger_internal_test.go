@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // A marker goes to the shard its slot names: the Go hash that picks its

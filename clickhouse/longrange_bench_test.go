@@ -9,8 +9,8 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/chtest"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/chtest"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // BenchmarkLongRangeReads times the 365-day reads of the big MCP of a

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/chtest"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/chtest"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // TestMain removes ClickHouse 26's data after the tests (ProveOn26).

@@ -47,18 +47,16 @@ func (db *Reads) Overview(ctx context.Context, mcpID string, r analytics.Range) 
 		return nil, err
 	}
 	o := &analytics.Overview{
-		MCPID:       mcpID,
-		From:        r.FromDate(),
-		To:          r.ToDate(),
-		Calls:       int64(total.calls),
-		Errors:      int64(total.errors),
-		ErrorRate:   analytics.ErrorRate(int64(total.errors), int64(total.calls)),
-		Sessions:    int64(total.sessions),
-		Users:       int64(total.users),
-		AvgMs:       total.lat.avg(),
-		P50Ms:       total.lat.p(0),
-		P95Ms:       total.lat.p(1),
-		P99Ms:       total.lat.p(2),
+		MCPID: mcpID,
+		From:  r.FromDate(),
+		To:    r.ToDate(),
+		OverviewFigures: analytics.OverviewFigures{
+			CallCounts: analytics.Counts(int64(total.calls), int64(total.errors)),
+			Sessions:   int64(total.sessions),
+			Users:      int64(total.users),
+			Latencies:  total.lat.latencies(),
+			P99Ms:      total.lat.p(2),
+		},
 		Series:      make([]analytics.OverviewDay, 0, r.NumDays()),
 		Nightly:     *nightly,
 		NightlyAsOf: asOf,

@@ -25,7 +25,7 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse/native"
-	"github.com/mcpscope/telemetry/internal/chdb"
+	"github.com/mcpscope/telemetry/internal/testkit/chdb"
 )
 
 // The ClickHouse 26 proof. With TELEMETRY_TEST_LIBCHDB naming libchdb.so

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/internal/chtest"
+	"github.com/mcpscope/telemetry/internal/testkit/chtest"
 )
 
 func TestSeedHistory(t *testing.T) {

@@ -108,6 +108,11 @@ type latency struct {
 	q   []float32
 }
 
+// latencies are the figures' mean, median and 95th percentile.
+func (l latency) latencies() analytics.Latencies {
+	return analytics.Latencies{AvgMs: l.avg(), P50Ms: l.p(0), P95Ms: l.p(1)}
+}
+
 func (l latency) avg() *float64 {
 	if l.n == 0 {
 		return nil

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // A read that runs past ReadTimeout is stopped by the server and answers

@@ -41,10 +41,10 @@ func (db *Reads) toolSummaries(ctx context.Context, mcpID string, r analytics.Ra
 	items := make([]analytics.ToolSummary, len(tools))
 	for i, t := range tools {
 		items[i] = analytics.ToolSummary{
-			Name: t.name, Calls: int64(t.m.calls), Errors: int64(t.m.errors),
-			ErrorRate: analytics.ErrorRate(int64(t.m.errors), int64(t.m.calls)),
-			AvgMs:     t.m.lat.avg(), P50Ms: t.m.lat.p(0), P95Ms: t.m.lat.p(1),
-			Sessions: int64(t.m.sessions), LastSeenAt: msTime(t.last),
+			Name: t.name, LastSeenAt: msTime(t.last), ToolFigures: analytics.ToolFigures{
+				CallCounts: analytics.Counts(int64(t.m.calls), int64(t.m.errors)),
+				Latencies:  t.m.lat.latencies(), Sessions: int64(t.m.sessions),
+			},
 		}
 	}
 	return items, nil
@@ -94,9 +94,10 @@ func (db *Reads) Tool(ctx context.Context, mcpID, name string, r analytics.Range
 	}
 	t := &analytics.ToolDetail{
 		Name: name, From: r.FromDate(), To: r.ToDate(),
-		Calls: int64(total.calls), Errors: int64(total.errors),
-		ErrorRate: analytics.ErrorRate(int64(total.errors), int64(total.calls)),
-		AvgMs:     total.lat.avg(), P50Ms: total.lat.p(0), P95Ms: total.lat.p(1), P99Ms: total.lat.p(2),
+		ToolHeadline: analytics.ToolHeadline{
+			CallCounts: analytics.Counts(int64(total.calls), int64(total.errors)),
+			Latencies:  total.lat.latencies(), P99Ms: total.lat.p(2),
+		},
 		Series:     make([]analytics.ToolDay, 0, r.NumDays()),
 		ErrorTypes: errorTypes,
 		Clients:    clients,

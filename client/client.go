@@ -31,6 +31,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 )
 
@@ -186,7 +187,7 @@ func New(opts Options) (*Client, error) {
 		done:   make(chan struct{}),
 		bg:     bg,
 		cancel: cancel,
-		sleep:  sleepCtx,
+		sleep:  telemetry.Sleep,
 	}
 	go c.run()
 	return c, nil

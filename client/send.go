@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 )
 
@@ -152,22 +152,7 @@ func (c *Client) retryDelay(ctx context.Context, err error, attempt int) (time.D
 // in its upper half, so that clients that failed together do not retry
 // together yet each still waits.
 func (c *Client) backoff(attempt int) time.Duration {
-	d := c.opts.MaxRetryDelay
-	if attempt < 30 {
-		d = min(d, c.opts.RetryBaseDelay<<attempt)
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return telemetry.Backoff{Base: c.opts.RetryBaseDelay, Max: c.opts.MaxRetryDelay, Jitter: true}.Delay(attempt)
 }
 
 // problem is the part of an RFC 9457 problem document the client reads.

@@ -17,7 +17,7 @@ import (
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/ingest"
-	"github.com/mcpscope/telemetry/internal/testdb"
+	"github.com/mcpscope/telemetry/internal/testkit/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 	"github.com/mcpscope/telemetry/wal"
 )

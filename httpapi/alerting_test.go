@@ -10,7 +10,7 @@ import (
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/testdb"
+	"github.com/mcpscope/telemetry/internal/testkit/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	telemetry "github.com/mcpscope/telemetry"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // errorCode is one code constant of error.go and the status its comment

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"testing"
 
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // pg is this package's own PostgreSQL database, for the tests that drive

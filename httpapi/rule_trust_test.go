@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/testdb"
+	"github.com/mcpscope/telemetry/internal/testkit/testdb"
 )
 
 // The new rule fields are validated like the others: 422 with the field's

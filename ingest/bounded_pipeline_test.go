@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/ingest"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // bounded gives the pipeline a bounded duplicate filter of about 1024 exact

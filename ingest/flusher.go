@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 )
 
@@ -257,21 +258,16 @@ func (p *Pipeline) completeViews(ctx context.Context, b span) error {
 
 // retry runs f until it succeeds or ctx ends, backing off up to 5 s.
 func retry[T any](p *Pipeline, ctx context.Context, what string, f func() (T, error)) (T, error) {
-	backoff := 100 * time.Millisecond
-	for {
-		v, err := f()
-		if err == nil {
-			return v, nil
-		}
+	b := telemetry.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second}
+	var v T
+	err := b.Retry(ctx, func() (err error) {
+		v, err = f()
+		return err
+	}, func(err error, wait time.Duration) {
 		p.opts.Metrics.flushFailed()
-		p.opts.Logger.Warn("ingest: "+what+" failed; retrying", "error", err, "backoff", backoff)
-		select {
-		case <-ctx.Done():
-			return v, ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
+		p.opts.Logger.Warn("ingest: "+what+" failed; retrying", "error", err, "backoff", wait)
+	})
+	return v, err
 }
 
 // withoutStoredIDs drops the rows whose item id ClickHouse already holds

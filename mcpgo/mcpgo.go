@@ -144,6 +144,38 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 		Status:     analytics.StatusOK,
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
+	describeRequest(req, ss, &it)
+	if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
+		if ir.ProtocolVersion != "" {
+			it.ProtocolVersion = ir.ProtocolVersion // the negotiated one
+		}
+		if ir.ServerInfo != nil && ir.ServerInfo.Version != "" {
+			t.mu.Lock()
+			t.announce = ir.ServerInfo.Version
+			t.mu.Unlock()
+		}
+	}
+	it.ServerVersion = t.serverVersion
+	if it.ServerVersion == "" {
+		t.mu.Lock()
+		it.ServerVersion = t.announce
+		t.mu.Unlock()
+	}
+	if t.userID != nil {
+		it.UserID = t.userID(ctx, req)
+	}
+	it.SessionID = t.sessionID(ss, req, &it)
+	setOutcome(&it, res, err)
+	_ = t.c.Add(it) // a full queue drops and counts
+	if lt, ok := res.(*mcp.ListToolsResult); ok && lt != nil && err == nil && t.inventory {
+		t.reportInventory(lt, it.ServerVersion, it.ProtocolVersion)
+	}
+}
+
+// describeRequest fills in what the request says of itself: its name (the
+// tool, prompt or resource), the client and the protocol version, from
+// the request or, failing that, the session's initialize.
+func describeRequest(req mcp.Request, ss *mcp.ServerSession, it *analytics.Item) {
 	var info *mcp.Implementation
 	// Since go-sdk v1.8.0 a request answers for its own client and protocol
 	// (the 2026-07-28 protocol carries them in every request's _meta); older
@@ -183,26 +215,12 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 	if info != nil {
 		it.ClientName, it.ClientVersion = info.Name, info.Version
 	}
-	if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
-		if ir.ProtocolVersion != "" {
-			it.ProtocolVersion = ir.ProtocolVersion // the negotiated one
-		}
-		if ir.ServerInfo != nil && ir.ServerInfo.Version != "" {
-			t.mu.Lock()
-			t.announce = ir.ServerInfo.Version
-			t.mu.Unlock()
-		}
-	}
-	it.ServerVersion = t.serverVersion
-	if it.ServerVersion == "" {
-		t.mu.Lock()
-		it.ServerVersion = t.announce
-		t.mu.Unlock()
-	}
-	if t.userID != nil {
-		it.UserID = t.userID(ctx, req)
-	}
-	it.SessionID = t.sessionID(ss, req, &it)
+}
+
+// setOutcome records how the request ended: an error returned by the
+// handler, or a tool result flagged isError (ToolError, with its first
+// text as the message).
+func setOutcome(it *analytics.Item, res mcp.Result, err error) {
 	switch {
 	case err != nil:
 		it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, errorType(err), err.Error()
@@ -216,10 +234,6 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 				}
 			}
 		}
-	}
-	_ = t.c.Add(it) // a full queue drops and counts
-	if lt, ok := res.(*mcp.ListToolsResult); ok && lt != nil && err == nil && t.inventory {
-		t.reportInventory(lt, it.ServerVersion, it.ProtocolVersion)
 	}
 }
 

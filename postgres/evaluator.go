@@ -133,6 +133,46 @@ func ruleUnchangedArgs(r alerting.EvalRule) []any {
 // is at the moment of the transition. The history event and the deliveries
 // follow in the same transaction.
 func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c alerting.StateChange, plan alerting.FanOut) (bool, int, error) {
+	return s.changeRule(ctx, r, ruleChange{
+		update: `UPDATE rules SET state = $10,
+				last_fired_at = CASE WHEN $10 = 'firing' THEN $11 ELSE last_fired_at END
+			WHERE ` + ruleUnchanged + ` RETURNING name, channels, notify_on_resolve, snoozed_until`,
+		args: append(ruleUnchangedArgs(r), c.Next, c.At),
+		// Name, channels, resolve notices and the snooze may have changed
+		// since the pass loaded the rule without resetting its state; plan
+		// with the latest.
+		returning: func(rule *alerting.Rule) []any {
+			return []any{&rule.Name, &rule.Channels, &rule.NotifyOnResolve, &rule.SnoozedUntil}
+		},
+		applied: func(ctx context.Context, tx pgx.Tx, rule *alerting.Rule) (bool, error) {
+			rule.SnoozedUntil = utcPtr(rule.SnoozedUntil)
+			_, err := tx.Exec(ctx, `INSERT INTO rule_events (id, account_id, rule_id, kind, value, threshold, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+				ids.New(prefixEvent), r.AccountID, r.ID, c.EventKind(), c.Value, r.Threshold, c.At)
+			return err == nil, err
+		},
+		at: c.At,
+	}, plan)
+}
+
+// ruleChange is one conditional write of the evaluator to a rule.
+type ruleChange struct {
+	update    string                          // UPDATE rules … WHERE ruleUnchanged … RETURNING
+	args      []any                           // its arguments
+	returning func(rule *alerting.Rule) []any // where its RETURNING row goes
+	// applied runs in the transaction once the UPDATE changed the row; it
+	// may write more and says whether the change fans out.
+	applied func(ctx context.Context, tx pgx.Tx, rule *alerting.Rule) (fanOut bool, err error)
+	at      time.Time // the deliveries' created_at
+}
+
+// changeRule runs ch in one transaction, the shape every evaluator write
+// shares: the UPDATE batched with the reads of the audience and the
+// connected channels (one round trip, the audience read once the row is
+// locked), then ch.applied, then the deliveries plan makes of the rule as
+// the UPDATE returned it. It reports whether the UPDATE changed the row
+// and how many deliveries were queued.
+func (s *EvaluationStore) changeRule(ctx context.Context, r alerting.EvalRule, ch ruleChange, plan alerting.FanOut) (bool, int, error) {
 	var applied bool
 	var deliveries int
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
@@ -142,18 +182,11 @@ func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c
 			connected = map[string]bool{}
 		)
 		b := &pgx.Batch{}
-		args := append(ruleUnchangedArgs(r), c.Next, c.At)
-		b.Queue(`UPDATE rules SET state = $10,
-				last_fired_at = CASE WHEN $10 = 'firing' THEN $11 ELSE last_fired_at END
-			WHERE `+ruleUnchanged+` RETURNING name, channels, notify_on_resolve, snoozed_until`, args...).
-			Query(func(rows pgx.Rows) error {
-				// Name, channels, resolve notices and the snooze may have
-				// changed since the pass loaded the rule without resetting
-				// its state; plan with the latest.
-				n, err := pgx.ForEachRow(rows, []any{&rule.Name, &rule.Channels, &rule.NotifyOnResolve, &rule.SnoozedUntil}, func() error { return nil })
-				applied = n.RowsAffected() == 1
-				return err
-			})
+		b.Queue(ch.update, ch.args...).Query(func(rows pgx.Rows) error {
+			n, err := pgx.ForEachRow(rows, ch.returning(&rule), func() error { return nil })
+			applied = n.RowsAffected() == 1
+			return err
+		})
 		queueAudience(b, r.AccountID, &audience, connected)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
@@ -161,15 +194,13 @@ func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c
 		if !applied {
 			return nil
 		}
-		rule.SnoozedUntil = utcPtr(rule.SnoozedUntil)
-		if _, err := tx.Exec(ctx, `INSERT INTO rule_events (id, account_id, rule_id, kind, value, threshold, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			ids.New(prefixEvent), r.AccountID, r.ID, c.EventKind(), c.Value, r.Threshold, c.At); err != nil {
+		fanOut, err := ch.applied(ctx, tx, &rule)
+		if err != nil || !fanOut {
 			return err
 		}
 		planned := plan(rule, audience, connected)
 		deliveries = len(planned)
-		return insertDeliveries(ctx, tx, r.AccountID, rule, planned, c.At)
+		return insertDeliveries(ctx, tx, r.AccountID, rule, planned, ch.at)
 	})
 	if err != nil || !applied {
 		deliveries = 0
@@ -210,39 +241,22 @@ func (s *EvaluationStore) SnoozeEnded(ctx context.Context, r alerting.EvalRule, 
 	if r.SnoozedUntil == nil || r.LastFiredAt == nil {
 		return false, 0, nil
 	}
-	var applied, muted bool
-	var deliveries int
-	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
-		var (
-			rule      = r.Rule
-			audience  []alerting.Member
-			connected = map[string]bool{}
-		)
-		b := &pgx.Batch{}
-		args := append(ruleUnchangedArgs(r), *r.SnoozedUntil, *r.LastFiredAt)
-		b.Queue(`UPDATE rules SET snoozed_until = NULL
-			WHERE `+ruleUnchanged+` AND snoozed_until = $10 AND last_fired_at = $11
+	var muted bool
+	applied, deliveries, err := s.changeRule(ctx, r, ruleChange{
+		update: `UPDATE rules SET snoozed_until = NULL
+			WHERE ` + ruleUnchanged + ` AND snoozed_until = $10 AND last_fired_at = $11
 			RETURNING name, channels, NOT EXISTS (SELECT 1 FROM deliveries d
-				WHERE d.account_id = rules.account_id AND d.rule_id = rules.id AND d.created_at >= $11)`, args...).
-			Query(func(rows pgx.Rows) error {
-				n, err := pgx.ForEachRow(rows, []any{&rule.Name, &rule.Channels, &muted}, func() error { return nil })
-				applied = n.RowsAffected() == 1
-				return err
-			})
-		queueAudience(b, r.AccountID, &audience, connected)
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		if !applied || !muted {
-			return nil
-		}
-		rule.SnoozedUntil = nil
-		planned := plan(rule, audience, connected)
-		deliveries = len(planned)
-		return insertDeliveries(ctx, tx, r.AccountID, rule, planned, at)
-	})
+				WHERE d.account_id = rules.account_id AND d.rule_id = rules.id AND d.created_at >= $11)`,
+		args:      append(ruleUnchangedArgs(r), *r.SnoozedUntil, *r.LastFiredAt),
+		returning: func(rule *alerting.Rule) []any { return []any{&rule.Name, &rule.Channels, &muted} },
+		applied: func(_ context.Context, _ pgx.Tx, rule *alerting.Rule) (bool, error) {
+			rule.SnoozedUntil = nil
+			return muted, nil
+		},
+		at: at,
+	}, plan)
 	if err != nil || !applied || !muted {
-		return false, 0, wrap(err)
+		return false, 0, err
 	}
 	return true, deliveries, nil
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/testdb"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testdb"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 	"github.com/mcpscope/telemetry/postgres"
 )
 

@@ -42,61 +42,12 @@ func (s *InventoryService) RecordInventory(ctx context.Context, mcpID string, at
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM mcps WHERE id = $1 FOR NO KEY UPDATE`, mcpID).Scan(&one); err != nil {
 			return err
 		}
-		type known struct {
-			hash     string
-			present  bool
-			lastSeen time.Time
-		}
-		rows, err := tx.Query(ctx, `SELECT name, schema_hash, present, last_seen_at FROM inventory_tools WHERE mcp_id = $1`, mcpID)
+		before, err := knownTools(ctx, tx, mcpID)
 		if err != nil {
 			return err
 		}
-		before := map[string]known{}
-		var name string
-		var k known
-		_, err = pgx.ForEachRow(rows, []any{&name, &k.hash, &k.present, &k.lastSeen}, func() error {
-			before[name] = k
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		var names, hashes, kinds, changeTools []string
-		var schemas, changeHashes []*string
-		listed := make(map[string]bool, len(r.Tools))
-		for _, t := range r.Tools {
-			listed[t.Name] = true
-			old, ok := before[t.Name]
-			kind := ""
-			switch {
-			case !ok || !old.present:
-				kind = analytics.ChangeAdded
-			case old.hash != t.SchemaHash:
-				kind = analytics.ChangeChanged
-			case at.Sub(old.lastSeen) < inventoryTouchEvery && t.Schema == nil:
-				continue // unchanged and seen a moment ago
-			}
-			if kind != "" {
-				kinds, changeTools, changeHashes = append(kinds, kind), append(changeTools, t.Name), append(changeHashes, &t.SchemaHash)
-			}
-			var schema *string
-			if t.Schema != nil {
-				v := string(t.Schema)
-				schema = &v
-			}
-			names, hashes, schemas = append(names, t.Name), append(hashes, t.SchemaHash), append(schemas, schema)
-		}
-		var removed []string
-		for n, old := range before {
-			if old.present && !listed[n] {
-				removed = append(removed, n)
-			}
-		}
-		sort.Strings(removed)
-		for _, n := range removed {
-			kinds, changeTools, changeHashes = append(kinds, analytics.ChangeRemoved), append(changeTools, n), append(changeHashes, nil)
-		}
-		if len(names) > 0 {
+		d := diffInventory(before, r, at)
+		if len(d.names) > 0 {
 			if _, err := tx.Exec(ctx, `
 				INSERT INTO inventory_tools (mcp_id, name, schema_hash, schema, first_seen_at, last_seen_at, present)
 				SELECT $1, t.name, t.hash, t.schema::jsonb, $2, $2, true FROM unnest($3::text[], $4::text[], $5::text[]) AS t(name, hash, schema)
@@ -104,20 +55,20 @@ func (s *InventoryService) RecordInventory(ctx context.Context, mcpID string, at
 					schema = CASE WHEN excluded.schema IS NOT NULL OR inventory_tools.schema_hash <> excluded.schema_hash
 						THEN excluded.schema ELSE inventory_tools.schema END,
 					last_seen_at = greatest(inventory_tools.last_seen_at, excluded.last_seen_at), present = true`,
-				mcpID, at, names, hashes, schemas); err != nil {
+				mcpID, at, d.names, d.hashes, d.schemas); err != nil {
 				return err
 			}
 		}
-		if len(removed) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE inventory_tools SET present = false WHERE mcp_id = $1 AND name = ANY($2)`, mcpID, removed); err != nil {
+		if len(d.removed) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE inventory_tools SET present = false WHERE mcp_id = $1 AND name = ANY($2)`, mcpID, d.removed); err != nil {
 				return err
 			}
 		}
-		if len(kinds) > 0 {
+		if len(d.kinds) > 0 {
 			if _, err := tx.Exec(ctx, `
 				INSERT INTO inventory_changes (mcp_id, at, tool, kind, server_version, schema_hash)
 				SELECT $1, $2, c.tool, c.kind, $3, c.hash FROM unnest($4::text[], $5::text[], $6::text[]) AS c(tool, kind, hash)`,
-				mcpID, at, version, changeTools, kinds, changeHashes); err != nil {
+				mcpID, at, version, d.changeTools, d.kinds, d.changeHashes); err != nil {
 				return err
 			}
 		}
@@ -127,6 +78,79 @@ func (s *InventoryService) RecordInventory(ctx context.Context, mcpID string, at
 		return 0, wrap(err)
 	}
 	return len(r.Tools), nil
+}
+
+// knownTool is what the inventory holds of one tool before a report.
+type knownTool struct {
+	hash     string
+	present  bool
+	lastSeen time.Time
+}
+
+// knownTools reads the MCP's inventory, by tool name.
+func knownTools(ctx context.Context, tx pgx.Tx, mcpID string) (map[string]knownTool, error) {
+	rows, err := tx.Query(ctx, `SELECT name, schema_hash, present, last_seen_at FROM inventory_tools WHERE mcp_id = $1`, mcpID)
+	if err != nil {
+		return nil, err
+	}
+	before := map[string]knownTool{}
+	var name string
+	var k knownTool
+	_, err = pgx.ForEachRow(rows, []any{&name, &k.hash, &k.present, &k.lastSeen}, func() error {
+		before[name] = k
+		return nil
+	})
+	return before, err
+}
+
+// inventoryDiff is what a report changes, as the columns of the writes:
+// the tools to upsert (names, hashes, schemas), those no longer listed
+// (removed) and the change log's rows (changeTools, kinds, changeHashes).
+type inventoryDiff struct {
+	names, hashes, removed []string
+	schemas                []*string
+	changeTools, kinds     []string
+	changeHashes           []*string
+}
+
+// diffInventory compares report r, made at at, with the inventory before
+// it. An unchanged tool seen less than inventoryTouchEvery ago, reported
+// without its schema, is left alone.
+func diffInventory(before map[string]knownTool, r analytics.InventoryReport, at time.Time) inventoryDiff {
+	var d inventoryDiff
+	listed := make(map[string]bool, len(r.Tools))
+	for _, t := range r.Tools {
+		listed[t.Name] = true
+		old, ok := before[t.Name]
+		kind := ""
+		switch {
+		case !ok || !old.present:
+			kind = analytics.ChangeAdded
+		case old.hash != t.SchemaHash:
+			kind = analytics.ChangeChanged
+		case at.Sub(old.lastSeen) < inventoryTouchEvery && t.Schema == nil:
+			continue // unchanged and seen a moment ago
+		}
+		if kind != "" {
+			d.kinds, d.changeTools, d.changeHashes = append(d.kinds, kind), append(d.changeTools, t.Name), append(d.changeHashes, &t.SchemaHash)
+		}
+		var schema *string
+		if t.Schema != nil {
+			v := string(t.Schema)
+			schema = &v
+		}
+		d.names, d.hashes, d.schemas = append(d.names, t.Name), append(d.hashes, t.SchemaHash), append(d.schemas, schema)
+	}
+	for n, old := range before {
+		if old.present && !listed[n] {
+			d.removed = append(d.removed, n)
+		}
+	}
+	sort.Strings(d.removed)
+	for _, n := range d.removed {
+		d.kinds, d.changeTools, d.changeHashes = append(d.kinds, analytics.ChangeRemoved), append(d.changeTools, n), append(d.changeHashes, nil)
+	}
+	return d
 }
 
 // Inventory implements analytics.InventoryService: the tools first seen

@@ -64,11 +64,7 @@ func (s *KeyService) ListKeys(ctx context.Context, accountID, mcpID string) ([]a
 	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.IngestKey, error) {
 		var k accounts.IngestKey
 		err := r.Scan(&k.ID, &k.MCPID, &k.Name, &k.Hint, &k.CreatedAt, &k.LastUsedAt)
-		k.CreatedAt = k.CreatedAt.UTC()
-		if k.LastUsedAt != nil {
-			t := k.LastUsedAt.UTC()
-			k.LastUsedAt = &t
-		}
+		credentialTimes(&k.CreatedAt, &k.LastUsedAt)
 		return k, err
 	})
 	if err != nil {
@@ -99,12 +95,12 @@ func (s *KeyService) CreateKey(ctx context.Context, accountID, mcpID string, in 
 	if !ids.Valid(mcpID, prefixMCP) {
 		return nil, errMCPNotFound
 	}
-	secret := ids.NewSecret(accounts.IngestKeyPrefix)
-	k := &accounts.CreatedKey{Key: secret, IngestKey: accounts.IngestKey{ID: ids.New(prefixKey), MCPID: mcpID, Name: in.Name, Hint: accounts.KeyHint(secret)}}
+	m := mintSecret(accounts.IngestKeyPrefix, accounts.KeyHint)
+	k := &accounts.CreatedKey{Key: m.secret, IngestKey: accounts.IngestKey{ID: ids.New(prefixKey), MCPID: mcpID, Name: in.Name, Hint: m.hint}}
 	err := s.db.Pool.QueryRow(ctx, `
 		INSERT INTO ingest_keys (id, mcp_id, account_id, name, key_hash, hint)
 		SELECT $1, m.id, m.account_id, $4, $5, $6 FROM mcps m WHERE m.id = $2 AND m.account_id = $3
-		RETURNING created_at`, k.ID, mcpID, accountID, k.Name, ids.HashSecret(secret), k.Hint).Scan(&k.CreatedAt)
+		RETURNING created_at`, k.ID, mcpID, accountID, k.Name, m.hash, k.Hint).Scan(&k.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errMCPNotFound
 	} else if err != nil {

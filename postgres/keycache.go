@@ -148,24 +148,20 @@ func (s *KeyService) Run(ctx context.Context) error {
 }
 
 func (s *KeyService) listen(ctx context.Context) {
-	backoff := 500 * time.Millisecond
-	for {
+	b := telemetry.Backoff{Base: 500 * time.Millisecond, Max: 30 * time.Second}
+	_ = b.Retry(ctx, func() error {
 		connected, err := s.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
 		if connected {
-			backoff = 500 * time.Millisecond
+			b.Reset()
 		}
+		if err == nil {
+			err = errors.New("listener ended")
+		}
+		return err
+	}, func(err error, wait time.Duration) {
 		s.log.Warn("ingest key revocation listener lost; cached keys now expire by TTL only until it is back",
-			"error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 30*time.Second)
-	}
+			"error", err, "retry_in", wait)
+	})
 }
 
 // listenOnce holds one dedicated connection (LISTEN cannot use a pooled

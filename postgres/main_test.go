@@ -9,7 +9,7 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/internal/ids"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 var pg testenv.PostgresDB

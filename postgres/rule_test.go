@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
-	"github.com/mcpscope/telemetry/internal/testdb"
+	"github.com/mcpscope/telemetry/internal/testkit/testdb"
 )
 
 func TestRuleLifecycle(t *testing.T) {

@@ -38,11 +38,7 @@ func (s *TokenService) ListTokens(ctx context.Context, accountID, userID string)
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (accounts.PersonalToken, error) {
 		var t accounts.PersonalToken
 		err := r.Scan(&t.ID, &t.Name, &t.Scope, &t.Hint, &t.CreatedAt, &t.LastUsedAt)
-		t.CreatedAt = t.CreatedAt.UTC()
-		if t.LastUsedAt != nil {
-			u := t.LastUsedAt.UTC()
-			t.LastUsedAt = &u
-		}
+		credentialTimes(&t.CreatedAt, &t.LastUsedAt)
 		return t, err
 	})
 	if err != nil {
@@ -57,9 +53,9 @@ func (s *TokenService) CreateToken(ctx context.Context, accountID, userID string
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	secret := ids.NewSecret(accounts.PersonalTokenPrefix)
-	t := &accounts.CreatedToken{Token: secret, PersonalToken: accounts.PersonalToken{ID: ids.New(prefixToken), Name: in.Name,
-		Scope: in.Scope, Hint: accounts.TokenHint(secret)}}
+	m := mintSecret(accounts.PersonalTokenPrefix, accounts.TokenHint)
+	t := &accounts.CreatedToken{Token: m.secret, PersonalToken: accounts.PersonalToken{ID: ids.New(prefixToken), Name: in.Name,
+		Scope: in.Scope, Hint: m.hint}}
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
 		var n int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM memberships WHERE account_id = $1 AND user_id = $2 FOR UPDATE`, accountID, userID).Scan(&n)
@@ -77,7 +73,7 @@ func (s *TokenService) CreateToken(ctx context.Context, accountID, userID string
 		}
 		return tx.QueryRow(ctx, `INSERT INTO personal_tokens (id, token_hash, user_id, account_id, name, scope, hint)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING created_at`,
-			t.ID, ids.HashSecret(secret), userID, accountID, t.Name, t.Scope, t.Hint).Scan(&t.CreatedAt)
+			t.ID, m.hash, userID, accountID, t.Name, t.Scope, t.Hint).Scan(&t.CreatedAt)
 	})
 	if err != nil {
 		return nil, wrap(err)

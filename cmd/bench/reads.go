@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/chtest"
+	"github.com/mcpscope/telemetry/internal/testkit/chtest"
 )
 
 // readEndpoints are the timed reads, in print order.

@@ -405,25 +405,19 @@ func (m *Main) Run(ctx context.Context) error {
 // migrateWhenUp retries the ClickHouse migrations until they succeed (then
 // reads open) or ctx ends; it reports whether they succeeded.
 func (m *Main) migrateWhenUp(ctx context.Context) bool {
-	backoff := time.Second
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(backoff):
-		}
-		err := m.CH.Migrator.Migrate(ctx)
-		if err == nil {
-			m.storeReady.Store(true)
-			m.Log.Info("ClickHouse is back and migrated: reads are served again")
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		m.Log.Warn("ClickHouse migrations failed; retrying", "error", err, "backoff", backoff)
-		backoff = min(2*backoff, 10*time.Second)
+	b := telemetry.Backoff{Base: time.Second, Max: 10 * time.Second}
+	if telemetry.Sleep(ctx, b.Next()) != nil {
+		return false
 	}
+	err := b.Retry(ctx, func() error { return m.CH.Migrator.Migrate(ctx) }, func(err error, wait time.Duration) {
+		m.Log.Warn("ClickHouse migrations failed; retrying", "error", err, "backoff", wait)
+	})
+	if err != nil {
+		return false
+	}
+	m.storeReady.Store(true)
+	m.Log.Info("ClickHouse is back and migrated: reads are served again")
+	return true
 }
 
 // Close releases everything Open acquired, in reverse order.

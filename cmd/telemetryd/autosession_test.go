@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // TestStatelessSessions: items sent without a session_id, from two users

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpscope/telemetry/internal/chatstub"
+	"github.com/mcpscope/telemetry/internal/testkit/chatstub"
 )
 
 // TestDashboardDelivery: the channels page shows a revoked Slack webhook as

@@ -22,8 +22,8 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/chtest"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/chtest"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // EnvClusterBin names the built telemetryd binary that `make test-cluster`

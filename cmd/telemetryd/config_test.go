@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // The shipped configuration file holds the defaults, every timeout key is
@@ -76,5 +76,31 @@ func TestDeliveryConfiguration(t *testing.T) {
 	t.Setenv("TELEMETRY_ALERTING_OUTBOUND_CA_FILE", filepath.Join(t.TempDir(), "missing.pem"))
 	if _, err := LoadConfig(""); err == nil || !strings.Contains(err.Error(), "alerting.outbound.ca_file") {
 		t.Errorf("missing CA file: %v", err)
+	}
+}
+
+// The cluster settings are checked by the store's own rule (one place),
+// reported under the key at fault.
+func TestClusterConfiguration(t *testing.T) {
+	for _, c := range []struct {
+		cluster, zk string
+		replicated  bool
+		key         string // "" when valid
+	}{
+		{"", "", false, ""},
+		{"c1", "/clickhouse/tables/{shard}", true, ""},
+		{"", "/clickhouse/tables/{shard}", true, "clickhouse.replicated:"},
+		{"c1", "/clickhouse/tables", true, "clickhouse.zookeeper_path:"},
+		{"c 1'", "", false, "clickhouse.cluster:"},
+	} {
+		cfg := DefaultConfig()
+		cfg.ClickHouse.Cluster, cfg.ClickHouse.Replicated = c.cluster, c.replicated
+		if c.zk != "" {
+			cfg.ClickHouse.ZooKeeperPath = c.zk
+		}
+		err := cfg.Validate()
+		if c.key == "" && err != nil || c.key != "" && (err == nil || !strings.Contains(err.Error(), c.key)) {
+			t.Errorf("%+v: %v", c, err)
+		}
 	}
 }

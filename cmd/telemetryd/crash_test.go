@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // service is the real telemetryd binary run as a child process.

@@ -14,7 +14,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // TestDeletePersonAndMCP deletes one person's data (their raw items and

@@ -16,8 +16,8 @@ import (
 
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/alerting/notify/email"
-	"github.com/mcpscope/telemetry/internal/chatstub"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/chatstub"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 	"github.com/mcpscope/telemetry/postgres"
 )
 

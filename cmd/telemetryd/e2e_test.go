@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 func postIngest(t *testing.T, base, key string, items []map[string]any, gz bool) (int, map[string]any) {

@@ -17,7 +17,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // The tests of this file drive the real binary through the edges of "202

@@ -135,9 +135,9 @@ func printSchema(c ClickHouseConfig, cluster string, replicated bool, w io.Write
 	}
 	if replicated {
 		c.Replicated = true
-		if c.Cluster == "" {
-			return fmt.Errorf("schema: --replicated needs --cluster NAME (or clickhouse.cluster)")
-		}
+	}
+	if err := c.storeConfig().ValidateCluster(); err != nil {
+		return fmt.Errorf("schema (--cluster NAME, --replicated): %w", err)
 	}
 	ddl, err := clickhouse.Schema(c.storeConfig())
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // The Node test suites run against this service, started in-process on the

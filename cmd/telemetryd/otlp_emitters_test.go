@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // emitterCall is what one call of a fixture must read back as: the

@@ -16,8 +16,8 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/chtest"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/chtest"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // TestReplicaLoss is `make test-cluster`'s replicated topology: two shards

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpscope/telemetry/internal/chdb"
+	"github.com/mcpscope/telemetry/internal/testkit/chdb"
 )
 
 func TestVersion(t *testing.T) {

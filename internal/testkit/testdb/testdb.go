@@ -1,5 +1,5 @@
 // Package testdb gives integration tests migrated databases of their own on
-// the test servers (internal/testenv) and the rows the alerting tests start
+// the test servers (internal/testkit/testenv) and the rows the alerting tests start
 // from: accounts with people and MCPs, made with plain SQL, and telemetry
 // items in ClickHouse.
 package testdb
@@ -15,8 +15,8 @@ import (
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
-	"github.com/mcpscope/telemetry/internal/chtest"
-	"github.com/mcpscope/telemetry/internal/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/chtest"
+	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 	"github.com/mcpscope/telemetry/postgres"
 )
 
