@@ -365,7 +365,7 @@ func (m *Main) Run(ctx context.Context) error {
 			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule, m.retentionAfterNightly) })
 		}
 		g.Go(func() error {
-			return accounts.RunDeletions(gctx, m.Deletions, flushedDeleter{m.CH, m.Ingest}, m.Config.Storage.DeletionPoll, m.Log)
+			return accounts.RunDeletions(gctx, m.Deletions, accounts.FlushedDeleter{TelemetryDeleter: m.CH, Log: m.Ingest}, m.Config.Storage.DeletionPoll, m.Log)
 		})
 		g.Go(func() error {
 			return alerting.RunEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
