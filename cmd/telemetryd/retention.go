@@ -31,11 +31,3 @@ func (m *Main) retentionRunner() *analytics.RetentionRunner {
 func (m *Main) RunRetention(ctx context.Context, dryRun bool, out io.Writer) (ran bool, err error) {
 	return m.retentionRunner().Run(ctx, dryRun, out)
 }
-
-// retentionAfterNightly enforces retention once a day, after the nightly
-// pass (storage.retention_days and the accounts' retention_days).
-func (m *Main) retentionAfterNightly(ctx context.Context) {
-	if _, err := m.RunRetention(ctx, false, nil); err != nil && ctx.Err() == nil {
-		m.Log.Error("retention pass failed; the next night retries", "error", err)
-	}
-}
