@@ -203,8 +203,9 @@ func (m *Main) Open(ctx context.Context) error {
 		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, RefusedPerMinute: ic.RefusedPerMinute,
 		DedupWindow:   ic.DedupWindow,
 		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
-		Metrics:  ingest.NewMetrics(m.Registry, wl.Stats),
-		Sessions: postgres.NewAutoSessions(m.PG),
+		Metrics:         ingest.NewMetrics(m.Registry, wl.Stats),
+		Sessions:        postgres.NewAutoSessions(m.PG),
+		RedactionBudget: ic.RedactionBudget,
 	}
 	if ic.SharedDedup {
 		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow, ic.PendingTTL), ic.CacheMaxIDs
@@ -266,7 +267,6 @@ func (m *Main) Open(ctx context.Context) error {
 		Metrics:           httpapi.NewMetrics(m.Registry),
 		TrustedProxies:    m.Config.Server.TrustedProxies,
 		DecodeBudgetBytes: ic.DecodeBudgetBytes,
-		RedactionBudget:   ic.RedactionBudget,
 		Deadlines: httpapi.Deadlines{Ingest: m.Config.Server.DeadlineIngest, Reads: m.Config.Server.DeadlineReads,
 			Other: m.Config.Server.DeadlineOther, Export: m.Config.Server.DeadlineExport},
 		ClientLimit: accounts.AuthPolicy(a).ClientLimiter(),
