@@ -60,8 +60,7 @@ func TestTwoOutboxesSendOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = jobs.Run(run, jobs.Job{Name: "outbox", Every: 10 * time.Millisecond, Immediately: true, Pass: o.Pass})
-			o.Wait()
+			_ = jobs.Run(run, jobs.Job{Name: "outbox", Every: 10 * time.Millisecond, Immediately: true, Pass: o.Pass, Done: o.Wait})
 		}()
 	}
 	deadline := time.Now().Add(30 * time.Second)

@@ -102,9 +102,7 @@ func runDelivery(ctx context.Context, args []string, out io.Writer) error {
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() {
-			err := jobs.Run(rctx, jobs.Job{Name: "outbox", Every: 20 * time.Millisecond, Immediately: true, Pass: o.Pass, Log: log})
-			o.Wait()
-			done <- err
+			done <- jobs.Run(rctx, jobs.Job{Name: "outbox", Every: 20 * time.Millisecond, Immediately: true, Pass: o.Pass, Done: o.Wait, Log: log})
 		}()
 		var sent int
 		for sent < len(accs)**per {

@@ -381,8 +381,6 @@ func (m *Main) Run(ctx context.Context) error {
 	for _, j := range m.postgresJobs() {
 		g.Go(func() error { return jobs.Run(gctx, j) })
 	}
-	// The outbox's sends in flight end before Run returns.
-	g.Go(func() error { <-gctx.Done(); m.Outbox.Wait(); return nil })
 	// Deleted ingest keys are evicted from this instance's cache as soon as
 	// PostgreSQL announces them; the loop reconnects on its own.
 	g.Go(func() error { return m.Keys.Run(gctx) })

@@ -56,6 +56,7 @@ func (m *Main) storeJobs() []jobs.Job {
 func (m *Main) postgresJobs() []jobs.Job {
 	outbox := m.job("outbox", m.Outbox.Pass)
 	outbox.Every, outbox.Immediately = m.Config.Alerting.Delivery.PollInterval, true
+	outbox.Done = m.Outbox.Wait // the sends in flight end before Run returns
 	renotify := m.job("renotify", alerting.RenotifyPass(postgres.NewEvaluationStore(m.PG), m.Log))
 	renotify.Every = min(m.Config.Alerting.EvaluateInterval, time.Minute)
 	out := []jobs.Job{renotify}

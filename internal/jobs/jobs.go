@@ -49,14 +49,12 @@ type Job struct {
 	// Pass is one run. Its error is logged (unless ctx ended) and
 	// recorded; the job continues.
 	Pass func(ctx context.Context) error
+	// Done, when set, is called as Run returns, after the last pass (the
+	// outbox waits there for the sends its passes started).
+	Done func()
 	// Log and Observer; Observer may be nil.
 	Log      *slog.Logger
 	Observer Observer
-}
-
-// Every runs pass every interval until ctx ends: the short form of Run.
-func Every(ctx context.Context, interval time.Duration, name string, log *slog.Logger, pass func(context.Context) error) error {
-	return Run(ctx, Job{Name: name, Every: interval, Log: log, Pass: pass})
 }
 
 // Run runs the job until ctx ends, then returns nil once the pass in
@@ -67,6 +65,9 @@ func Run(ctx context.Context, j Job) error {
 	}
 	if j.Schedule == nil && j.Every <= 0 {
 		return fmt.Errorf("job %s: no interval and no schedule", j.Name)
+	}
+	if j.Done != nil {
+		defer j.Done()
 	}
 	failing := false
 	if j.Immediately {
@@ -112,19 +113,6 @@ func (j Job) then(ctx context.Context) {
 		}
 		next.once(ctx, false)
 	}
-}
-
-// Once runs one pass of the job (without Then), logged and recorded as
-// Run's are, and returns its error.
-func (j Job) Once(ctx context.Context) error {
-	if j.Log == nil {
-		j.Log = slog.Default()
-	}
-	took, err := j.run(ctx)
-	if err != nil && ctx.Err() == nil {
-		j.Log.Warn("background job: pass failed", "job", j.Name, "error", err, "took", took)
-	}
-	return err
 }
 
 // once runs a pass and logs its outcome: every failure, and the first

@@ -76,8 +76,8 @@ func TestEveryDropsTicksAndTimesOut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var passes int
 	start := time.Now()
-	var timedOut bool
-	err := Run(ctx, Job{Name: "slow", Every: 5 * time.Millisecond, Timeout: 20 * time.Millisecond,
+	var timedOut, stopped bool
+	err := Run(ctx, Job{Name: "slow", Every: 5 * time.Millisecond, Timeout: 20 * time.Millisecond, Done: func() { stopped = true },
 		Log: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
 		Pass: func(ctx context.Context) error {
 			passes++
@@ -89,8 +89,8 @@ func TestEveryDropsTicksAndTimesOut(t *testing.T) {
 			cancel()
 			return nil
 		}})
-	if err != nil || !timedOut || passes != 2 {
-		t.Fatalf("err %v, timed out %v, passes %d", err, timedOut, passes)
+	if err != nil || !timedOut || passes != 2 || !stopped {
+		t.Fatalf("err %v, timed out %v, passes %d, Done called %v", err, timedOut, passes, stopped)
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("took %s", took)
