@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -70,32 +71,25 @@ type TelemetryDeleter interface {
 	DeleteMCPTelemetry(ctx context.Context, mcpID string) error
 }
 
-// RunDeletions carries out deletion requests until ctx ends: whatever is
-// pending at once, then every interval. A request whose store is
-// unavailable stays running and is claimed again once stale; one that
-// fails otherwise is marked failed (an operator reads the log).
-func RunDeletions(ctx context.Context, svc DeletionService, del TelemetryDeleter, interval time.Duration, log *slog.Logger) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+// DeletionPass carries out every pending deletion request, one after the
+// other, for a background job (cmd/telemetryd runs it at start, then
+// every storage.deletion_poll). A request whose store is unavailable stays
+// running and is claimed again once stale; one that fails otherwise is
+// marked failed (an operator reads the log). The pass fails only when no
+// request can be claimed (PostgreSQL down).
+func DeletionPass(svc DeletionService, del TelemetryDeleter, log *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
 		for ctx.Err() == nil {
 			d, err := svc.ClaimDeletion(ctx)
 			if err != nil {
-				if ctx.Err() == nil {
-					log.Warn("deletions: could not claim a request", "error", err)
-				}
-				break
+				return fmt.Errorf("deletions: could not claim a request: %w", err)
 			}
 			if d == nil {
-				break
+				return nil
 			}
 			RunDeletion(ctx, svc, del, d, log)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+		return nil
 	}
 }
 

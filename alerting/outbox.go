@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -119,6 +120,7 @@ type Outbox struct {
 	lastChat map[string]time.Time // last send per chat destination
 	sem      chan struct{}
 	wg       sync.WaitGroup
+	statsAt  time.Time // the queue metrics' last read (Pass)
 }
 
 func (o *Outbox) init() {
@@ -161,31 +163,26 @@ func (o *Outbox) Channels() []string {
 	return out
 }
 
-// Run drains the outbox every poll until ctx ends, then waits for the
-// sends in flight (each bounded by Timeout).
-func (o *Outbox) Run(ctx context.Context, poll time.Duration) error {
+// outboxStatsEvery spaces the queue metrics' reads.
+const outboxStatsEvery = 5 * time.Second
+
+// Pass claims one batch of due deliveries and starts their sends (Drain),
+// refreshing the queue metrics every few seconds: a background job runs
+// it every alerting.delivery.poll_interval, then calls Wait on stopping.
+// An outbox without notifiers has nothing to send.
+func (o *Outbox) Pass(ctx context.Context) error {
 	o.init()
 	if len(o.Notifiers) == 0 {
 		return nil
 	}
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	statsEvery := time.NewTicker(5 * time.Second)
-	defer statsEvery.Stop()
-	o.stats(ctx)
-	for {
-		if _, err := o.Drain(ctx); err != nil && ctx.Err() == nil {
-			o.Log.Warn("outbox: claiming deliveries failed", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			o.wg.Wait()
-			return nil
-		case <-statsEvery.C:
-			o.stats(ctx)
-		case <-t.C:
-		}
+	if time.Since(o.statsAt) >= outboxStatsEvery {
+		o.statsAt = time.Now()
+		o.stats(ctx)
 	}
+	if _, err := o.Drain(ctx); err != nil {
+		return fmt.Errorf("outbox: claiming deliveries: %w", err)
+	}
+	return nil
 }
 
 func (o *Outbox) stats(ctx context.Context) {

@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -24,22 +25,17 @@ func PlanRenotifyFanOut(rule Rule, value float64, audience []Member, connected m
 		rule.valueText(value)+" "+rule.ruleText()+", still firing", audience, connected)
 }
 
-// RunRenotify re-notifies due rules every interval until ctx ends.
-func RunRenotify(ctx context.Context, s RenotifyStore, interval time.Duration, log *slog.Logger) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+// RenotifyPass is one pass re-notifying the due rules, for a background
+// job (cmd/telemetryd runs it every minute at most).
+func RenotifyPass(s RenotifyStore, log *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
 		n, err := s.Renotify(ctx, time.Now())
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("re-notifying firing rules failed", "error", err)
-		case n > 0:
+		if err != nil {
+			return fmt.Errorf("re-notifying firing rules: %w", err)
+		}
+		if n > 0 {
 			log.Info("re-notified firing rules", "rules", n)
 		}
+		return nil
 	}
 }

@@ -3,6 +3,8 @@ package analytics
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -94,4 +96,80 @@ func RetentionCutoffs(installation int, accounts []AccountRetention, today time.
 		}
 	}
 	return dropBefore, per
+}
+
+// RetentionSource lists every account's effective retention.
+type RetentionSource interface {
+	// Retentions returns each account's retention (the installation's,
+	// installation days, where the account sets none) and its MCPs.
+	Retentions(ctx context.Context, installation int) ([]AccountRetention, error)
+}
+
+// RetentionRunner is the retention pass's policy: every account's
+// retention (Accounts), the plan and its steps (Store), once across
+// instances (Lock). The nightly schedule and `telemetryd retention` call
+// Run (docs/data-lifecycle.md).
+type RetentionRunner struct {
+	Store    RetentionStore
+	Accounts RetentionSource
+	// Lock runs fn unless another instance holds the retention lock, in
+	// which case it returns ran = false at once.
+	Lock func(ctx context.Context, fn func(context.Context) error) (ran bool, err error)
+	Log  *slog.Logger
+	// InstallationDays is the installation's retention (0: forever).
+	InstallationDays int
+	Now              func() time.Time
+}
+
+// Run is one retention pass: the plan, then each step, with progress on
+// out (nil: the log only). dryRun prints the plan and changes nothing.
+// ran is false when another instance holds the lock.
+func (r *RetentionRunner) Run(ctx context.Context, dryRun bool, out io.Writer) (ran bool, err error) {
+	return r.Lock(ctx, func(ctx context.Context) error { return r.pass(ctx, dryRun, out) })
+}
+
+func (r *RetentionRunner) pass(ctx context.Context, dryRun bool, out io.Writer) error {
+	say := func(format string, args ...any) {
+		if out != nil {
+			fmt.Fprintf(out, format+"\n", args...)
+		}
+	}
+	installation := r.InstallationDays
+	accts, err := r.Accounts.Retentions(ctx, installation)
+	if err != nil {
+		return err
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	steps, err := r.Store.PlanRetention(ctx, installation, accts, now())
+	if err != nil {
+		return err
+	}
+	kept := "forever"
+	if installation > 0 {
+		kept = fmt.Sprintf("%d days", installation)
+	}
+	say("retention: installation keeps %s; %s; %s", kept, Count(len(accts), "account"), Count(len(steps), "step"))
+	for i, s := range steps {
+		if dryRun {
+			say("[%d/%d] would %s", i+1, len(steps), s)
+			for _, p := range s.Partitions {
+				say("        %s", p)
+			}
+			continue
+		}
+		start := time.Now()
+		say("[%d/%d] %s ...", i+1, len(steps), s)
+		if err := r.Store.ApplyRetention(ctx, s); err != nil {
+			return fmt.Errorf("retention step %d (%s): %w", i+1, s, err)
+		}
+		r.Log.Info("retention step done", "step", s.String(), "duration", time.Since(start))
+		say("[%d/%d] done in %s", i+1, len(steps), time.Since(start).Round(time.Millisecond))
+	}
+	if dryRun {
+		say("dry run: nothing was changed")
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/ingest/wire"
 )
 
@@ -27,9 +28,10 @@ type Ingester interface {
 	// large, too many items, wrong media type): a key that sends many is
 	// refused before its bodies are read.
 	Refused(keyID string)
-	// Ingest appends the valid items of one payload to the write-ahead log
-	// and returns once they are durable. Errors: EUNAVAILABLE (log full).
-	Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (accepted, totalDropped int, err error)
+	// Accept redacts and cuts the items of one payload, appends the valid
+	// ones to the write-ahead log and returns once they are durable.
+	// Errors: EREDACTIONBUDGET, EUNAVAILABLE (log full).
+	Accept(ctx context.Context, p ingest.Payload) (accepted, totalDropped int, err error)
 }
 
 // IngestResult is the 202 body of POST /v1/ingest.
@@ -139,10 +141,8 @@ func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, e
 	if err != nil {
 		return nil, s.refusedWhole(p.KeyID, err)
 	}
-	if err := cutText(ctx, p.Redactor, batch.Items, len(body), s.opts.RedactionBudget); err != nil {
-		return nil, err
-	}
-	accepted, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, batch.Items, batch.Dropped)
+	accepted, dropped, err := s.opts.Ingester.Accept(ctx, ingest.Payload{AccountID: p.AccountID, MCPID: p.MCPID,
+		Items: batch.Items, Dropped: batch.Dropped, Redactor: p.Redactor, BodyBytes: len(body)})
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/analytics"
@@ -130,32 +129,9 @@ func (s *Server) getOverview(ctx context.Context, in *overviewInput) (*bodyOf[an
 	if err != nil {
 		return nil, err
 	}
-	hourly, err := analytics.CheckGranularity(in.Granularity, r)
+	o, err := s.reads().Overview(ctx, analytics.MetricQuery{MCPID: in.ID, Range: r, Granularity: in.Granularity, Compare: in.Compare})
 	if err != nil {
 		return nil, err
-	}
-	// The figures, the hourly series and the previous period are
-	// independent reads: run them together.
-	var (
-		o, prev *analytics.Overview
-		hours   []analytics.OverviewDay
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { o, err = s.opts.Analytics.Overview(gctx, in.ID, r); return err })
-	if hourly {
-		g.Go(func() (err error) { hours, err = s.opts.Analytics.OverviewHourly(gctx, in.ID, r); return err })
-	}
-	if in.Compare == analytics.ComparePrevious {
-		g.Go(func() (err error) { prev, err = s.opts.Analytics.Overview(gctx, in.ID, r.Previous()); return err })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if hourly {
-		o.Series = hours
-	}
-	if prev != nil {
-		o.Previous = analytics.OverviewPreviousOf(prev)
 	}
 	return &bodyOf[analytics.Overview]{o}, nil
 }
@@ -168,17 +144,9 @@ func (s *Server) listTools(ctx context.Context, in *toolsInput) (*bodyOf[analyti
 	if err != nil {
 		return nil, err
 	}
-	var o, prev *analytics.ToolList
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { o, err = s.opts.Analytics.Tools(gctx, in.ID, r); return err })
-	if in.Compare == analytics.ComparePrevious {
-		g.Go(func() (err error) { prev, err = s.opts.Analytics.Tools(gctx, in.ID, r.Previous()); return err })
-	}
-	if err := g.Wait(); err != nil {
+	o, err := s.reads().Tools(ctx, analytics.MetricQuery{MCPID: in.ID, Range: r, Compare: in.Compare})
+	if err != nil {
 		return nil, err
-	}
-	if prev != nil {
-		analytics.SetPreviousTools(r, o, prev)
 	}
 	return &bodyOf[analytics.ToolList]{o}, nil
 }
@@ -191,30 +159,9 @@ func (s *Server) getTool(ctx context.Context, in *toolInput) (*bodyOf[analytics.
 	if err != nil {
 		return nil, err
 	}
-	hourly, err := analytics.CheckGranularity(in.Granularity, r)
+	o, err := s.reads().Tool(ctx, analytics.MetricQuery{MCPID: in.ID, Range: r, Granularity: in.Granularity, Compare: in.Compare}, in.Name)
 	if err != nil {
 		return nil, err
-	}
-	var (
-		o, prev *analytics.ToolDetail
-		hours   []analytics.ToolDay
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { o, err = s.opts.Analytics.Tool(gctx, in.ID, in.Name, r); return err })
-	if hourly {
-		g.Go(func() (err error) { hours, err = s.opts.Analytics.ToolHourly(gctx, in.ID, in.Name, r); return err })
-	}
-	if in.Compare == analytics.ComparePrevious {
-		g.Go(func() (err error) { prev, err = s.opts.Analytics.Tool(gctx, in.ID, in.Name, r.Previous()); return err })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if hourly {
-		o.Series = hours
-	}
-	if prev != nil {
-		o.Previous = analytics.ToolPreviousOf(prev)
 	}
 	return &bodyOf[analytics.ToolDetail]{o}, nil
 }
@@ -230,10 +177,7 @@ func (s *Server) getBreakdown(ctx context.Context, in *breakdownInput) (*bodyOf[
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.opts.Analytics.Breakdown(ctx, in.ID, r, q)
-	if err == nil && in.Compare == analytics.ComparePrevious {
-		err = analytics.AddPreviousBreakdown(ctx, s.opts.Analytics, in.ID, r, q, b)
-	}
+	b, err := s.reads().Breakdown(ctx, analytics.MetricQuery{MCPID: in.ID, Range: r, Compare: in.Compare}, q)
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +251,11 @@ func (s *Server) getUsage(ctx context.Context, in *RangeQuery) (*bodyOf[analytic
 	}
 	u.Limits = s.opts.Limits
 	return &bodyOf[analytics.Usage]{u}, nil
+}
+
+// reads answers the metric reads that fan out (series, previous period).
+func (s *Server) reads() analytics.MetricReads {
+	return analytics.MetricReads{Reader: s.opts.Analytics}
 }
 
 // mcpRange checks that the MCP is the caller's (another account's is 404,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/otlp"
 )
 
@@ -73,10 +74,8 @@ func (s *Server) otlpTraces(ctx context.Context, in *rawBodyInput) (*otlpOutput,
 		return otlpError(telemetry.Errorf(telemetry.ETOOMANYITEMS,
 			"At most %d MCP spans per request; this one has %d. Lower the exporter's batch size.", analytics.MaxBatchItems, len(items)), ct), nil
 	}
-	if err := cutText(ctx, p.Redactor, items, len(body), s.opts.RedactionBudget); err != nil {
-		return otlpError(err, ct), nil
-	}
-	_, dropped, err := s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, items, rejected)
+	_, dropped, err := s.opts.Ingester.Accept(ctx, ingest.Payload{AccountID: p.AccountID, MCPID: p.MCPID,
+		Items: items, Dropped: rejected, Redactor: p.Redactor, BodyBytes: len(body)})
 	var te *telemetry.Error
 	if err != nil && !errors.As(err, &te) {
 		return nil, err // internal: logged, never detailed

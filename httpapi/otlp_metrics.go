@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/otlp"
 )
 
@@ -92,18 +93,19 @@ func (s *Server) otlpMetrics(ctx context.Context, in *rawBodyInput) (*otlpOutput
 	for i := range points {
 		templates[i] = points[i].Template
 	}
-	// Each point's text is redacted and cut once, whatever its count.
-	if err := cutText(ctx, p.Redactor, templates, len(body), s.opts.RedactionBudget); err != nil {
-		return otlpError(err, ct), nil
-	}
-	var items []analytics.Item
-	for i := range points {
-		points[i].Template = templates[i]
-		items = points[i].Expand(items)
-	}
 	var duplicates int
-	if len(items) > 0 {
-		_, duplicates, err = s.opts.Ingester.Ingest(ctx, p.AccountID, p.MCPID, items, 0)
+	if len(templates) > 0 {
+		// Each point's text is redacted and cut once, whatever its count.
+		expand := func(redacted []analytics.Item) []analytics.Item {
+			var items []analytics.Item
+			for i := range points {
+				points[i].Template = redacted[i]
+				items = points[i].Expand(items)
+			}
+			return items
+		}
+		_, duplicates, err = s.opts.Ingester.Accept(ctx, ingest.Payload{AccountID: p.AccountID, MCPID: p.MCPID,
+			Items: templates, Redactor: p.Redactor, BodyBytes: len(body), Expand: expand})
 		var te *telemetry.Error
 		if err != nil && !errors.As(err, &te) {
 			return nil, err // internal: logged, never detailed

@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humagin"
@@ -74,9 +73,6 @@ type Options struct {
 	// DecodeBudgetBytes bounds the bytes of ingest and OTLP bodies being
 	// decoded at once (default DefaultDecodeBudgetBytes).
 	DecodeBudgetBytes int64
-	// RedactionBudget is the CPU time redaction may spend per MiB of a
-	// decoded ingest or OTLP body (default DefaultRedactionBudget).
-	RedactionBudget time.Duration
 	// ClientLimit, when set, limits signup, login and invitation
 	// acceptance per client address (IPv6 per /64), besides the per-email
 	// login limit of the Sessions service.
@@ -127,9 +123,6 @@ func New(opts Options) *Server {
 		opts.BaseURL = "http://127.0.0.1:8080"
 	}
 	useProblemErrors()
-	if opts.RedactionBudget <= 0 {
-		opts.RedactionBudget = DefaultRedactionBudget
-	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}

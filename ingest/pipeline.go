@@ -78,6 +78,9 @@ type Options struct {
 	// Sessions derives the sessions of items sent without one; nil leaves
 	// their session_id empty.
 	Sessions SessionAssigner
+	// RedactionBudget is the CPU time redaction may spend per MiB of a
+	// payload's decoded body (Accept; default DefaultRedactionBudget).
+	RedactionBudget time.Duration
 	// Failpoint, when set, is called at named points of Ingest
 	// ("after-reserve", "after-append"): the crash tests kill the process
 	// there (cmd/telemetryd, TELEMETRY_TEST_FAILPOINT).
@@ -128,6 +131,9 @@ func New(l *wal.Log, sink analytics.Sink, opts Options) *Pipeline {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.RedactionBudget <= 0 {
+		opts.RedactionBudget = DefaultRedactionBudget
 	}
 	node := opts.Node
 	if id := l.ID(); id != "" {

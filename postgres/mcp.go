@@ -116,7 +116,7 @@ func (s *MCPService) DeleteMCP(ctx context.Context, accountID, id string) error 
 		if tag.RowsAffected() == 0 {
 			return errMCPNotFound
 		}
-		// Its telemetry goes in the background (accounts.RunDeletions).
+		// Its telemetry goes in the background (accounts.DeletionPass).
 		return s.db.requestMCPDeletion(ctx, tx, accountID, id)
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpscope/telemetry/alerting/notify"
 	"github.com/mcpscope/telemetry/alerting/notify/slack"
 	"github.com/mcpscope/telemetry/internal/testkit/chatstub"
+	"github.com/mcpscope/telemetry/internal/jobs"
 	"github.com/mcpscope/telemetry/internal/testkit/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 )
@@ -57,7 +58,10 @@ func TestTwoOutboxesSendOnce(t *testing.T) {
 		o := &alerting.Outbox{Store: postgres.NewOutboxStore(db, testBox(t)), Notifiers: map[string]alerting.Notifier{alerting.ChannelSlack: notifier},
 			Timeout: 5 * time.Second, RetryBase: 50 * time.Millisecond, ChatInterval: 200 * time.Millisecond, MaxDigest: 4}
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = o.Run(run, 10*time.Millisecond) }()
+		go func() {
+			defer wg.Done()
+			_ = jobs.Run(run, jobs.Job{Name: "outbox", Every: 10 * time.Millisecond, Immediately: true, Pass: o.Pass, Done: o.Wait})
+		}()
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {

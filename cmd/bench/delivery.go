@@ -14,6 +14,7 @@ import (
 	"github.com/mcpscope/telemetry/alerting/notify"
 	"github.com/mcpscope/telemetry/alerting/notify/slack"
 	"github.com/mcpscope/telemetry/internal/testkit/chatstub"
+	"github.com/mcpscope/telemetry/internal/jobs"
 	"github.com/mcpscope/telemetry/postgres"
 )
 
@@ -100,7 +101,9 @@ func runDelivery(ctx context.Context, args []string, out io.Writer) error {
 		rctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		start := time.Now()
-		go func() { done <- o.Run(rctx, 20*time.Millisecond) }()
+		go func() {
+			done <- jobs.Run(rctx, jobs.Job{Name: "outbox", Every: 20 * time.Millisecond, Immediately: true, Pass: o.Pass, Done: o.Wait, Log: log})
+		}()
 		var sent int
 		for sent < len(accs)**per {
 			if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM deliveries WHERE account_id = ANY($1) AND status = 'sent'`, accs).Scan(&sent); err != nil {

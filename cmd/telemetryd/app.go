@@ -29,6 +29,7 @@ import (
 	"github.com/mcpscope/telemetry/httpapi"
 	"github.com/mcpscope/telemetry/ingest"
 	"github.com/mcpscope/telemetry/internal/jobmetrics"
+	"github.com/mcpscope/telemetry/internal/jobs"
 	"github.com/mcpscope/telemetry/mcpgo"
 	"github.com/mcpscope/telemetry/postgres"
 	"github.com/mcpscope/telemetry/wal"
@@ -71,6 +72,7 @@ type Main struct {
 	Inbox         *postgres.InboxService
 	Notifications *postgres.NotificationService
 	evalMetrics   *jobmetrics.Evaluator
+	jobMetrics    *jobmetrics.Jobs
 	// Outbox sends email and team-chat deliveries (when configured) in
 	// Run; Tester sends test messages.
 	Outbox *alerting.Outbox
@@ -201,8 +203,9 @@ func (m *Main) Open(ctx context.Context) error {
 		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, RefusedPerMinute: ic.RefusedPerMinute,
 		DedupWindow: ic.DedupWindow, DedupExactIDs: ic.DedupExactIDs, DedupFilterBytes: ic.DedupFilterMiB << 20,
 		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
-		Metrics:  ingest.NewMetrics(m.Registry, wl.Stats),
-		Sessions: postgres.NewAutoSessions(m.PG),
+		Metrics:         ingest.NewMetrics(m.Registry, wl.Stats),
+		Sessions:        postgres.NewAutoSessions(m.PG),
+		RedactionBudget: ic.RedactionBudget,
 	}
 	if ic.SharedDedup {
 		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow, ic.PendingTTL), ic.CacheMaxIDs
@@ -250,6 +253,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	if m.Registry != nil {
 		m.evalMetrics = jobmetrics.NewEvaluator(m.Registry)
+		m.jobMetrics = jobmetrics.NewJobs(m.Registry)
 	}
 	m.API = httpapi.New(httpapi.Options{
 		MCPServerHook: m.instrumentMCP,
@@ -264,7 +268,6 @@ func (m *Main) Open(ctx context.Context) error {
 		Metrics:           httpapi.NewMetrics(m.Registry),
 		TrustedProxies:    m.Config.Server.TrustedProxies,
 		DecodeBudgetBytes: ic.DecodeBudgetBytes,
-		RedactionBudget:   ic.RedactionBudget,
 		Deadlines: httpapi.Deadlines{Ingest: m.Config.Server.DeadlineIngest, Reads: m.Config.Server.DeadlineReads,
 			Other: m.Config.Server.DeadlineOther, Export: m.Config.Server.DeadlineExport},
 		ClientLimit: accounts.AuthPolicy(a).ClientLimiter(),
@@ -360,18 +363,12 @@ func (m *Main) Run(ctx context.Context) error {
 		})
 		g.Go(func() error { <-gctx.Done(); return ms.Close() })
 	}
-	// The jobs that read ClickHouse start once it is migrated.
+	// The background jobs (internal/jobs; wired in jobs.go). Those that
+	// read ClickHouse start once it is migrated.
 	storeJobs := func() {
-		if m.Config.Nightly.Enabled {
-			n := m.nightlyRunner(nil, jobmetrics.NightlySuccess(m.Registry))
-			g.Go(func() error { return runNightly(gctx, n, m.Config.Nightly.Schedule, m.retentionAfterNightly) })
+		for _, j := range m.storeJobs() {
+			g.Go(func() error { return jobs.Run(gctx, j) })
 		}
-		g.Go(func() error {
-			return accounts.RunDeletions(gctx, m.Deletions, flushedDeleter{m.CH.Lifecycle, m.Ingest}, m.Config.Storage.DeletionPoll, m.Log)
-		})
-		g.Go(func() error {
-			return alerting.RunEvaluator(gctx, m.Evaluator, m.Config.Alerting.EvaluateInterval, m.Log, m.evalMetrics)
-		})
 	}
 	if m.storeReady.Load() {
 		storeJobs()
@@ -383,12 +380,9 @@ func (m *Main) Run(ctx context.Context) error {
 			return nil
 		})
 	}
-	// The outbox needs only PostgreSQL: alerts already queued go out
-	// during a ClickHouse outage.
-	g.Go(func() error { return m.Outbox.Run(gctx, m.Config.Alerting.Delivery.PollInterval) })
-	g.Go(func() error {
-		return alerting.RunRenotify(gctx, postgres.NewEvaluationStore(m.PG), min(m.Config.Alerting.EvaluateInterval, time.Minute), m.Log)
-	})
+	for _, j := range m.postgresJobs() {
+		g.Go(func() error { return jobs.Run(gctx, j) })
+	}
 	// Deleted ingest keys are evicted from this instance's cache as soon as
 	// PostgreSQL announces them; the loop reconnects on its own.
 	g.Go(func() error { return m.Keys.Run(gctx) })

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/httpapi"
+	"github.com/mcpscope/telemetry/ingest"
 )
 
 // Config is the whole configuration: defaults below, then the YAML file
@@ -274,7 +275,7 @@ func DefaultConfig() Config {
 			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
 			DedupExactIDs: 1 << 20, DedupFilterMiB: 64,
 			CacheMaxIDs: 4 << 20, PendingTTL: 10 * time.Second,
-			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: httpapi.DefaultRedactionBudget},
+			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: ingest.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second,
 			Delivery: DeliveryConfig{Timeout: 10 * time.Second, RetryBase: alerting.DefaultRetryBase, PollInterval: time.Second, Concurrency: 32}},

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
-
-	"github.com/robfig/cron/v3"
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/postgres"
@@ -15,7 +12,7 @@ import (
 
 // nightlyRunner wires the nightly pass's policy (analytics.NightlyRunner)
 // to ClickHouse and the Postgres advisory lock that keeps it once across
-// instances.
+// instances; its schedule is a background job (jobs.go).
 func (m *Main) nightlyRunner(progress io.Writer, onSuccess func(time.Time)) *analytics.NightlyRunner {
 	return &analytics.NightlyRunner{
 		Service: m.CH.Lifecycle,
@@ -25,37 +22,6 @@ func (m *Main) nightlyRunner(progress io.Writer, onSuccess func(time.Time)) *ana
 		Log: m.Log, FirstPassDays: m.Config.Nightly.CatchUpDays, Now: time.Now,
 		Progress: progress, OnSuccess: onSuccess,
 	}
-}
-
-// runNightly catches up once at start, then runs the pass on the schedule
-// until ctx ends; after each scheduled pass, after (the retention pass).
-func runNightly(ctx context.Context, n *analytics.NightlyRunner, schedule string, after func(context.Context)) error {
-	if err := n.Pass(ctx); err != nil && ctx.Err() == nil {
-		n.Log.Error("nightly catch-up failed; the schedule will retry", "error", err)
-	}
-	l := cronLogger{n.Log}
-	c := cron.New(cron.WithLocation(time.UTC), cron.WithChain(cron.Recover(l), cron.SkipIfStillRunning(l)))
-	if _, err := c.AddFunc(schedule, func() {
-		if err := n.Pass(ctx); err != nil && ctx.Err() == nil {
-			n.Log.Error("nightly pass failed", "error", err)
-		}
-		if after != nil && ctx.Err() == nil {
-			after(ctx)
-		}
-	}); err != nil {
-		return err
-	}
-	c.Start()
-	<-ctx.Done()
-	<-c.Stop().Done()
-	return nil
-}
-
-type cronLogger struct{ l *slog.Logger }
-
-func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
-func (c cronLogger) Error(err error, msg string, kv ...any) {
-	c.l.Error("cron: "+msg, append(kv, "error", err)...)
 }
 
 // RunNightlyCommand is `telemetryd nightly`: one day (--date, default

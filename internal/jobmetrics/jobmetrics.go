@@ -1,5 +1,6 @@
-// Package jobmetrics holds the Prometheus metrics of the background jobs
-// (the rule evaluator and the nightly pass). The jobs themselves live in
+// Package jobmetrics holds the Prometheus metrics of the background jobs:
+// every job's passes (internal/jobs), and what the rule evaluator, the
+// nightly pass and the delivery outbox did. The jobs themselves live in
 // the domain packages, which import no metrics library: they report
 // through small hooks (alerting.PassObserver, a success callback) that
 // this package implements.
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/internal/jobs"
 )
 
 // Evaluator counts what the rule evaluator does. It implements
@@ -123,4 +125,45 @@ func (m *Outbox) Delivered(channel, outcome string, n int) {
 func (m *Outbox) Queue(depth int, oldestDue time.Duration) {
 	m.depth.Set(float64(depth))
 	m.oldest.Set(oldestDue.Seconds())
+}
+
+// Jobs counts the passes of every background job (internal/jobs). It
+// implements jobs.Observer.
+type Jobs struct {
+	runs        *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	lastSuccess *prometheus.GaugeVec
+}
+
+var _ jobs.Observer = (*Jobs)(nil)
+
+// NewJobs registers the background jobs' metrics on reg.
+func NewJobs(reg prometheus.Registerer) *Jobs {
+	m := &Jobs{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "telemetry_job_runs_total",
+			Help: "Passes of the background jobs (evaluator, renotify, nightly, retention, deletions, outbox) by outcome: ok or failed.",
+		}, []string{"job", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "telemetry_job_duration_seconds", Help: "Time of one pass of a background job.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}, []string{"job"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "telemetry_job_last_success_timestamp_seconds", Help: "Unix time of a background job's last successful pass.",
+		}, []string{"job"}),
+	}
+	reg.MustRegister(m.runs, m.duration, m.lastSuccess)
+	return m
+}
+
+// ObservePass implements jobs.Observer.
+func (m *Jobs) ObservePass(job string, err error, took time.Duration) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "failed"
+	} else {
+		m.lastSuccess.WithLabelValues(job).SetToCurrentTime()
+	}
+	m.runs.WithLabelValues(job, outcome).Inc()
+	m.duration.WithLabelValues(job).Observe(took.Seconds())
 }

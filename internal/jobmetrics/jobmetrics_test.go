@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/internal/jobs"
 )
 
 // fakeEvaluator counts passes; it stands in for the database-backed one
@@ -51,7 +52,11 @@ func TestEvaluatorLoopRecordsPassesAndStops(t *testing.T) {
 		return alerting.PassSummary{}, nil
 	}}
 	done := make(chan error, 1)
-	go func() { done <- alerting.RunEvaluator(ctx, ev, time.Millisecond, quietLogger(), metrics) }()
+	perJob := NewJobs(reg)
+	go func() {
+		done <- jobs.Run(ctx, jobs.Job{Name: "evaluator", Every: time.Millisecond, Timeout: alerting.PassTimeout(time.Millisecond),
+			Pass: alerting.EvaluationPass(ev, quietLogger(), metrics), Log: quietLogger(), Observer: perJob})
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -69,6 +74,12 @@ func TestEvaluatorLoopRecordsPassesAndStops(t *testing.T) {
 	for outcome, want := range map[string]float64{"ok": 2, "failed": 1, "skipped": 1} {
 		if got := counterValue(metrics.passes.WithLabelValues(outcome)); got != want {
 			t.Errorf("%s passes %v, want %v", outcome, got, want)
+		}
+	}
+	// The job's own record: the pass cancelled by stopping is not one.
+	for outcome, want := range map[string]float64{"ok": 2, "failed": 1} {
+		if got := counterValue(perJob.runs.WithLabelValues("evaluator", outcome)); got != want {
+			t.Errorf("job runs %s %v, want %v", outcome, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package ingest
 
 import (
 	"context"
@@ -24,6 +24,43 @@ const (
 	redactionCheckBytes    = 64 << 10
 	redactionCheckSearches = 256
 )
+
+// Payload is one request's items on their way to the log. Every ingest
+// path (the JSON batch, OTLP traces) hands its items over as one, to
+// Accept: redaction and the cut are the pipeline's, so no path can forget
+// them.
+type Payload struct {
+	AccountID, MCPID string
+	Items            []analytics.Item
+	// Dropped counts the items the decoder dropped (invalid ones).
+	Dropped int
+	// Redactor is the MCP's redaction (the ingest key's principal); nil:
+	// none, the free text is only cut.
+	Redactor *accounts.Redactor
+	// BodyBytes is the decoded body's size: redaction may spend
+	// Options.RedactionBudget of CPU per MiB of it.
+	BodyBytes int
+	// Expand, when set, turns the redacted and cut Items into the items
+	// ingested: OTLP metrics redact each point's text once, then expand the
+	// point into its calls.
+	Expand func(redacted []analytics.Item) []analytics.Item
+}
+
+// Accept redacts (when the MCP has redaction on) and cuts the free text of
+// every item of the payload, then ingests them (Ingest). Errors:
+// EREDACTIONBUDGET (nothing of the payload is stored), Ingest's.
+func (p *Pipeline) Accept(ctx context.Context, pl Payload) (accepted, totalDropped int, err error) {
+	if err := cutText(ctx, pl.Redactor, pl.Items, pl.BodyBytes, p.opts.RedactionBudget); err != nil {
+		return 0, 0, err
+	}
+	if pl.Expand != nil {
+		pl.Items = pl.Expand(pl.Items)
+		if len(pl.Items) == 0 {
+			return 0, pl.Dropped, nil
+		}
+	}
+	return p.Ingest(ctx, pl.AccountID, pl.MCPID, pl.Items, pl.Dropped)
+}
 
 // cutText redacts (when the MCP has redaction on) and then cuts the free
 // text of every item to its limit (analytics.Item.CutText), within the

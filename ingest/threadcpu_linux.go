@@ -1,4 +1,4 @@
-package httpapi
+package ingest
 
 import (
 	"syscall"
