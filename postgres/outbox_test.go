@@ -11,8 +11,8 @@ import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/alerting/notify"
 	"github.com/mcpscope/telemetry/alerting/notify/slack"
-	"github.com/mcpscope/telemetry/internal/testkit/chatstub"
 	"github.com/mcpscope/telemetry/internal/jobs"
+	"github.com/mcpscope/telemetry/internal/testkit/chatstub"
 	"github.com/mcpscope/telemetry/internal/testkit/testdb"
 	"github.com/mcpscope/telemetry/postgres"
 )
