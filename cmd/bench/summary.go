@@ -30,46 +30,11 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	get := func(section, name, metric string) (float64, bool) { return lastOf(figs, section, name, metric) }
-	line := func(what, value, goal, verdict string) {
-		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-44s %-22s %-26s %s", what, value, goal, verdict), " "))
-	}
-	check := pass
+	s := summary{figs: figs, out: out}
 
 	fmt.Fprintln(out, "\n==================== summary ====================")
 	fmt.Fprintln(out, "ingest")
-	full, haveFull := get("ingest", "full load", "items_per_s")
-	direct, haveDirect := meanOf(figs, "direct", "direct insert", "rows_per_s") // rounds with a baseline: their mean
-	if haveFull {
-		p50, _ := get("ingest", "full load", "p50_ms")
-		p99, _ := get("ingest", "full load", "p99_ms")
-		line("HTTP ingest, full load", fmt.Sprintf("%.0f items/s", full), "", "")
-		line("  request latency p50 / p99", fmt.Sprintf("%.1f / %.1f ms", p50, p99), "", "")
-		if e2e, ok := get("ingest", "full load", "end_to_end_items_per_s"); ok {
-			drain, _ := get("ingest", "full load", "drain_s")
-			line("  end to end (until all in ClickHouse)", fmt.Sprintf("%.0f items/s", e2e), fmt.Sprintf("(drained in %.1f s)", drain), "")
-		}
-	}
-	if haveDirect {
-		line("direct insert into ClickHouse", fmt.Sprintf("%.0f rows/s", direct), "", "")
-	}
-	if haveFull && haveDirect {
-		r := full / direct
-		line("HTTP / direct", fmt.Sprintf("%.2f", r), ">= 0.25", check(r >= 0.25))
-	}
-	if p99, ok := get("ingest", "half load", "p99_ms"); ok {
-		rate, _ := get("ingest", "half load", "items_per_s")
-		line(fmt.Sprintf("p99 at half load (%.0f items/s)", rate), fmt.Sprintf("%.1f ms", p99), "< 50 ms", check(p99 < 50))
-	}
-	peak := 0.0
-	for _, f := range figs {
-		if f.Section == "ingest" && (f.Metric == "rss_mib" || f.Metric == "vmhwm_mib") {
-			peak = max(peak, f.Value)
-		}
-	}
-	if peak > 0 {
-		line("service peak RSS (VmHWM)", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
-	}
+	full, haveFull := s.ingest()
 
 	if *baseline != "" {
 		base, err := readFigures(*baseline)
@@ -79,82 +44,165 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 		printIngestGoals(out, figs, base, *baselineName)
 	}
 
-	if c, ok := get("ingest", "full load", "service_cpu_s_per_m_items"); ok {
-		ch, _ := get("ingest", "full load", "clickhouse_cpu_s_per_m_items")
-		line("CPU per million items, service / ClickHouse", fmt.Sprintf("%.1f / %.1f s", c, ch), "(full load, until stored)", "")
+	s.costs()
+	s.edges(full, haveFull)
+	s.hostile()
+	s.redaction()
+	s.reads()
+	s.export()
+	s.delivery()
+	if *gobench != "" {
+		return s.goBench(*gobench, *gobase)
 	}
-	if b, ok := get("storage", "all tables", "bytes_per_item"); ok {
-		opt, _ := get("storage", "all tables", "bytes_per_item_optimized")
-		ev, _ := get("storage", "events", "bytes_per_item")
-		evOpt, _ := get("storage", "events", "bytes_per_item_optimized")
-		line("bytes on disk per item, all tables", fmt.Sprintf("%.1f B (%.1f B merged)", b, opt), "(as ingested; after OPTIMIZE)", "")
-		line("  of which events", fmt.Sprintf("%.1f B (%.1f B merged)", ev, evOpt), "", "")
+	return nil
+}
+
+// summary prints the figures of one results file as the summary's lines.
+type summary struct {
+	figs []figure
+	out  io.Writer
+}
+
+// get is the last recorded value of a figure.
+func (s summary) get(section, name, metric string) (float64, bool) {
+	return lastOf(s.figs, section, name, metric)
+}
+
+// line prints one row of the summary: what, its value, the goal and the verdict.
+func (s summary) line(what, value, goal, verdict string) {
+	fmt.Fprintln(s.out, strings.TrimRight(fmt.Sprintf("  %-44s %-22s %-26s %s", what, value, goal, verdict), " "))
+}
+
+// ingest prints the ingest figures and returns the full-load rate.
+func (s summary) ingest() (full float64, haveFull bool) {
+	full, haveFull = s.get("ingest", "full load", "items_per_s")
+	direct, haveDirect := meanOf(s.figs, "direct", "direct insert", "rows_per_s") // rounds with a baseline: their mean
+	if haveFull {
+		p50, _ := s.get("ingest", "full load", "p50_ms")
+		p99, _ := s.get("ingest", "full load", "p99_ms")
+		s.line("HTTP ingest, full load", fmt.Sprintf("%.0f items/s", full), "", "")
+		s.line("  request latency p50 / p99", fmt.Sprintf("%.1f / %.1f ms", p50, p99), "", "")
+		if e2e, ok := s.get("ingest", "full load", "end_to_end_items_per_s"); ok {
+			drain, _ := s.get("ingest", "full load", "drain_s")
+			s.line("  end to end (until all in ClickHouse)", fmt.Sprintf("%.0f items/s", e2e), fmt.Sprintf("(drained in %.1f s)", drain), "")
+		}
+	}
+	if haveDirect {
+		s.line("direct insert into ClickHouse", fmt.Sprintf("%.0f rows/s", direct), "", "")
+	}
+	if haveFull && haveDirect {
+		r := full / direct
+		s.line("HTTP / direct", fmt.Sprintf("%.2f", r), ">= 0.25", pass(r >= 0.25))
+	}
+	if p99, ok := s.get("ingest", "half load", "p99_ms"); ok {
+		rate, _ := s.get("ingest", "half load", "items_per_s")
+		s.line(fmt.Sprintf("p99 at half load (%.0f items/s)", rate), fmt.Sprintf("%.1f ms", p99), "< 50 ms", pass(p99 < 50))
+	}
+	peak := 0.0
+	for _, f := range s.figs {
+		if f.Section == "ingest" && (f.Metric == "rss_mib" || f.Metric == "vmhwm_mib") {
+			peak = max(peak, f.Value)
+		}
+	}
+	if peak > 0 {
+		s.line("service peak RSS (VmHWM)", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", pass(peak < 512))
 	}
 
-	if shared, ok := get("ingest", "full load, shared dedup", "items_per_s"); ok {
-		fmt.Fprintln(out, "exactly once across instances (ingest.shared_dedup: ids in PostgreSQL)")
-		line("HTTP ingest, full load, shared dedup", fmt.Sprintf("%.0f items/s", shared), "", "")
+	return full, haveFull
+}
+
+// costs prints the CPU and disk cost per item.
+func (s summary) costs() {
+	if c, ok := s.get("ingest", "full load", "service_cpu_s_per_m_items"); ok {
+		ch, _ := s.get("ingest", "full load", "clickhouse_cpu_s_per_m_items")
+		s.line("CPU per million items, service / ClickHouse", fmt.Sprintf("%.1f / %.1f s", c, ch), "(full load, until stored)", "")
+	}
+	if b, ok := s.get("storage", "all tables", "bytes_per_item"); ok {
+		opt, _ := s.get("storage", "all tables", "bytes_per_item_optimized")
+		ev, _ := s.get("storage", "events", "bytes_per_item")
+		evOpt, _ := s.get("storage", "events", "bytes_per_item_optimized")
+		s.line("bytes on disk per item, all tables", fmt.Sprintf("%.1f B (%.1f B merged)", b, opt), "(as ingested; after OPTIMIZE)", "")
+		s.line("  of which events", fmt.Sprintf("%.1f B (%.1f B merged)", ev, evOpt), "", "")
+	}
+}
+
+// edges prints the shared-dedup, soak and restart figures; full is the
+// ingest part's full-load rate, used when the edges part has no in-memory
+// dedup run of its own.
+func (s summary) edges(full float64, haveFull bool) {
+	if shared, ok := s.get("ingest", "full load, shared dedup", "items_per_s"); ok {
+		fmt.Fprintln(s.out, "exactly once across instances (ingest.shared_dedup: ids in PostgreSQL)")
+		s.line("HTTP ingest, full load, shared dedup", fmt.Sprintf("%.0f items/s", shared), "", "")
 		// Side by side in the edges part when it ran, else the ingest part's.
-		mem, ok := get("ingest", "full load, in-memory dedup", "items_per_s")
+		mem, ok := s.get("ingest", "full load, in-memory dedup", "items_per_s")
 		if !ok {
 			mem, ok = full, haveFull
 		}
 		if ok && mem > 0 {
-			line("  shared / in-memory dedup (same run)", fmt.Sprintf("%.2fx", shared/mem), ">= 0.8x", check(shared/mem >= 0.8))
+			s.line("  shared / in-memory dedup (same run)", fmt.Sprintf("%.2fx", shared/mem), ">= 0.8x", pass(shared/mem >= 0.8))
 		}
 	}
-	if mins, ok := get("soak", "soak", "minutes"); ok {
-		rate, _ := get("soak", "soak", "items_per_s")
-		peak, _ := get("soak", "soak", "rss_peak_mib")
-		trend, _ := get("soak", "soak", "rss_trend_mib_per_min")
-		filter, _ := get("soak", "soak", "filter_mib")
-		items, _ := get("soak", "soak", "items")
-		fmt.Fprintf(out, "soak: %.0f minutes at half capacity (%.0f items/s, %.0f items)\n", mins, rate, items)
-		line("service peak RSS", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", check(peak < 512))
-		line("  RSS trend over the second half", fmt.Sprintf("%+.1f MiB/min", trend), "", "")
-		line("  duplicate filter (exact table + Bloom ring)", fmt.Sprintf("%.1f MiB", filter), "(bounded by configuration)", "")
+	if mins, ok := s.get("soak", "soak", "minutes"); ok {
+		rate, _ := s.get("soak", "soak", "items_per_s")
+		peak, _ := s.get("soak", "soak", "rss_peak_mib")
+		trend, _ := s.get("soak", "soak", "rss_trend_mib_per_min")
+		filter, _ := s.get("soak", "soak", "filter_mib")
+		items, _ := s.get("soak", "soak", "items")
+		fmt.Fprintf(s.out, "soak: %.0f minutes at half capacity (%.0f items/s, %.0f items)\n", mins, rate, items)
+		s.line("service peak RSS", fmt.Sprintf("%.0f MiB", peak), "< 512 MiB", pass(peak < 512))
+		s.line("  RSS trend over the second half", fmt.Sprintf("%+.1f MiB/min", trend), "", "")
+		s.line("  duplicate filter (exact table + Bloom ring)", fmt.Sprintf("%.1f MiB", filter), "(bounded by configuration)", "")
 	}
-	if s, ok := get("edges", "restart to ready", "s"); ok {
-		ids, _ := get("edges", "restart to ready", "ids_24h")
-		line("restart to ready (first 202)", fmt.Sprintf("%.2f s", s), "< 10 s", check(s < 10))
-		line("  item ids of the last 24 h in ClickHouse", fmt.Sprintf("%.0f", ids), "", "")
+	if secs, ok := s.get("edges", "restart to ready", "s"); ok {
+		ids, _ := s.get("edges", "restart to ready", "ids_24h")
+		s.line("restart to ready (first 202)", fmt.Sprintf("%.2f s", secs), "< 10 s", pass(secs < 10))
+		s.line("  item ids of the last 24 h in ClickHouse", fmt.Sprintf("%.0f", ids), "", "")
 	}
+}
 
-	if ratio, ok := get("hostile", "p99 ratio", "x"); ok {
-		fmt.Fprintln(out, "hostile load (20 gzip bombs + 20 OTLP empty-span posters beside normal ingest)")
-		alone, _ := get("hostile", "normal key alone", "p99_ms")
-		loaded, _ := get("hostile", "normal key under attack", "p99_ms")
-		bad, _ := get("hostile", "5xx other than 503", "count")
-		rss, _ := get("hostile", "service peak rss", "rss_mib")
-		line("normal key p99, alone / under attack", fmt.Sprintf("%.1f / %.1f ms", alone, loaded), "", "")
-		line("  ratio", fmt.Sprintf("%.2fx", ratio), "<= 2x", check(ratio <= 2))
-		line("  5xx other than 503", fmt.Sprintf("%.0f", bad), "0", check(bad == 0))
+// hostile prints the figures of the hostile load.
+func (s summary) hostile() {
+	if ratio, ok := s.get("hostile", "p99 ratio", "x"); ok {
+		fmt.Fprintln(s.out, "hostile load (20 gzip bombs + 20 OTLP empty-span posters beside normal ingest)")
+		alone, _ := s.get("hostile", "normal key alone", "p99_ms")
+		loaded, _ := s.get("hostile", "normal key under attack", "p99_ms")
+		bad, _ := s.get("hostile", "5xx other than 503", "count")
+		rss, _ := s.get("hostile", "service peak rss", "rss_mib")
+		s.line("normal key p99, alone / under attack", fmt.Sprintf("%.1f / %.1f ms", alone, loaded), "", "")
+		s.line("  ratio", fmt.Sprintf("%.2fx", ratio), "<= 2x", pass(ratio <= 2))
+		s.line("  5xx other than 503", fmt.Sprintf("%.0f", bad), "0", pass(bad == 0))
 		if rss > 0 {
-			line("  service peak RSS under attack", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", check(rss < 512))
+			s.line("  service peak RSS under attack", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", pass(rss < 512))
 		}
 	}
+}
 
-	if worst, ok := get("redaction", "worst case", "cpu_ms_per_mib"); ok {
-		fmt.Fprintln(out, "redaction (1 MiB payloads shaped against the worst patterns validation accepts and the built-in ones)")
-		line("worst service CPU per MiB of payload", fmt.Sprintf("%.0f ms", worst), "< 50 ms", check(worst < 50))
+// redaction prints the redaction cost.
+func (s summary) redaction() {
+	if worst, ok := s.get("redaction", "worst case", "cpu_ms_per_mib"); ok {
+		fmt.Fprintln(s.out, "redaction (1 MiB payloads shaped against the worst patterns validation accepts and the built-in ones)")
+		s.line("worst service CPU per MiB of payload", fmt.Sprintf("%.0f ms", worst), "< 50 ms", pass(worst < 50))
 	}
+}
 
-	if n, ok := get("reads", "history", "mcp_events"); ok {
-		fmt.Fprintf(out, "reads of an MCP holding %.0f events (raw: the same figures aggregated from the events table)\n", n)
+// reads prints the read latencies of the dashboard and analyst endpoints.
+func (s summary) reads() {
+	if n, ok := s.get("reads", "history", "mcp_events"); ok {
+		fmt.Fprintf(s.out, "reads of an MCP holding %.0f events (raw: the same figures aggregated from the events table)\n", n)
 		if n < 49_000_000 {
-			fmt.Fprintln(out, "  (the read goals are set for the full run's 50-million-event MCP; this run is smaller)")
+			fmt.Fprintln(s.out, "  (the read goals are set for the full run's 50-million-event MCP; this run is smaller)")
 		}
-		fmt.Fprintf(out, "  %-18s %10s %10s %10s %9s   %s\n", "", "HTTP p50", "HTTP p95", "raw p50", "raw/HTTP", "goal")
+		fmt.Fprintf(s.out, "  %-18s %10s %10s %10s %9s   %s\n", "", "HTTP p50", "HTTP p95", "raw p50", "raw/HTTP", "goal")
 		for _, days := range []int{7, 90, 365} {
 			for _, ep := range readEndpoints {
 				name := fmt.Sprintf("%s %dd", ep, days)
-				h50, ok := get("reads", name, "http_p50_ms")
+				h50, ok := s.get("reads", name, "http_p50_ms")
 				if !ok {
 					continue
 				}
-				h95, _ := get("reads", name, "http_p95_ms")
-				r50, _ := get("reads", name, "raw_p50_ms")
-				ratio, _ := get("reads", name, "ratio")
+				h95, _ := s.get("reads", name, "http_p95_ms")
+				r50, _ := s.get("reads", name, "raw_p50_ms")
+				ratio, _ := s.get("reads", name, "ratio")
 				goal, verdict := "", ""
 				switch {
 				case days == 365 && (ep == "overview" || ep == "tools"):
@@ -162,85 +210,97 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 				case ep == "sessions":
 					goal, verdict = "p50 < 100 ms", pass(h50 < 100)
 				}
-				fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-18s %7.1f ms %7.1f ms %7.0f ms %8.1fx   %-26s %s",
+				fmt.Fprintln(s.out, strings.TrimRight(fmt.Sprintf("  %-18s %7.1f ms %7.1f ms %7.0f ms %8.1fx   %-26s %s",
 					name, h50, h95, r50, ratio, goal, verdict), " "))
 			}
 		}
-		// The analyst reads and their goals (docs/benchmarks.md).
-		goals := map[string]float64{"breakdown client_name 365d": 200, "session timeline": 50, "hourly overview 14d": 50}
-		for _, name := range analystNames {
-			h50, ok := get("reads", name, "http_p50_ms")
-			if !ok {
-				continue
-			}
-			h95, _ := get("reads", name, "http_p95_ms")
-			r50, _ := get("reads", name, "raw_p50_ms")
-			ratio, _ := get("reads", name, "ratio")
-			fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("  %-18s %7.1f ms %7.1f ms %7.0f ms %8.1fx   %-26s %s",
-				name, h50, h95, r50, ratio, fmt.Sprintf("p50 < %.0f ms", goals[name]), pass(h50 < goals[name])), " "))
-		}
+		s.analystReads()
 	}
+}
 
-	if n, ok := get("export", "export csv", "rows"); ok {
-		fmt.Fprintf(out, "export of an MCP's %.0f items streamed to a client on the same machine\n", n)
+// analystReads prints the analyst reads and their goals (docs/benchmarks.md).
+func (s summary) analystReads() {
+	goals := map[string]float64{"breakdown client_name 365d": 200, "session timeline": 50, "hourly overview 14d": 50}
+	for _, name := range analystNames {
+		h50, ok := s.get("reads", name, "http_p50_ms")
+		if !ok {
+			continue
+		}
+		h95, _ := s.get("reads", name, "http_p95_ms")
+		r50, _ := s.get("reads", name, "raw_p50_ms")
+		ratio, _ := s.get("reads", name, "ratio")
+		fmt.Fprintln(s.out, strings.TrimRight(fmt.Sprintf("  %-18s %7.1f ms %7.1f ms %7.0f ms %8.1fx   %-26s %s",
+			name, h50, h95, r50, ratio, fmt.Sprintf("p50 < %.0f ms", goals[name]), pass(h50 < goals[name])), " "))
+	}
+}
+
+// export prints the export rates.
+func (s summary) export() {
+	if n, ok := s.get("export", "export csv", "rows"); ok {
+		fmt.Fprintf(s.out, "export of an MCP's %.0f items streamed to a client on the same machine\n", n)
 		for _, f := range []string{"ndjson", "csv"} {
-			rate, ok := get("export", "export "+f, "rows_per_s")
+			rate, ok := s.get("export", "export "+f, "rows_per_s")
 			if !ok {
 				continue
 			}
-			rss, _ := get("export", "export "+f, "rss_mib")
-			line("export "+f, fmt.Sprintf("%.0f rows/s", rate), ">= 1,000,000 rows/s", check(rate >= 1_000_000))
-			line("  service peak RSS during it", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", check(rss < 512))
+			rss, _ := s.get("export", "export "+f, "rss_mib")
+			s.line("export "+f, fmt.Sprintf("%.0f rows/s", rate), ">= 1,000,000 rows/s", pass(rate >= 1_000_000))
+			s.line("  service peak RSS during it", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", pass(rss < 512))
 		}
-		if rss, ok := get("export", "export ndjson, 512 KiB attribute", "rss_mib"); ok {
-			line("export with a 512 KiB attribute: peak RSS", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", check(rss < 512))
+		if rss, ok := s.get("export", "export ndjson, 512 KiB attribute", "rss_mib"); ok {
+			s.line("export with a 512 KiB attribute: peak RSS", fmt.Sprintf("%.0f MiB", rss), "< 512 MiB", pass(rss < 512))
 		}
 	}
+}
 
-	if rate, ok := get("delivery", "chat deliveries", "deliveries_per_s"); ok {
-		fmt.Fprintln(out, "delivery: chat deliveries drained by the outbox to a local sink")
-		line("deliveries drained", fmt.Sprintf("%.0f deliveries/s", rate), "", "")
-		p99, _ := get("delivery", "chat deliveries", "p99_ms")
-		hung, ok := get("delivery", "chat deliveries, one destination hanging", "p99_ms")
+// delivery prints the outbox's delivery figures.
+func (s summary) delivery() {
+	if rate, ok := s.get("delivery", "chat deliveries", "deliveries_per_s"); ok {
+		fmt.Fprintln(s.out, "delivery: chat deliveries drained by the outbox to a local sink")
+		s.line("deliveries drained", fmt.Sprintf("%.0f deliveries/s", rate), "", "")
+		p99, _ := s.get("delivery", "chat deliveries", "p99_ms")
+		hung, ok := s.get("delivery", "chat deliveries, one destination hanging", "p99_ms")
 		if ok {
-			line("due → sent p99, alone / beside a hanging one", fmt.Sprintf("%.1f s / %.1f s", p99/1000, hung/1000), "not delayed (<= 1.2x)", check(hung <= 1.2*p99))
+			s.line("due → sent p99, alone / beside a hanging one", fmt.Sprintf("%.1f s / %.1f s", p99/1000, hung/1000), "not delayed (<= 1.2x)", pass(hung <= 1.2*p99))
 		}
 	}
+}
 
-	if *gobench != "" {
-		results, err := parseGoBench(*gobench)
-		if err != nil {
+// goBench prints the Go benchmarks of the file gobench, beside those of
+// gobase when given.
+func (s summary) goBench(gobench, gobase string) error {
+	results, err := parseGoBench(gobench)
+	if err != nil {
+		return err
+	}
+	var base []goBenchResult
+	if gobase != "" {
+		if base, err = parseGoBench(gobase); err != nil {
 			return err
 		}
-		var base []goBenchResult
-		if *gobase != "" {
-			if base, err = parseGoBench(*gobase); err != nil {
-				return err
-			}
+	}
+	fmt.Fprintln(s.out, "Go benchmarks (time per operation; goals in docs/benchmarks.md)")
+	for _, r := range results {
+		goal, verdict := "", ""
+		switch {
+		case strings.HasSuffix(r.name, "EvaluatePass10kRules/steady"):
+			goal, verdict = "< 0.3 s quiet (<= 10 s)", pass(r.perOp < 300*time.Millisecond)
+		case strings.Contains(r.name, "EvaluatePass"):
+			goal, verdict = "<= 10 s", pass(r.perOp <= 10*time.Second)
+		case strings.Contains(r.name, "FanOut"):
+			goal, verdict = "<= 1 s", pass(r.perOp <= time.Second)
 		}
-		fmt.Fprintln(out, "Go benchmarks (time per operation; goals in docs/benchmarks.md)")
-		for _, r := range results {
-			goal, verdict := "", ""
-			switch {
-			case strings.HasSuffix(r.name, "EvaluatePass10kRules/steady"):
-				goal, verdict = "< 0.3 s quiet (<= 10 s)", check(r.perOp < 300*time.Millisecond)
-			case strings.Contains(r.name, "EvaluatePass"):
-				goal, verdict = "<= 10 s", check(r.perOp <= 10*time.Second)
-			case strings.Contains(r.name, "FanOut"):
-				goal, verdict = "<= 1 s", check(r.perOp <= time.Second)
-			}
-			value := r.perOp.Round(time.Microsecond).String()
-			if b, ok := goBenchOf(base, r.name); ok && b > 0 {
-				value += fmt.Sprintf(" (%.2fx base)", float64(r.perOp)/float64(b))
-			}
-			line(r.name, value, goal, verdict)
+		value := r.perOp.Round(time.Microsecond).String()
+		if b, ok := goBenchOf(base, r.name); ok && b > 0 {
+			value += fmt.Sprintf(" (%.2fx base)", float64(r.perOp)/float64(b))
 		}
-		steady, ok1 := goBenchOf(results, "BenchmarkEvaluatePass10kRules/steady")
-		weekAgo, ok2 := goBenchOf(results, "BenchmarkEvaluatePass10kRules/steady_half_week_ago")
-		if ok1 && ok2 && steady > 0 {
-			ratio := float64(weekAgo) / float64(steady)
-			line("rule pass, half week_ago / steady", fmt.Sprintf("%.2fx", ratio), "<= 1.3x", check(ratio <= 1.3))
-		}
+		s.line(r.name, value, goal, verdict)
+	}
+	steady, ok1 := goBenchOf(results, "BenchmarkEvaluatePass10kRules/steady")
+	weekAgo, ok2 := goBenchOf(results, "BenchmarkEvaluatePass10kRules/steady_half_week_ago")
+	if ok1 && ok2 && steady > 0 {
+		ratio := float64(weekAgo) / float64(steady)
+		s.line("rule pass, half week_ago / steady", fmt.Sprintf("%.2fx", ratio), "<= 1.3x", pass(ratio <= 1.3))
 	}
 	return nil
 }
