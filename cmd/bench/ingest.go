@@ -49,117 +49,226 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 	if *keys == "" {
 		return errors.New("-keys is required")
 	}
-	if *half {
-		full, err := lastFigure(*outPath, "ingest", "full load", "items_per_s")
-		if err != nil {
-			return fmt.Errorf("-half: %w", err)
-		}
-		*target = full / 2
+	mode, limiter, err := ingestPace(*outPath, *half, *target, *batch)
+	if err != nil {
+		return err
 	}
 
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
-		MaxIdleConnsPerHost: *conns, MaxConnsPerHost: *conns, DisableCompression: true, IdleConnTimeout: time.Minute,
-	}}
-	var clients []*client.Client
-	for _, k := range strings.Split(*keys, ",") {
-		c, err := client.New(client.Options{Endpoint: *endpoint, Key: strings.TrimSpace(k), HTTPClient: hc, MaxRetries: 3})
-		if err != nil {
-			return err
-		}
-		defer c.Close(context.Background())
-		clients = append(clients, c)
+	clients, err := ingestClients(*endpoint, *keys, *conns)
+	defer closeClients(clients)
+	if err != nil {
+		return err
 	}
 
 	var counter *eventCounter
 	var before uint64
 	if *chAddr != "" && *mcpID != "" {
-		var err error
 		if counter, err = openEventCounter(ctx, *chAddr, *chDB, *mcpID); err != nil {
 			return err
 		}
 		defer counter.close()
-		// Start from a quiet server: merges left by a previous run (of
-		// this build or of the baseline, in its own database) would slow
-		// this one down.
-		if err := waitForMerges(ctx, counter.conn, "", 2*time.Minute, &progress{out: out, interval: 10 * time.Second}); err != nil {
-			return err
-		}
-		if before, err = counter.count(ctx); err != nil {
+		if before, err = quietCount(ctx, counter, out); err != nil {
 			return err
 		}
 	}
 
-	mode := "as fast as the service answers"
-	var limiter *rate.Limiter
-	if *target > 0 {
-		mode = fmt.Sprintf("paced to %.0f items/s", *target)
-		limiter = rate.NewLimiter(rate.Limit(*target/float64(*batch)), 1)
-	}
 	fmt.Fprintf(out, "ingest [%s]: %d connections, gzip batches of %d, %s, for %v after %v of warm-up\n", *label, *conns, *batch, mode, *duration, *warmup)
 
 	runCtx, cancel := context.WithTimeout(ctx, *warmup+*duration)
 	defer cancel()
 	rss := startRSSSampler(runCtx, *pid)
-	var (
-		reserved, accepted, measured, dropped, failed atomic.Int64
-		mu                                            sync.Mutex
-		latencies                                     []time.Duration
-		firstErr                                      error
-		wg                                            sync.WaitGroup
-	)
 	cpu := startCPU(*pid, *chPIDFile)
 	start := time.Now()
-	measureFrom := start.Add(*warmup)
+	load := &ingestLoad{batch: *batch, total: *total, limiter: limiter, measureFrom: start.Add(*warmup)}
+	load.run(runCtx, *conns, clients, out, start)
+	elapsed := time.Since(start)
+	window := time.Since(load.measureFrom)
+	cancel()
+	peakRSS := rss.wait()
+
+	acc := load.accepted.Load()
+	figs := load.report(out, *label, elapsed, window)
+	if *pid > 0 {
+		figs = append(figs, ingestRSSFigures(out, *pid, *label, peakRSS)...)
+	}
+	if counter != nil {
+		drain, err := waitDrained(ctx, counter, before, acc)
+		if err != nil {
+			return err
+		}
+		figs = append(figs, drainFigures(out, *label, acc, elapsed, drain)...)
+	}
+	// CPU from the start of the warm-up until every item was stored (or
+	// the run's end without -clickhouse): all the work the items cost.
+	figs = append(figs, cpu.figures(out, *label, acc)...)
+	return recorder{*outPath}.record(figs...)
+}
+
+// ingestClients opens one client per ingest key of the comma-separated
+// keys, over one HTTP client of conns connections. On an error it returns
+// the clients opened so far, for closeClients.
+func ingestClients(endpoint, keys string, conns int) ([]*client.Client, error) {
+	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
+		MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true, IdleConnTimeout: time.Minute,
+	}}
+	var clients []*client.Client
+	for _, k := range strings.Split(keys, ",") {
+		c, err := client.New(client.Options{Endpoint: endpoint, Key: strings.TrimSpace(k), HTTPClient: hc, MaxRetries: 3})
+		if err != nil {
+			return clients, err
+		}
+		clients = append(clients, c)
+	}
+	return clients, nil
+}
+
+// closeClients closes clients, the last opened first.
+func closeClients(clients []*client.Client) {
+	for i := len(clients) - 1; i >= 0; i-- {
+		clients[i].Close(context.Background())
+	}
+}
+
+// ingestLoad is the state the workers of one ingest run share.
+type ingestLoad struct {
+	batch       int
+	total       int64
+	limiter     *rate.Limiter
+	measureFrom time.Time
+
+	reserved, accepted, measured, dropped, failed atomic.Int64
+
+	mu        sync.Mutex
+	latencies []time.Duration
+	firstErr  error
+}
+
+// ingestPace is the run's pace: its description and the limiter of its
+// requests (nil: as fast as the service answers). With half the target
+// is half the last full-load rate recorded in the results file outPath.
+func ingestPace(outPath string, half bool, target float64, batch int) (string, *rate.Limiter, error) {
+	if half {
+		full, err := lastFigure(outPath, "ingest", "full load", "items_per_s")
+		if err != nil {
+			return "", nil, fmt.Errorf("-half: %w", err)
+		}
+		target = full / 2
+	}
+	if target > 0 {
+		return fmt.Sprintf("paced to %.0f items/s", target), rate.NewLimiter(rate.Limit(target/float64(batch)), 1), nil
+	}
+	return "as fast as the service answers", nil, nil
+}
+
+// ingestRSSFigures prints and returns the service's peak RSS, sampled and
+// VmHWM.
+func ingestRSSFigures(out io.Writer, pid int, label string, peakRSS float64) []figure {
+	hwm, _ := procStatusKiB(pid, "VmHWM")
+	fmt.Fprintf(out, "  service RSS: peak sampled during the run %.0f MiB, VmHWM since start %.0f MiB\n", peakRSS/1024, hwm/1024)
+	return []figure{{"ingest", label, "rss_mib", peakRSS / 1024}, {"ingest", label, "vmhwm_mib", hwm / 1024}}
+}
+
+// drainFigures prints and returns the time the accepted items took to
+// reach ClickHouse after the run and the end-to-end rate.
+func drainFigures(out io.Writer, label string, acc int64, elapsed, drain time.Duration) []figure {
+	e2e := float64(acc) / (elapsed + drain).Seconds()
+	fmt.Fprintf(out, "  every accepted item was in ClickHouse %.1f s after the run: %.0f items/s end to end\n", drain.Seconds(), e2e)
+	return []figure{{"ingest", label, "drain_s", drain.Seconds()}, {"ingest", label, "end_to_end_items_per_s", e2e}}
+}
+
+// quietCount waits for ClickHouse's merges to end and returns the count
+// of the events table. Starting from a quiet server: merges left by a
+// previous run (of this build or of the baseline, in its own database)
+// would slow this one down.
+func quietCount(ctx context.Context, counter *eventCounter, out io.Writer) (uint64, error) {
+	if err := waitForMerges(ctx, counter.conn, "", 2*time.Minute, &progress{out: out, interval: 10 * time.Second}); err != nil {
+		return 0, err
+	}
+	return counter.count(ctx)
+}
+
+// run starts conns workers, each with its own generator and the clients
+// in turn, and waits for them.
+func (l *ingestLoad) run(runCtx context.Context, conns int, clients []*client.Client, out io.Writer, start time.Time) {
+	var wg sync.WaitGroup
 	prefix := "b" + strconv.FormatInt(start.Unix(), 36)
-	for w := range *conns {
+	for w := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := newGenerator(uint64(w+1), fmt.Sprintf("%s-w%d-", prefix, w))
-			c := clients[w%len(clients)]
-			items := make([]analytics.Item, 0, *batch)
-			var lat []time.Duration
-			defer func() {
-				mu.Lock()
-				latencies = append(latencies, lat...)
-				mu.Unlock()
-			}()
-			for runCtx.Err() == nil {
-				n := *batch
-				if *total > 0 {
-					if r := reserved.Add(int64(n)); r > *total {
-						if n = n - int(r-*total); n <= 0 {
-							return
-						}
-					}
-				}
-				items = g.batch(items, n, time.Now())
-				if limiter != nil && limiter.Wait(runCtx) != nil {
-					return
-				}
-				t0 := time.Now()
-				res, err := c.Send(runCtx, items)
-				if err != nil {
-					if runCtx.Err() != nil {
-						return // the run ended mid-request: not a failure of the service
-					}
-					failed.Add(1)
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					continue
-				}
-				if t0.After(measureFrom) {
-					lat = append(lat, time.Since(t0))
-					measured.Add(int64(res.Accepted))
-				}
-				accepted.Add(int64(res.Accepted))
-				dropped.Add(int64(res.Dropped))
-			}
+			l.worker(runCtx, newGenerator(uint64(w+1), fmt.Sprintf("%s-w%d-", prefix, w)), clients[w%len(clients)])
 		}()
 	}
+	l.await(&wg, out, start)
+}
+
+// report prints the run's counts and latencies and returns their figures.
+func (l *ingestLoad) report(out io.Writer, label string, elapsed, window time.Duration) []figure {
+	acc := l.accepted.Load()
+	itemsPerS := float64(l.measured.Load()) / window.Seconds()
+	p50, p99 := percentile(l.latencies, 50), percentile(l.latencies, 99)
+	fmt.Fprintf(out, "  accepted %d items (%d dropped, %d failed requests) in %.1f s; measured %d in %.1f s: %.0f items/s\n",
+		acc, l.dropped.Load(), l.failed.Load(), elapsed.Seconds(), l.measured.Load(), window.Seconds(), itemsPerS)
+	fmt.Fprintf(out, "  request latency over %d requests: p50 %.1f ms, p99 %.1f ms\n", len(l.latencies), ms(p50), ms(p99))
+	if l.firstErr != nil {
+		fmt.Fprintf(out, "  first error: %v\n", l.firstErr)
+	}
+	return []figure{
+		{"ingest", label, "items_per_s", itemsPerS},
+		{"ingest", label, "p50_ms", ms(p50)},
+		{"ingest", label, "p99_ms", ms(p99)},
+		{"ingest", label, "failed_requests", float64(l.failed.Load())},
+	}
+}
+
+// worker posts batches of g's items through c until runCtx ends or the
+// run's item count is reserved.
+func (l *ingestLoad) worker(runCtx context.Context, g *generator, c *client.Client) {
+	items := make([]analytics.Item, 0, l.batch)
+	var lat []time.Duration
+	defer func() {
+		l.mu.Lock()
+		l.latencies = append(l.latencies, lat...)
+		l.mu.Unlock()
+	}()
+	for runCtx.Err() == nil {
+		n := l.batch
+		if l.total > 0 {
+			if r := l.reserved.Add(int64(n)); r > l.total {
+				if n = n - int(r-l.total); n <= 0 {
+					return
+				}
+			}
+		}
+		items = g.batch(items, n, time.Now())
+		if l.limiter != nil && l.limiter.Wait(runCtx) != nil {
+			return
+		}
+		t0 := time.Now()
+		res, err := c.Send(runCtx, items)
+		if err != nil {
+			if runCtx.Err() != nil {
+				return // the run ended mid-request: not a failure of the service
+			}
+			l.failed.Add(1)
+			l.mu.Lock()
+			if l.firstErr == nil {
+				l.firstErr = err
+			}
+			l.mu.Unlock()
+			continue
+		}
+		if t0.After(l.measureFrom) {
+			lat = append(lat, time.Since(t0))
+			l.measured.Add(int64(res.Accepted))
+		}
+		l.accepted.Add(int64(res.Accepted))
+		l.dropped.Add(int64(res.Dropped))
+	}
+}
+
+// await waits for the workers of wg, printing the progress every few seconds.
+func (l *ingestLoad) await(wg *sync.WaitGroup, out io.Writer, start time.Time) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	p := progress{out: out, interval: 5 * time.Second, last: start}
@@ -169,59 +278,30 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 			waiting = false
 		case <-time.After(time.Second):
 			el := time.Since(start).Seconds()
-			p.printf(false, "  %5.1f s: %d items accepted, %.0f items/s\n", el, accepted.Load(), float64(accepted.Load())/el)
+			p.printf(false, "  %5.1f s: %d items accepted, %.0f items/s\n", el, l.accepted.Load(), float64(l.accepted.Load())/el)
 		}
 	}
-	elapsed := time.Since(start)
-	window := time.Since(measureFrom)
-	cancel()
-	peakRSS := rss.wait()
+}
 
-	acc := accepted.Load()
-	itemsPerS := float64(measured.Load()) / window.Seconds()
-	p50, p99 := percentile(latencies, 50), percentile(latencies, 99)
-	fmt.Fprintf(out, "  accepted %d items (%d dropped, %d failed requests) in %.1f s; measured %d in %.1f s: %.0f items/s\n",
-		acc, dropped.Load(), failed.Load(), elapsed.Seconds(), measured.Load(), window.Seconds(), itemsPerS)
-	fmt.Fprintf(out, "  request latency over %d requests: p50 %.1f ms, p99 %.1f ms\n", len(latencies), ms(p50), ms(p99))
-	if firstErr != nil {
-		fmt.Fprintf(out, "  first error: %v\n", firstErr)
-	}
-	figs := []figure{
-		{"ingest", *label, "items_per_s", itemsPerS},
-		{"ingest", *label, "p50_ms", ms(p50)},
-		{"ingest", *label, "p99_ms", ms(p99)},
-		{"ingest", *label, "failed_requests", float64(failed.Load())},
-	}
-	if *pid > 0 {
-		hwm, _ := procStatusKiB(*pid, "VmHWM")
-		fmt.Fprintf(out, "  service RSS: peak sampled during the run %.0f MiB, VmHWM since start %.0f MiB\n", peakRSS/1024, hwm/1024)
-		figs = append(figs, figure{"ingest", *label, "rss_mib", peakRSS / 1024}, figure{"ingest", *label, "vmhwm_mib", hwm / 1024})
-	}
-	if counter != nil {
-		drainStart := time.Now()
-		want := before + uint64(acc)
-		for {
-			n, err := counter.count(ctx)
-			if err != nil {
-				return err
-			}
-			if n >= want {
-				break
-			}
-			if time.Since(drainStart) > 5*time.Minute {
-				return fmt.Errorf("after 5 minutes ClickHouse holds %d of the %d accepted items", n-before, acc)
-			}
-			time.Sleep(100 * time.Millisecond)
+// waitDrained waits until the events table holds before+acc items and
+// returns how long that took.
+func waitDrained(ctx context.Context, counter *eventCounter, before uint64, acc int64) (time.Duration, error) {
+	drainStart := time.Now()
+	want := before + uint64(acc)
+	for {
+		n, err := counter.count(ctx)
+		if err != nil {
+			return 0, err
 		}
-		drain := time.Since(drainStart)
-		e2e := float64(acc) / (elapsed + drain).Seconds()
-		fmt.Fprintf(out, "  every accepted item was in ClickHouse %.1f s after the run: %.0f items/s end to end\n", drain.Seconds(), e2e)
-		figs = append(figs, figure{"ingest", *label, "drain_s", drain.Seconds()}, figure{"ingest", *label, "end_to_end_items_per_s", e2e})
+		if n >= want {
+			break
+		}
+		if time.Since(drainStart) > 5*time.Minute {
+			return 0, fmt.Errorf("after 5 minutes ClickHouse holds %d of the %d accepted items", n-before, acc)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	// CPU from the start of the warm-up until every item was stored (or
-	// the run's end without -clickhouse): all the work the items cost.
-	figs = append(figs, cpu.figures(out, *label, acc)...)
-	return recorder{*outPath}.record(figs...)
+	return time.Since(drainStart), nil
 }
 
 // lastFigure returns the last value recorded in the results file for
