@@ -38,82 +38,12 @@ func runHostile(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("-keys needs two keys")
 	}
 	normalKey, hostileKey := strings.TrimSpace(k[0]), strings.TrimSpace(k[1])
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
-
-	gz := func(b []byte) []byte {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		_, _ = zw.Write(b)
-		_ = zw.Close()
-		return buf.Bytes()
-	}
-	bomb := gz([]byte(`{"items":[` + strings.TrimSuffix(strings.Repeat("{},", (1<<20-12)/3), ",") + `]}`))
-	empty := gz([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[` + strings.TrimSuffix(strings.Repeat("{},", (1<<20-60)/3), ",") + `]}]}]}`))
-	post := func(ctx context.Context, path, key string, body []byte, gzipped bool) (int, time.Duration, error) {
-		req, err := http.NewRequestWithContext(ctx, "POST", *endpoint+path, bytes.NewReader(body))
-		if err != nil {
-			return 0, 0, err
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		if gzipped {
-			req.Header.Set("Content-Encoding", "gzip")
-		}
-		start := time.Now()
-		res, err := hc.Do(req)
-		if err != nil {
-			return 0, 0, err
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		return res.StatusCode, time.Since(start), nil
-	}
-
-	// normal posts batches of 100 valid items from 4 workers for d and
-	// returns the request latencies.
-	var seq atomic.Int64
-	normal := func(ctx context.Context, d time.Duration) ([]time.Duration, int, error) {
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		var mu sync.Mutex
-		var lat []time.Duration
-		var bad int
-		var wg sync.WaitGroup
-		for w := 0; w < 4; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for ctx.Err() == nil {
-					var b strings.Builder
-					b.WriteString(`{"items":[`)
-					ts := time.Now().UTC().Format(time.RFC3339Nano)
-					for i := 0; i < 100; i++ {
-						if i > 0 {
-							b.WriteByte(',')
-						}
-						fmt.Fprintf(&b, `{"id":"h%d","timestamp":%q,"session_id":"s","method":"tools/call","name":"search","duration_ms":12}`, seq.Add(1), ts)
-					}
-					b.WriteString(`]}`)
-					code, took, err := post(ctx, "/v1/ingest", normalKey, []byte(b.String()), false)
-					if err != nil {
-						continue // the run ended
-					}
-					mu.Lock()
-					if code == http.StatusAccepted {
-						lat = append(lat, took)
-					} else {
-						bad++
-					}
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		return lat, bad, nil
-	}
+	h := &hostileClient{endpoint: *endpoint, hc: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}}
+	bomb := gzipBest([]byte(`{"items":[` + strings.TrimSuffix(strings.Repeat("{},", (1<<20-12)/3), ",") + `]}`))
+	empty := gzipBest([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[` + strings.TrimSuffix(strings.Repeat("{},", (1<<20-60)/3), ",") + `]}]}]}`))
 
 	fmt.Fprintf(out, "hostile: normal ingest alone for %v\n", *duration)
-	base, baseBad, err := normal(ctx, *duration)
+	base, baseBad, err := h.normal(ctx, normalKey, *duration)
 	if err != nil {
 		return err
 	}
@@ -123,10 +53,6 @@ func runHostile(ctx context.Context, args []string, out io.Writer) error {
 	defer cancel()
 	rss := startRSSSampler(runCtx, *pid)
 	var statuses sync.Map // status -> *atomic.Int64
-	count := func(code int) {
-		v, _ := statuses.LoadOrStore(code, new(atomic.Int64))
-		v.(*atomic.Int64).Add(1)
-	}
 	var wg sync.WaitGroup
 	for i := 0; i < *bombs+*spans; i++ {
 		path, body := "/v1/ingest", bomb
@@ -136,31 +62,17 @@ func runHostile(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for runCtx.Err() == nil {
-				if code, _, err := post(runCtx, path, hostileKey, body, true); err == nil {
-					count(code)
-				}
-			}
+			h.attack(runCtx, path, hostileKey, body, &statuses)
 		}()
 	}
-	loaded, loadedBad, err := normal(ctx, *duration)
+	loaded, loadedBad, err := h.normal(ctx, normalKey, *duration)
 	cancel()
 	wg.Wait()
 	if err != nil {
 		return err
 	}
 	peak := rss.wait() / 1024
-	var fiveXX, total int64
-	var parts []string
-	statuses.Range(func(k, v any) bool {
-		n := v.(*atomic.Int64).Load()
-		total += n
-		if c := k.(int); c >= 500 && c != http.StatusServiceUnavailable {
-			fiveXX += n
-		}
-		parts = append(parts, fmt.Sprintf("%d: %d", k.(int), n))
-		return true
-	})
+	total, fiveXX, parts := countStatuses(&statuses)
 	p99a, p99b := percentile(base, 99), percentile(loaded, 99)
 	ratio := float64(p99b) / float64(max(p99a, time.Microsecond))
 	fmt.Fprintf(out, "  hostile answers: %d (%s); 5xx other than 503: %d (goal 0)\n", total, strings.Join(parts, ", "), fiveXX)
@@ -176,4 +88,115 @@ func runHostile(ctx context.Context, args []string, out io.Writer) error {
 		figure{"hostile", "5xx other than 503", "count", float64(fiveXX)},
 		figure{"hostile", "service peak rss", "rss_mib", peak},
 	)
+}
+
+// gzipBest is b compressed with gzip at its best compression.
+func gzipBest(b []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// hostileClient posts the hostile run's requests to the service.
+type hostileClient struct {
+	endpoint string
+	hc       *http.Client
+	seq      atomic.Int64 // the normal items' ids
+}
+
+// post posts body to path with key and returns the answer's status and
+// how long it took.
+func (h *hostileClient) post(ctx context.Context, path, key string, body []byte, gzipped bool) (int, time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", h.endpoint+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	if gzipped {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	start := time.Now()
+	res, err := h.hc.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode, time.Since(start), nil
+}
+
+// normal posts batches of 100 valid items from 4 workers for d and
+// returns the request latencies.
+func (h *hostileClient) normal(ctx context.Context, key string, d time.Duration) ([]time.Duration, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var mu sync.Mutex
+	var lat []time.Duration
+	var bad int
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				code, took, err := h.post(ctx, "/v1/ingest", key, h.normalBatch(), false)
+				if err != nil {
+					continue // the run ended
+				}
+				mu.Lock()
+				if code == http.StatusAccepted {
+					lat = append(lat, took)
+				} else {
+					bad++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return lat, bad, nil
+}
+
+// normalBatch is a body of 100 valid items.
+func (h *hostileClient) normalBatch() []byte {
+	var b strings.Builder
+	b.WriteString(`{"items":[`)
+	ts := time.Now().UTC().Format(time.RFC3339Nano)
+	for i := 0; i < 100; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"h%d","timestamp":%q,"session_id":"s","method":"tools/call","name":"search","duration_ms":12}`, h.seq.Add(1), ts)
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+// attack posts the gzipped body to path with key until ctx ends, counting
+// the answers' statuses in statuses (status -> *atomic.Int64).
+func (h *hostileClient) attack(ctx context.Context, path, key string, body []byte, statuses *sync.Map) {
+	for ctx.Err() == nil {
+		if code, _, err := h.post(ctx, path, key, body, true); err == nil {
+			v, _ := statuses.LoadOrStore(code, new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+		}
+	}
+}
+
+// countStatuses sums the statuses counted by attack: all, the 5xx other
+// than 503, and one "status: count" part per status.
+func countStatuses(statuses *sync.Map) (total, fiveXX int64, parts []string) {
+	statuses.Range(func(k, v any) bool {
+		n := v.(*atomic.Int64).Load()
+		total += n
+		if c := k.(int); c >= 500 && c != http.StatusServiceUnavailable {
+			fiveXX += n
+		}
+		parts = append(parts, fmt.Sprintf("%d: %d", k.(int), n))
+		return true
+	})
+	return total, fiveXX, parts
 }
