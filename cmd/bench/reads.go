@@ -72,82 +72,116 @@ func runReads(ctx context.Context, args []string, out io.Writer) error {
 	api := &apiClient{base: strings.TrimRight(*endpoint, "/"), token: *token,
 		hc: &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{DisableCompression: true}}}
 	today := analytics.UTCDay(time.Now())
-	var figs []figure
+	rt := readTimer{api: api, conn: conn, reps: *reps, rawReps: *rawReps}
 	fmt.Fprintf(out, "\nreads of MCP %s: HTTP p50/p95 over %d requests, raw aggregate over events p50/p95 over %d runs\n", *mcp, *reps, *rawReps)
 	fmt.Fprintf(out, "%-12s %6s %10s %10s %10s %10s %9s\n", "endpoint", "range", "HTTP p50", "HTTP p95", "raw p50", "raw p95", "raw/HTTP")
+	var figs []figure
 	for _, rangeDays := range []int{7, 90, 365} {
-		from := today.AddDate(0, 0, -(rangeDays - 1))
-		q := url.Values{"from": {from.Format(analytics.DateLayout)}, "to": {today.Format(analytics.DateLayout)}}.Encode()
-		paths := map[string]string{
-			"overview":    "/v1/mcps/" + *mcp + "/overview?" + q,
-			"tools":       "/v1/mcps/" + *mcp + "/tools?" + q,
-			"tool detail": "/v1/mcps/" + *mcp + "/tools/" + url.PathEscape(*tool) + "?" + q,
-			"insights":    "/v1/mcps/" + *mcp + "/insights?" + q,
-			"sessions":    "/v1/mcps/" + *mcp + "/sessions?" + q,
+		f, err := rt.endpoints(ctx, out, *db, *mcp, *tool, today, rangeDays)
+		if err != nil {
+			return err
 		}
-		raws := rawQueries(*db, *mcp, *tool, from, today.AddDate(0, 0, 1))
-		if err := checkCalls(ctx, api, conn, paths["overview"], *db, *mcp, from, today.AddDate(0, 0, 1)); err != nil {
-			return fmt.Errorf("%dd: %w", rangeDays, err)
-		}
-		for _, ep := range readEndpoints {
-			httpTimes, err := timeN(*reps, func() error {
-				_, err := api.do(ctx, "GET", paths[ep], nil, nil, 200)
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("%s %dd: %w", ep, rangeDays, err)
-			}
-			rawTimes, err := timeN(*rawReps, func() error { return runRaw(ctx, conn, raws[ep]) })
-			if err != nil {
-				return fmt.Errorf("raw %s %dd: %w", ep, rangeDays, err)
-			}
-			h50, h95 := percentile(httpTimes, 50), percentile(httpTimes, 95)
-			r50, r95 := percentile(rawTimes, 50), percentile(rawTimes, 95)
-			ratio := ms(r50) / max(ms(h50), 0.001)
-			name := fmt.Sprintf("%s %dd", ep, rangeDays)
-			fmt.Fprintf(out, "%-12s %5dd %7.1f ms %7.1f ms %7.0f ms %7.0f ms %8.1fx\n", ep, rangeDays, ms(h50), ms(h95), ms(r50), ms(r95), ratio)
-			figs = append(figs,
-				figure{"reads", name, "http_p50_ms", ms(h50)}, figure{"reads", name, "http_p95_ms", ms(h95)},
-				figure{"reads", name, "raw_p50_ms", ms(r50)}, figure{"reads", name, "raw_p95_ms", ms(r95)},
-				figure{"reads", name, "ratio", ratio})
-		}
+		figs = append(figs, f...)
 	}
 	analyst, err := analystReads(ctx, api, conn, *db, *mcp, today)
 	if err != nil {
 		return err
 	}
 	for _, a := range analyst {
-		httpTimes, err := timeN(*reps, func() error {
-			_, err := api.do(ctx, "GET", a.path, nil, nil, 200)
+		t, err := rt.measure(ctx, a.name, a.path, a.raw)
+		if err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", a.name, err)
 		}
-		rawTimes, err := timeN(*rawReps, func() error { return runRaw(ctx, conn, a.raw) })
-		if err != nil {
-			return fmt.Errorf("raw %s: %w", a.name, err)
-		}
-		h50, h95 := percentile(httpTimes, 50), percentile(httpTimes, 95)
-		r50, r95 := percentile(rawTimes, 50), percentile(rawTimes, 95)
-		ratio := ms(r50) / max(ms(h50), 0.001)
-		fmt.Fprintf(out, "%-26s %7.1f ms %7.1f ms %7.0f ms %7.0f ms %8.1fx\n", a.name, ms(h50), ms(h95), ms(r50), ms(r95), ratio)
-		figs = append(figs,
-			figure{"reads", a.name, "http_p50_ms", ms(h50)}, figure{"reads", a.name, "http_p95_ms", ms(h95)},
-			figure{"reads", a.name, "raw_p50_ms", ms(r50)}, figure{"reads", a.name, "raw_p95_ms", ms(r95)},
-			figure{"reads", a.name, "ratio", ratio})
+		fmt.Fprintf(out, "%-26s %7.1f ms %7.1f ms %7.0f ms %7.0f ms %8.1fx\n", a.name, ms(t.h50), ms(t.h95), ms(t.r50), ms(t.r95), t.ratio)
+		figs = append(figs, t.figures(a.name)...)
 	}
 	mcpFigs, err := mcpReads(ctx, api, *mcp, *tool, today, *reps, out)
 	if err != nil {
 		return err
 	}
 	figs = append(figs, mcpFigs...)
-	var n uint64
-	if err := conn.QueryRow(ctx, "SELECT count() FROM "+*db+".events WHERE mcp_id = ?", *mcp).Scan(&n); err == nil {
-		fmt.Fprintf(out, "the MCP holds %d events\n", n)
-		figs = append(figs, figure{"reads", "history", "mcp_events", float64(n)})
-	}
+	figs = append(figs, historyFigures(ctx, out, conn, *db, *mcp)...)
 	return recorder{*outPath}.record(figs...)
+}
+
+// historyFigures prints and returns the count of the MCP's events (none
+// when the count fails).
+func historyFigures(ctx context.Context, out io.Writer, conn driver.Conn, db, mcp string) []figure {
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM "+db+".events WHERE mcp_id = ?", mcp).Scan(&n); err != nil {
+		return nil
+	}
+	fmt.Fprintf(out, "the MCP holds %d events\n", n)
+	return []figure{{"reads", "history", "mcp_events", float64(n)}}
+}
+
+// readTimer times reads through HTTP and their raw aggregates.
+type readTimer struct {
+	api           *apiClient
+	conn          driver.Conn
+	reps, rawReps int
+}
+
+// readTimes are the medians and 95th percentiles of a read through HTTP
+// and of its raw aggregate, and the ratio of the medians (raw / HTTP).
+type readTimes struct {
+	h50, h95, r50, r95 time.Duration
+	ratio              float64
+}
+
+// measure times the HTTP read of path and the raw statements; label names
+// the read in errors.
+func (rt readTimer) measure(ctx context.Context, label, path string, raw []string) (readTimes, error) {
+	httpTimes, err := timeN(rt.reps, func() error {
+		_, err := rt.api.do(ctx, "GET", path, nil, nil, 200)
+		return err
+	})
+	if err != nil {
+		return readTimes{}, fmt.Errorf("%s: %w", label, err)
+	}
+	rawTimes, err := timeN(rt.rawReps, func() error { return runRaw(ctx, rt.conn, raw) })
+	if err != nil {
+		return readTimes{}, fmt.Errorf("raw %s: %w", label, err)
+	}
+	t := readTimes{h50: percentile(httpTimes, 50), h95: percentile(httpTimes, 95), r50: percentile(rawTimes, 50), r95: percentile(rawTimes, 95)}
+	t.ratio = ms(t.r50) / max(ms(t.h50), 0.001)
+	return t, nil
+}
+
+// figures are t's figures under name.
+func (t readTimes) figures(name string) []figure {
+	return []figure{
+		{"reads", name, "http_p50_ms", ms(t.h50)}, {"reads", name, "http_p95_ms", ms(t.h95)},
+		{"reads", name, "raw_p50_ms", ms(t.r50)}, {"reads", name, "raw_p95_ms", ms(t.r95)},
+		{"reads", name, "ratio", t.ratio}}
+}
+
+// endpoints times every read endpoint over the rangeDays days ending today.
+func (rt readTimer) endpoints(ctx context.Context, out io.Writer, db, mcp, tool string, today time.Time, rangeDays int) ([]figure, error) {
+	from := today.AddDate(0, 0, -(rangeDays - 1))
+	q := url.Values{"from": {from.Format(analytics.DateLayout)}, "to": {today.Format(analytics.DateLayout)}}.Encode()
+	paths := map[string]string{
+		"overview":    "/v1/mcps/" + mcp + "/overview?" + q,
+		"tools":       "/v1/mcps/" + mcp + "/tools?" + q,
+		"tool detail": "/v1/mcps/" + mcp + "/tools/" + url.PathEscape(tool) + "?" + q,
+		"insights":    "/v1/mcps/" + mcp + "/insights?" + q,
+		"sessions":    "/v1/mcps/" + mcp + "/sessions?" + q,
+	}
+	raws := rawQueries(db, mcp, tool, from, today.AddDate(0, 0, 1))
+	if err := checkCalls(ctx, rt.api, rt.conn, paths["overview"], db, mcp, from, today.AddDate(0, 0, 1)); err != nil {
+		return nil, fmt.Errorf("%dd: %w", rangeDays, err)
+	}
+	var figs []figure
+	for _, ep := range readEndpoints {
+		name := fmt.Sprintf("%s %dd", ep, rangeDays)
+		t, err := rt.measure(ctx, name, paths[ep], raws[ep])
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "%-12s %5dd %7.1f ms %7.1f ms %7.0f ms %7.0f ms %8.1fx\n", ep, rangeDays, ms(t.h50), ms(t.h95), ms(t.r50), ms(t.r95), t.ratio)
+		figs = append(figs, t.figures(name)...)
+	}
+	return figs, nil
 }
 
 // checkCalls compares the overview's calls with a count of the raw rows,
