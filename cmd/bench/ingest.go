@@ -54,7 +54,7 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	clients, err := ingestClients(*endpoint, *keys, *conns)
+	clients, err := openClients(*endpoint, *keys, *conns, time.Minute)
 	defer closeClients(clients)
 	if err != nil {
 		return err
@@ -104,12 +104,13 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 	return recorder{*outPath}.record(figs...)
 }
 
-// ingestClients opens one client per ingest key of the comma-separated
-// keys, over one HTTP client of conns connections. On an error it returns
-// the clients opened so far, for closeClients.
-func ingestClients(endpoint, keys string, conns int) ([]*client.Client, error) {
+// openClients opens one client per ingest key of the comma-separated
+// keys, over one HTTP client of conns connections closed after idle (0:
+// never). On an error it returns the clients opened so far, for
+// closeClients.
+func openClients(endpoint, keys string, conns int, idle time.Duration) ([]*client.Client, error) {
 	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
-		MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true, IdleConnTimeout: time.Minute,
+		MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true, IdleConnTimeout: idle,
 	}}
 	var clients []*client.Client
 	for _, k := range strings.Split(keys, ",") {

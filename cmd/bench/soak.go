@@ -49,17 +49,10 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 		}
 		*target = full / 2
 	}
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
-		MaxIdleConnsPerHost: *conns, MaxConnsPerHost: *conns, DisableCompression: true,
-	}}
-	var clients []*client.Client
-	for _, k := range strings.Split(*keys, ",") {
-		c, err := client.New(client.Options{Endpoint: *endpoint, Key: strings.TrimSpace(k), HTTPClient: hc, MaxRetries: 3})
-		if err != nil {
-			return err
-		}
-		defer c.Close(context.Background())
-		clients = append(clients, c)
+	clients, err := openClients(*endpoint, *keys, *conns, 0)
+	defer closeClients(clients)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "soak: %.0f items/s over %d connections for %v; a sample every %v\n", *target, *conns, *duration, *every)
 	fmt.Fprintf(out, "  %8s %12s %10s %9s %11s %11s %12s %11s\n", "elapsed", "accepted", "items/s", "RSS MiB", "exact ids", "exact MiB", "filter ids", "filter MiB")
@@ -75,32 +68,13 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 		go func() {
 			defer wg.Done()
 			g := newGenerator(uint64(1000+w), fmt.Sprintf("%s-w%d-", prefix, w))
-			c := clients[w%len(clients)]
-			items := make([]analytics.Item, 0, *batch)
-			for limiter.Wait(runCtx) == nil {
-				items = g.batch(items, *batch, time.Now())
-				res, err := c.Send(runCtx, items)
-				if err != nil {
-					if runCtx.Err() == nil {
-						failed.Add(1)
-					}
-					continue
-				}
-				accepted.Add(int64(res.Accepted))
-			}
+			soakWorker(runCtx, limiter, g, clients[w%len(clients)], *batch, &accepted, &failed)
 		}()
 	}
 	start := time.Now()
 	var samples []soakSample
 	sample := func() {
-		s := soakSample{at: time.Since(start), accepted: accepted.Load()}
-		s.rssMiB, _ = procStatusKiB(*pid, "VmRSS")
-		s.rssMiB /= 1024
-		s.gauges, _ = scrapeGauges(ctx, *endpoint+"/metrics", "telemetry_dedup_")
-		samples = append(samples, s)
-		fmt.Fprintf(out, "  %7.0fs %12d %10.0f %9.0f %11.0f %11.1f %12.0f %11.1f\n", s.at.Seconds(), s.accepted,
-			float64(s.accepted)/max(s.at.Seconds(), 1e-9), s.rssMiB, s.gauges["telemetry_dedup_exact_ids"],
-			s.gauges["telemetry_dedup_exact_bytes"]/(1<<20), s.gauges["telemetry_dedup_filter_ids"], s.gauges["telemetry_dedup_filter_bytes"]/(1<<20))
+		samples = append(samples, takeSoakSample(ctx, out, *endpoint, *pid, start, accepted.Load()))
 	}
 	sample()
 	tick := time.NewTicker(*every)
@@ -120,9 +94,64 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 	for _, s := range samples {
 		peak = max(peak, s.rssMiB)
 	}
-	// The trend: the least-squares slope of RSS per minute over the second
-	// half of the run (the first half includes the exact table filling
-	// up), so that the collector's sawtooth does not decide it.
+	trend := rssTrend(samples)
+	fmt.Fprintf(out, "  %d items accepted (%d failed requests): %.0f items/s; RSS peak %.0f MiB, %+.1f MiB/min over the second half\n",
+		last.accepted, failed.Load(), float64(last.accepted)/last.at.Seconds(), peak, trend)
+	return recorder{*outPath}.record(soakFigures(last, peak, trend, *target, failed.Load())...)
+}
+
+
+// soakFigures are the soak's figures: its last sample, the peak RSS and
+// its trend, the target rate and the failed requests.
+func soakFigures(last soakSample, peak, trend, target float64, failed int64) []figure {
+	return []figure{
+		{"soak", "soak", "minutes", last.at.Minutes()},
+		{"soak", "soak", "items_per_s", float64(last.accepted) / last.at.Seconds()},
+		{"soak", "soak", "target_items_per_s", target},
+		{"soak", "soak", "items", float64(last.accepted)},
+		{"soak", "soak", "rss_peak_mib", peak},
+		{"soak", "soak", "rss_trend_mib_per_min", trend},
+		{"soak", "soak", "exact_ids", last.gauges["telemetry_dedup_exact_ids"]},
+		{"soak", "soak", "filter_mib", (last.gauges["telemetry_dedup_exact_bytes"] + last.gauges["telemetry_dedup_filter_bytes"]) / (1 << 20)},
+		{"soak", "soak", "unverified", last.gauges["telemetry_dedup_unverified_total"]},
+		{"soak", "soak", "failed_requests", float64(failed)},
+	}
+}
+
+// soakWorker posts batches of g's items through c at the limiter's pace
+// until runCtx ends.
+func soakWorker(runCtx context.Context, limiter *rate.Limiter, g *generator, c *client.Client, batch int, accepted, failed *atomic.Int64) {
+	items := make([]analytics.Item, 0, batch)
+	for limiter.Wait(runCtx) == nil {
+		items = g.batch(items, batch, time.Now())
+		res, err := c.Send(runCtx, items)
+		if err != nil {
+			if runCtx.Err() == nil {
+				failed.Add(1)
+			}
+			continue
+		}
+		accepted.Add(int64(res.Accepted))
+	}
+}
+
+// takeSoakSample samples the service's RSS and duplicate-filter gauges
+// and prints the sample.
+func takeSoakSample(ctx context.Context, out io.Writer, endpoint string, pid int, start time.Time, accepted int64) soakSample {
+	s := soakSample{at: time.Since(start), accepted: accepted}
+	s.rssMiB, _ = procStatusKiB(pid, "VmRSS")
+	s.rssMiB /= 1024
+	s.gauges, _ = scrapeGauges(ctx, endpoint+"/metrics", "telemetry_dedup_")
+	fmt.Fprintf(out, "  %7.0fs %12d %10.0f %9.0f %11.0f %11.1f %12.0f %11.1f\n", s.at.Seconds(), s.accepted,
+		float64(s.accepted)/max(s.at.Seconds(), 1e-9), s.rssMiB, s.gauges["telemetry_dedup_exact_ids"],
+		s.gauges["telemetry_dedup_exact_bytes"]/(1<<20), s.gauges["telemetry_dedup_filter_ids"], s.gauges["telemetry_dedup_filter_bytes"]/(1<<20))
+	return s
+}
+
+// rssTrend is the least-squares slope of RSS per minute over the second
+// half of the run (the first half includes the exact table filling up),
+// so that the collector's sawtooth does not decide it.
+func rssTrend(samples []soakSample) float64 {
 	var n, sx, sy, sxx, sxy float64
 	for _, s := range samples[len(samples)/2:] {
 		x := s.at.Minutes()
@@ -132,20 +161,7 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 	if d := n*sxx - sx*sx; d > 0 {
 		trend = (n*sxy - sx*sy) / d
 	}
-	fmt.Fprintf(out, "  %d items accepted (%d failed requests): %.0f items/s; RSS peak %.0f MiB, %+.1f MiB/min over the second half\n",
-		last.accepted, failed.Load(), float64(last.accepted)/last.at.Seconds(), peak, trend)
-	return recorder{*outPath}.record(
-		figure{"soak", "soak", "minutes", last.at.Minutes()},
-		figure{"soak", "soak", "items_per_s", float64(last.accepted) / last.at.Seconds()},
-		figure{"soak", "soak", "target_items_per_s", *target},
-		figure{"soak", "soak", "items", float64(last.accepted)},
-		figure{"soak", "soak", "rss_peak_mib", peak},
-		figure{"soak", "soak", "rss_trend_mib_per_min", trend},
-		figure{"soak", "soak", "exact_ids", last.gauges["telemetry_dedup_exact_ids"]},
-		figure{"soak", "soak", "filter_mib", (last.gauges["telemetry_dedup_exact_bytes"] + last.gauges["telemetry_dedup_filter_bytes"]) / (1 << 20)},
-		figure{"soak", "soak", "unverified", last.gauges["telemetry_dedup_unverified_total"]},
-		figure{"soak", "soak", "failed_requests", float64(failed.Load())},
-	)
+	return trend
 }
 
 type soakSample struct {
