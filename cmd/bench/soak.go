@@ -100,7 +100,6 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 	return recorder{*outPath}.record(soakFigures(last, peak, trend, *target, failed.Load())...)
 }
 
-
 // soakFigures are the soak's figures: its last sample, the peak RSS and
 // its trend, the target rate and the failed requests.
 func soakFigures(last soakSample, peak, trend, target float64, failed int64) []figure {
