@@ -46,15 +46,7 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 		if *addr == "" {
 			return errors.New("-big-attribute needs -clickhouse")
 		}
-		store, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{*addr}, Database: *db})
-		if err != nil {
-			return err
-		}
-		err = store.Sink.InsertRows(ctx, []analytics.StoredRow{{AccountID: "bench", MCPID: *mcp, Node: "bench", ReceivedAt: time.Now().UTC(),
-			Item: analytics.Item{ID: fmt.Sprintf("big-%d", time.Now().UnixNano()), Timestamp: from, SessionID: "big", Method: "tools/call",
-				Name: "big", Status: analytics.StatusOK, Attributes: map[string]string{"big": strings.Repeat("x", 512<<10)}}}})
-		store.Close()
-		if err != nil {
+		if err := storeBigItem(ctx, *addr, *db, *mcp, from); err != nil {
 			return err
 		}
 		formats, suffix = []string{"ndjson"}, ", 512 KiB attribute"
@@ -67,36 +59,12 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 		sctx, stop := context.WithCancel(ctx)
 		rss := startRSSSampler(sctx, *pid)
 		t0 := time.Now()
-		res, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
-		if err != nil {
-			stop()
-			return err
-		}
-		if res.StatusCode != 200 {
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			stop()
-			return fmt.Errorf("export: %d %s", res.StatusCode, b)
-		}
-		var lines, bytesRead int64
-		buf := make([]byte, 256<<10)
-		br := bufio.NewReaderSize(res.Body, 256<<10)
-		for {
-			n, err := br.Read(buf)
-			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
-			bytesRead += int64(n)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				res.Body.Close()
-				stop()
-				return fmt.Errorf("export %s: after %d bytes: %w", format, bytesRead, err)
-			}
-		}
-		res.Body.Close()
+		lines, bytesRead, err := readExport(req, format)
 		elapsed := time.Since(t0)
 		stop()
+		if err != nil {
+			return err
+		}
 		peak := rss.wait() / 1024
 		rows := lines
 		if format == "csv" {
@@ -112,14 +80,7 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 		figs = append(figs, figure{"export", name, "rows", float64(rows)}, figure{"export", name, "rows_per_s", rate},
 			figure{"export", name, "mib_per_s", float64(bytesRead) / (1 << 20) / elapsed.Seconds()}, figure{"export", name, "rss_mib", peak})
 		if *addr != "" {
-			conn, err := openCH(ctx, *addr)
-			if err != nil {
-				return err
-			}
-			var n uint64
-			q := "SELECT count() FROM " + *db + ".events WHERE mcp_id = ? AND ts >= " + timeLit(from) + " AND ts < " + timeLit(today.AddDate(0, 0, 1))
-			err = conn.QueryRow(ctx, q, *mcp).Scan(&n)
-			conn.Close()
+			n, err := countEvents(ctx, *addr, *db, *mcp, from, today.AddDate(0, 0, 1))
 			if err != nil {
 				return err
 			}
@@ -129,4 +90,58 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	return recorder{*outPath}.record(figs...)
+}
+
+// storeBigItem stores straight into ClickHouse an item of the MCP mcp at
+// from with a 512 KiB attribute.
+func storeBigItem(ctx context.Context, addr, db, mcp string, from time.Time) error {
+	store, err := clickhouse.Open(ctx, clickhouse.Config{Addr: []string{addr}, Database: db})
+	if err != nil {
+		return err
+	}
+	err = store.Sink.InsertRows(ctx, []analytics.StoredRow{{AccountID: "bench", MCPID: mcp, Node: "bench", ReceivedAt: time.Now().UTC(),
+		Item: analytics.Item{ID: fmt.Sprintf("big-%d", time.Now().UnixNano()), Timestamp: from, SessionID: "big", Method: "tools/call",
+			Name: "big", Status: analytics.StatusOK, Attributes: map[string]string{"big": strings.Repeat("x", 512<<10)}}}})
+	store.Close()
+	return err
+}
+
+// readExport sends the export request req and reads its answer to the
+// end, counting its lines and bytes.
+func readExport(req *http.Request, format string) (lines, bytesRead int64, err error) {
+	res, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		b, _ := io.ReadAll(res.Body)
+		return 0, 0, fmt.Errorf("export: %d %s", res.StatusCode, b)
+	}
+	buf := make([]byte, 256<<10)
+	br := bufio.NewReaderSize(res.Body, 256<<10)
+	for {
+		n, err := br.Read(buf)
+		lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
+		bytesRead += int64(n)
+		if err == io.EOF {
+			return lines, bytesRead, nil
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("export %s: after %d bytes: %w", format, bytesRead, err)
+		}
+	}
+}
+
+// countEvents counts the events of the MCP mcp in [from, to).
+func countEvents(ctx context.Context, addr, db, mcp string, from, to time.Time) (uint64, error) {
+	conn, err := openCH(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	var n uint64
+	q := "SELECT count() FROM " + db + ".events WHERE mcp_id = ? AND ts >= " + timeLit(from) + " AND ts < " + timeLit(to)
+	err = conn.QueryRow(ctx, q, mcp).Scan(&n)
+	return n, err
 }
