@@ -44,37 +44,14 @@ func runRedaction(ctx context.Context, args []string, out io.Writer) error {
 	}
 	base := strings.TrimRight(*endpoint, "/")
 	setRedaction := func(on bool, patterns []string) error {
-		body, _ := json.Marshal(map[string]any{"redaction": map[string]any{"enabled": on, "patterns": patterns}})
-		req, _ := http.NewRequestWithContext(ctx, "PATCH", base+"/v1/mcps/"+*mcp, bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+*token)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			return fmt.Errorf("PATCH redaction: %d %s", res.StatusCode, b)
-		}
-		time.Sleep(2500 * time.Millisecond) // auth.key_cache_ttl
-		return nil
+		return patchRedaction(ctx, base, *mcp, *token, on, patterns)
 	}
 	shapes := []struct{ name, text string }{
 		{"run of a's", strings.Repeat("a", 4000)},
 		{"digits and spaces", strings.Repeat("4 ", 2000)},
 		{"ordinary text", strings.Repeat("upstream timed out calling https://api.example.com/v1/search for Zed ", 50)},
 	}
-	cpu := func() (time.Duration, error) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", *pid))
-		if err != nil {
-			return 0, err
-		}
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		return time.Duration(ut+st) * 10 * time.Millisecond, nil // USER_HZ = 100
-	}
+	cpu := func() (time.Duration, error) { return processCPU(*pid) }
 	var figs []figure
 	worst := 0.0
 	for _, mode := range []struct {
@@ -86,29 +63,14 @@ func runRedaction(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		for _, sh := range shapes {
-			now := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339Nano)
-			var items []map[string]any
-			for i := 0; i < 250; i++ {
-				items = append(items, map[string]any{"timestamp": now, "session_id": "s-red", "method": "tools/call", "name": "t",
-					"error_message": sh.text})
-			}
-			body, _ := json.Marshal(map[string]any{"items": items})
-			statuses := map[int]int{}
+			body := redactionBody(sh.text)
 			c0, err := cpu()
 			if err != nil {
 				return err
 			}
-			for i := 0; i < *n; i++ {
-				req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/ingest", bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+*key)
-				req.Header.Set("Content-Type", "application/json")
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					return err
-				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				statuses[res.StatusCode]++
+			statuses, err := postN(ctx, base+"/v1/ingest", *key, body, *n)
+			if err != nil {
+				return err
 			}
 			c1, err := cpu()
 			if err != nil {
@@ -129,4 +91,67 @@ func runRedaction(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	return recorder{*outPath}.record(figs...)
+}
+
+// patchRedaction sets the redaction of the MCP mcp, then waits for the
+// service's key cache to expire (auth.key_cache_ttl).
+func patchRedaction(ctx context.Context, base, mcp, token string, on bool, patterns []string) error {
+	body, _ := json.Marshal(map[string]any{"redaction": map[string]any{"enabled": on, "patterns": patterns}})
+	req, _ := http.NewRequestWithContext(ctx, "PATCH", base+"/v1/mcps/"+mcp, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		return fmt.Errorf("PATCH redaction: %d %s", res.StatusCode, b)
+	}
+	time.Sleep(2500 * time.Millisecond) // auth.key_cache_ttl
+	return nil
+}
+
+// processCPU is the CPU time (user and system) of the process pid.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil // USER_HZ = 100
+}
+
+// redactionBody is an ingest body of 250 items whose error message is text.
+func redactionBody(text string) []byte {
+	now := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339Nano)
+	var items []map[string]any
+	for i := 0; i < 250; i++ {
+		items = append(items, map[string]any{"timestamp": now, "session_id": "s-red", "method": "tools/call", "name": "t",
+			"error_message": text})
+	}
+	body, _ := json.Marshal(map[string]any{"items": items})
+	return body
+}
+
+// postN posts body to url with the ingest key n times and counts the
+// answers' statuses.
+func postN(ctx context.Context, url, key string, body []byte, n int) (map[int]int, error) {
+	statuses := map[int]int{}
+	for i := 0; i < n; i++ {
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		statuses[res.StatusCode]++
+	}
+	return statuses, nil
 }

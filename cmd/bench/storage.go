@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // runStorage prints and records the bytes on disk per stored item of the
@@ -28,39 +30,9 @@ func runStorage(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer conn.Close()
-	type table struct {
-		name        string
-		rows, bytes uint64
-	}
-	measure := func() ([]table, uint64, error) {
-		rows, err := conn.Query(ctx, `SELECT table, sum(rows), sum(bytes_on_disk) FROM system.parts
-			WHERE database = ? AND active GROUP BY table ORDER BY table`, *db)
-		if err != nil {
-			return nil, 0, err
-		}
-		defer rows.Close()
-		var ts []table
-		var items uint64
-		for rows.Next() {
-			var t table
-			if err := rows.Scan(&t.name, &t.rows, &t.bytes); err != nil {
-				return nil, 0, err
-			}
-			if t.name == "events" {
-				items = t.rows
-			}
-			ts = append(ts, t)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, 0, err
-		}
-		if items == 0 {
-			return nil, 0, errors.New("no events stored: run the ingest part first")
-		}
-		return ts, items, nil
-	}
+	measure := func() ([]storedTable, uint64, error) { return storedTables(ctx, conn, *db) }
 	var figs []figure
-	report := func(metric, what string) ([]table, error) {
+	report := func(metric, what string) ([]storedTable, error) {
 		ts, items, err := measure()
 		if err != nil {
 			return nil, err
@@ -94,4 +66,40 @@ func runStorage(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	return recorder{*outPath}.record(figs...)
+}
+
+// storedTable is a table's rows and bytes on disk, over its active parts.
+type storedTable struct {
+	name        string
+	rows, bytes uint64
+}
+
+// storedTables measures every table of the database db and returns them
+// with the count of stored items (the events table's rows).
+func storedTables(ctx context.Context, conn driver.Conn, db string) ([]storedTable, uint64, error) {
+	rows, err := conn.Query(ctx, `SELECT table, sum(rows), sum(bytes_on_disk) FROM system.parts
+			WHERE database = ? AND active GROUP BY table ORDER BY table`, db)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var ts []storedTable
+	var items uint64
+	for rows.Next() {
+		var t storedTable
+		if err := rows.Scan(&t.name, &t.rows, &t.bytes); err != nil {
+			return nil, 0, err
+		}
+		if t.name == "events" {
+			items = t.rows
+		}
+		ts = append(ts, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	if items == 0 {
+		return nil, 0, errors.New("no events stored: run the ingest part first")
+	}
+	return ts, items, nil
 }
