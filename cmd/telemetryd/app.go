@@ -168,51 +168,16 @@ func (m *Main) Open(ctx context.Context) error {
 	if err := m.Connect(ctx); err != nil {
 		return err
 	}
-	if err := m.PG.Migrate(ctx); err != nil {
-		return fmt.Errorf("postgres migrations: %w", err)
-	}
-	// ClickHouse down is no reason not to start: ingest goes to the
-	// write-ahead log, reads answer 503, and Run migrates once it is back.
-	if err := m.CH.Migrator.Migrate(ctx); err != nil {
-		if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE {
-			return fmt.Errorf("clickhouse migrations: %w", err)
-		}
-		m.Log.Warn("ClickHouse is unavailable: serving ingest into the write-ahead log; reads answer 503 until it is back",
-			"error", err)
-	} else {
-		m.storeReady.Store(true)
+	if err := m.migrateAtStart(ctx); err != nil {
+		return err
 	}
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	ic := m.Config.Ingest
-	// The node id names this instance's log records in ClickHouse: it must
-	// be unique among the running instances.
-	release, err := m.PG.HoldNodeID(ctx, ic.NodeID, m.NodeIDWait)
-	if err != nil {
+	if err := m.openIngest(ctx); err != nil {
 		return err
 	}
-	m.closers = append(m.closers, release)
-	wl, err := wal.Open(ic.WALDir, wal.Options{SegmentBytes: ic.WALSegmentBytes, MaxBytes: ic.WALMaxBytes, Logger: m.Log})
-	if err != nil {
-		return fmt.Errorf("write-ahead log: %w", err)
-	}
-	m.WAL = wl
-	m.closers = append(m.closers, func() { _ = wl.Close() })
-	iopts := ingest.Options{
-		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, RefusedPerMinute: ic.RefusedPerMinute,
-		DedupWindow: ic.DedupWindow, DedupExactIDs: ic.DedupExactIDs, DedupFilterBytes: ic.DedupFilterMiB << 20,
-		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
-		Metrics:         ingest.NewMetrics(m.Registry, wl.Stats),
-		Sessions:        postgres.NewAutoSessions(m.PG),
-		RedactionBudget: ic.RedactionBudget,
-	}
-	if ic.SharedDedup {
-		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow, ic.PendingTTL), ic.CacheMaxIDs
-	}
-	iopts.Failpoint = killAtFailpoint(os.Getenv("TELEMETRY_TEST_FAILPOINT"))
-	m.Ingest = ingest.New(wl, m.CH.Sink, iopts)
-	ingest.RegisterDedupMetrics(m.Registry, m.Ingest.DedupStats)
 	a := m.Config.Auth
 	m.Keys = postgres.NewKeyService(m.PG, a.KeyCacheTTL)
 	m.Auth = postgres.NewAuthService(m.PG, accounts.AuthPolicy(a), m.Keys)
@@ -221,39 +186,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Members = postgres.NewMemberService(m.PG)
 	m.MCPs = postgres.NewMCPService(m.PG, m.Keys)
 	m.Deletions = postgres.NewDeletionService(m.PG)
-	key, err := secretKey(m.Config.Alerting)
-	if err != nil {
+	if err := m.openAlerting(); err != nil {
 		return err
-	}
-	box, err := alerting.NewSecretBox(key)
-	if err != nil {
-		return err
-	}
-	m.Channels = postgres.NewChannelService(m.PG, box)
-	notifiers, sending, err := buildNotifiers(m.Config.Alerting)
-	if err != nil {
-		return err
-	}
-	m.Channels.Sending = sending
-	outbox := postgres.NewOutboxStore(m.PG, box)
-	dc := m.Config.Alerting.Delivery
-	m.Outbox = &alerting.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,
-		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency}
-	if len(notifiers) > 0 {
-		m.Outbox.Metrics = jobmetrics.NewOutbox(m.Registry)
-	}
-	m.Tester = &alerting.ChannelTester{Store: outbox, Notifiers: notifiers, Timeout: dc.Timeout, BaseURL: m.Config.Server.BaseURL}
-	m.Rules = postgres.NewRuleService(m.PG)
-	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
-	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH.Reads, m.PG.TransitionConcurrency())
-	m.Evaluator.Budget = m.Config.Alerting.PassBudget
-	m.Inventory = postgres.NewInventoryService(m.PG)
-	m.Evaluator.Changes = m.Inventory
-	m.Inbox = postgres.NewInboxService(m.PG)
-	m.Notifications = postgres.NewNotificationService(m.PG)
-	if m.Registry != nil {
-		m.evalMetrics = jobmetrics.NewEvaluator(m.Registry)
-		m.jobMetrics = jobmetrics.NewJobs(m.Registry)
 	}
 	m.API = httpapi.New(httpapi.Options{
 		MCPServerHook: m.instrumentMCP,
@@ -302,6 +236,12 @@ func (m *Main) Open(ctx context.Context) error {
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
 	}
+	return m.listen()
+}
+
+// listen opens the API's listener, and the separate /metrics one when
+// metrics.addr is set.
+func (m *Main) listen() error {
 	ln, err := net.Listen("tcp", m.Config.Server.Addr)
 	if err != nil {
 		return err
@@ -314,6 +254,99 @@ func (m *Main) Open(ctx context.Context) error {
 		}
 		m.metricsListener = mln
 		m.closers = append(m.closers, func() { _ = mln.Close() })
+	}
+	return nil
+}
+
+// migrateAtStart applies the migrations of both databases. ClickHouse
+// down is no reason not to start: ingest goes to the write-ahead log,
+// reads answer 503, and Run migrates once it is back.
+func (m *Main) migrateAtStart(ctx context.Context) error {
+	if err := m.PG.Migrate(ctx); err != nil {
+		return fmt.Errorf("postgres migrations: %w", err)
+	}
+	if err := m.CH.Migrator.Migrate(ctx); err != nil {
+		if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE {
+			return fmt.Errorf("clickhouse migrations: %w", err)
+		}
+		m.Log.Warn("ClickHouse is unavailable: serving ingest into the write-ahead log; reads answer 503 until it is back",
+			"error", err)
+	} else {
+		m.storeReady.Store(true)
+	}
+	return nil
+}
+
+// openIngest holds the node id, opens the write-ahead log and builds the
+// ingest pipeline.
+func (m *Main) openIngest(ctx context.Context) error {
+	ic := m.Config.Ingest
+	// The node id names this instance's log records in ClickHouse: it must
+	// be unique among the running instances.
+	release, err := m.PG.HoldNodeID(ctx, ic.NodeID, m.NodeIDWait)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, release)
+	wl, err := wal.Open(ic.WALDir, wal.Options{SegmentBytes: ic.WALSegmentBytes, MaxBytes: ic.WALMaxBytes, Logger: m.Log})
+	if err != nil {
+		return fmt.Errorf("write-ahead log: %w", err)
+	}
+	m.WAL = wl
+	m.closers = append(m.closers, func() { _ = wl.Close() })
+	iopts := ingest.Options{
+		Node: ic.NodeID, RateLimitPerMinute: ic.RateLimitPerMinute, RefusedPerMinute: ic.RefusedPerMinute,
+		DedupWindow: ic.DedupWindow, DedupExactIDs: ic.DedupExactIDs, DedupFilterBytes: ic.DedupFilterMiB << 20,
+		FlushInterval: ic.FlushInterval, FlushMaxRows: ic.FlushMaxRows, Logger: m.Log,
+		Metrics:         ingest.NewMetrics(m.Registry, wl.Stats),
+		Sessions:        postgres.NewAutoSessions(m.PG),
+		RedactionBudget: ic.RedactionBudget,
+	}
+	if ic.SharedDedup {
+		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow, ic.PendingTTL), ic.CacheMaxIDs
+	}
+	iopts.Failpoint = killAtFailpoint(os.Getenv("TELEMETRY_TEST_FAILPOINT"))
+	m.Ingest = ingest.New(wl, m.CH.Sink, iopts)
+	ingest.RegisterDedupMetrics(m.Registry, m.Ingest.DedupStats)
+	return nil
+}
+
+// openAlerting builds the channels, the outbox, the rules and their
+// evaluator, the inventory, the inbox and the notifications.
+func (m *Main) openAlerting() error {
+	key, err := secretKey(m.Config.Alerting)
+	if err != nil {
+		return err
+	}
+	box, err := alerting.NewSecretBox(key)
+	if err != nil {
+		return err
+	}
+	m.Channels = postgres.NewChannelService(m.PG, box)
+	notifiers, sending, err := buildNotifiers(m.Config.Alerting)
+	if err != nil {
+		return err
+	}
+	m.Channels.Sending = sending
+	outbox := postgres.NewOutboxStore(m.PG, box)
+	dc := m.Config.Alerting.Delivery
+	m.Outbox = &alerting.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,
+		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency}
+	if len(notifiers) > 0 {
+		m.Outbox.Metrics = jobmetrics.NewOutbox(m.Registry)
+	}
+	m.Tester = &alerting.ChannelTester{Store: outbox, Notifiers: notifiers, Timeout: dc.Timeout, BaseURL: m.Config.Server.BaseURL}
+	m.Rules = postgres.NewRuleService(m.PG)
+	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
+	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH.Reads, m.PG.TransitionConcurrency())
+	m.Evaluator.Budget = m.Config.Alerting.PassBudget
+	m.Inventory = postgres.NewInventoryService(m.PG)
+	m.Evaluator.Changes = m.Inventory
+	m.Inbox = postgres.NewInboxService(m.PG)
+	m.Notifications = postgres.NewNotificationService(m.PG)
+	if m.Registry != nil {
+		m.evalMetrics = jobmetrics.NewEvaluator(m.Registry)
+		m.jobMetrics = jobmetrics.NewJobs(m.Registry)
 	}
 	return nil
 }

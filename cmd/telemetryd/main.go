@@ -51,26 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("telemetryd "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "configuration file (default configs/telemetryd.yaml when present)")
-	var date, from, to *string
-	if cmd == "nightly" {
-		date = fs.String("date", "", "the UTC day to compute, YYYY-MM-DD (default: yesterday)")
-		from = fs.String("from", "", "first UTC day of a range to backfill, YYYY-MM-DD")
-		to = fs.String("to", "", "last UTC day of a range to backfill, YYYY-MM-DD")
-	}
-	var dryRun *bool
-	if cmd == "retention" {
-		dryRun = fs.Bool("dry-run", false, "print what would be deleted and change nothing")
-	}
-	var walDir *string
-	if cmd == "wal verify" {
-		walDir = fs.String("dir", "", "the log directory (default: ingest.wal_dir)")
-	}
-	var cluster *string
-	var replicated *bool
-	if cmd == "schema" {
-		cluster = fs.String("cluster", "", "render for this cluster of remote_servers (default: clickhouse.cluster)")
-		replicated = fs.Bool("replicated", false, "render replicated tables and ON CLUSTER DDL (default: clickhouse.replicated)")
-	}
+	f := defineCommandFlags(fs, cmd)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,12 +60,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if cmd == "schema" {
-		return printSchema(cfg.ClickHouse, *cluster, *replicated, stdout)
+		return printSchema(cfg.ClickHouse, *f.cluster, *f.replicated, stdout)
 	}
 	if cmd == "wal verify" {
 		dir := cfg.Ingest.WALDir
-		if *walDir != "" {
-			dir = *walDir
+		if *f.walDir != "" {
+			dir = *f.walDir
 		}
 		return verifyWAL(dir, stdout)
 	}
@@ -111,12 +92,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := m.Connect(ctx); err != nil {
 			return err
 		}
-		return m.RunNightlyCommand(ctx, *date, *from, *to, stdout)
+		return m.RunNightlyCommand(ctx, *f.date, *f.from, *f.to, stdout)
 	case "retention":
 		if err := m.Connect(ctx); err != nil {
 			return err
 		}
-		ran, err := m.RunRetention(ctx, *dryRun, stdout)
+		ran, err := m.RunRetention(ctx, *f.dryRun, stdout)
 		if err == nil && !ran {
 			err = fmt.Errorf("another instance is running the retention pass; try again in a moment")
 		}
@@ -124,6 +105,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("unknown command %q (want serve, migrate, nightly, retention, schema or wal verify)", cmd)
 	}
+}
+
+// commandFlags are the flags of one command (nil: not the command's).
+type commandFlags struct {
+	date, from, to *string // nightly
+	dryRun         *bool   // retention
+	walDir         *string // wal verify
+	cluster        *string // schema
+	replicated     *bool   // schema
+}
+
+// defineCommandFlags defines in fs the flags of the command cmd.
+func defineCommandFlags(fs *flag.FlagSet, cmd string) commandFlags {
+	var f commandFlags
+	if cmd == "nightly" {
+		f.date = fs.String("date", "", "the UTC day to compute, YYYY-MM-DD (default: yesterday)")
+		f.from = fs.String("from", "", "first UTC day of a range to backfill, YYYY-MM-DD")
+		f.to = fs.String("to", "", "last UTC day of a range to backfill, YYYY-MM-DD")
+	}
+	if cmd == "retention" {
+		f.dryRun = fs.Bool("dry-run", false, "print what would be deleted and change nothing")
+	}
+	if cmd == "wal verify" {
+		f.walDir = fs.String("dir", "", "the log directory (default: ingest.wal_dir)")
+	}
+	if cmd == "schema" {
+		f.cluster = fs.String("cluster", "", "render for this cluster of remote_servers (default: clickhouse.cluster)")
+		f.replicated = fs.Bool("replicated", false, "render replicated tables and ON CLUSTER DDL (default: clickhouse.replicated)")
+	}
+	return f
 }
 
 // printSchema prints the ClickHouse DDL of the configuration, or of the
