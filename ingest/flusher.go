@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/wal"
 )
 
 // readChunk bounds one read from the log; records are batches of up to
@@ -24,26 +25,9 @@ const readChunk = 8 << 20
 // ClickHouse when they are flushed, so a retry across the restart is still
 // stored once.
 func (p *Pipeline) Run(ctx context.Context) error {
-	// Records appended before this start may have reached ClickHouse before
-	// a crash freed them from the log: their batch is checked like the retry
-	// of a failed insert.
-	replayUntil := p.log.LastSeq()
-	if err := p.reserveLogged(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil // stopped before it was ready
-		}
+	replayUntil, verifyUntil, ready, err := p.startRun(ctx)
+	if !ready {
 		return err
-	}
-	close(p.ready)
-	var verifyUntil uint64
-	if !p.loaded.Load() { // no shared registry: load what ClickHouse holds
-		if err := p.loadStored(ctx); err != nil {
-			return nil // ctx cancelled
-		}
-		p.loadMu.Lock()
-		p.loaded.Store(true)
-		verifyUntil = p.log.LastSeq()
-		p.loadMu.Unlock()
 	}
 
 	after := p.log.Acked()
@@ -53,15 +37,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
 
-	var (
-		rows    []analytics.StoredRow
-		lastSeq uint64
-		firstAt time.Time
-		// checkStored: some rows may be in ClickHouse already (replayed
-		// records, or a failed insert that stored part of its rows).
-		checkStored bool
-		ids         batchIDs // the bounded filter's view of the batch
-	)
+	var b flushBatch
 	for {
 		select {
 		case <-ctx.Done():
@@ -72,8 +48,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		default:
 		}
 		wait := p.opts.FlushInterval
-		if len(rows) > 0 {
-			wait = max(0, p.opts.FlushInterval-time.Since(firstAt))
+		if len(b.rows) > 0 {
+			wait = max(0, p.opts.FlushInterval-time.Since(b.firstAt))
 		}
 		recs, err := p.log.Read(ctx, after, readChunk, wait)
 		if err != nil {
@@ -84,91 +60,142 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		for _, r := range recs {
 			after = r.Seq
-			lastSeq = r.Seq
-			checkStored = checkStored || r.Seq <= replayUntil
-			if r.Lost {
-				// Open found this record destroyed on disk (counted in
-				// telemetry_wal_lost_records_total); its items cannot come back.
-				p.opts.Logger.Error("write-ahead-log record lost to damage on disk; its items are gone", "seq", r.Seq)
-				continue
-			}
-			rec, err := DecodeRecord(r.Data)
-			if err != nil {
-				// A record that passed the log's CRC but does not decode was
-				// written by an incompatible version: keep it visible.
-				p.opts.Logger.Error("undecodable write-ahead-log record skipped", "seq", r.Seq, "error", err)
-				continue
-			}
-			if len(rows) == 0 {
-				firstAt = time.Now()
-			}
-			for _, it := range rec.Items {
-				rows = append(rows, analytics.StoredRow{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.node,
-					Seq: r.Seq, ReceivedAt: rec.ReceivedAt, Item: it})
-			}
-			p.noteRecord(&ids, rec)
+			p.collect(&b, r, replayUntil)
 		}
-		due := len(rows) >= p.opts.FlushMaxRows || (len(rows) > 0 && time.Since(firstAt) >= p.opts.FlushInterval)
+		due := len(b.rows) >= p.opts.FlushMaxRows || (len(b.rows) > 0 && time.Since(b.firstAt) >= p.opts.FlushInterval)
 		if !due {
-			if len(rows) == 0 && lastSeq > p.log.Acked() {
-				p.ack(lastSeq) // only undecodable records, or an ack that failed before
+			if len(b.rows) == 0 && b.lastSeq > p.log.Acked() {
+				p.ack(b.lastSeq) // only undecodable records, or an ack that failed before
 			}
 			continue
 		}
 		start := time.Now()
-		if p.needsConfirm(rows, replayUntil) {
-			if rows, err = retry(p, ctx, "confirm shared id reservations", func() ([]analytics.StoredRow, error) {
-				return p.withoutTakenOver(ctx, rows, replayUntil)
+		if p.needsConfirm(b.rows, replayUntil) {
+			if b.rows, err = retry(p, ctx, "confirm shared id reservations", func() ([]analytics.StoredRow, error) {
+				return p.withoutTakenOver(ctx, b.rows, replayUntil)
 			}); err != nil {
 				return nil // ctx cancelled
 			}
-			if len(rows) == 0 {
-				p.ack(lastSeq)
+			if len(b.rows) == 0 {
+				p.ack(b.lastSeq)
 				continue
 			}
 		}
-		// What a retry checks and completes: the batch before the check
-		// leaves stored rows out. Taken by the first attempt that checks
-		// (an attempt before it leaves out only rows it did not insert),
-		// so the usual path, which never checks, does not pay for it.
-		var batch span
-		// Every attempt runs under the batch's id; a retry's checks first
-		// wait for the node's inserts given up on to end on the server.
-		ictx := analytics.WithInsertID(ctx, analytics.InsertID(p.node, rows[0].Seq, rows[len(rows)-1].Seq))
-		if _, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
-			retried := checkStored
-			if checkStored {
-				if batch.toSeq == 0 {
-					batch = spanOf(rows)
-				}
-				var err error
-				if rows, err = p.withoutStored(ictx, rows, batch); err != nil {
-					return struct{}{}, err
-				}
-			}
-			if len(rows) > 0 && (rows[0].Seq <= verifyUntil || len(ids.unverified) > 0) {
-				var err error
-				if rows, err = p.withoutStoredIDs(ctx, rows, verifyUntil, ids.unverified); err != nil {
-					return struct{}{}, err
-				}
-			}
-			err := p.sink.InsertRows(ictx, rows)
-			if err == nil && retried {
-				// An earlier attempt (or run) may have stored some of the
-				// batch in the raw table and not in every rollup.
-				err = p.completeViews(ictx, batch)
-			}
-			checkStored = err != nil
-			return struct{}{}, err
-		}); err != nil {
+		if err := p.insertBatch(ctx, &b, verifyUntil); err != nil {
 			return nil // ctx cancelled; the log keeps the rows for the next start
 		}
-		p.opts.Metrics.flushed(len(rows), time.Since(start))
-		p.ack(lastSeq)
-		p.dedup.MarkStored(ids.keys)
-		ids.reset()
-		rows = rows[:0]
+		p.opts.Metrics.flushed(len(b.rows), time.Since(start))
+		p.ack(b.lastSeq)
+		p.dedup.MarkStored(b.ids.keys)
+		b.ids.reset()
+		b.rows = b.rows[:0]
 	}
+}
+
+// startRun makes the pipeline ready: it reserves the ids of the log's
+// records, then (without a shared registry) loads the ids ClickHouse
+// holds. Records appended before this start may have reached ClickHouse
+// before a crash freed them from the log: their batch, up to replayUntil,
+// is checked like the retry of a failed insert; the records up to
+// verifyUntil were accepted before the stored ids were loaded. ready is
+// false when Run must return err (nil: stopped before it was ready).
+func (p *Pipeline) startRun(ctx context.Context) (replayUntil, verifyUntil uint64, ready bool, err error) {
+	replayUntil = p.log.LastSeq()
+	if err := p.reserveLogged(ctx); err != nil {
+		if ctx.Err() != nil {
+			return 0, 0, false, nil // stopped before it was ready
+		}
+		return 0, 0, false, err
+	}
+	close(p.ready)
+	if !p.loaded.Load() { // no shared registry: load what ClickHouse holds
+		if err := p.loadStored(ctx); err != nil {
+			return 0, 0, false, nil // ctx cancelled
+		}
+		p.loadMu.Lock()
+		p.loaded.Store(true)
+		verifyUntil = p.log.LastSeq()
+		p.loadMu.Unlock()
+	}
+	return replayUntil, verifyUntil, true, nil
+}
+
+// flushBatch is the batch Run gathers from the log and flushes.
+type flushBatch struct {
+	rows    []analytics.StoredRow
+	lastSeq uint64
+	firstAt time.Time
+	// checkStored: some rows may be in ClickHouse already (replayed
+	// records, or a failed insert that stored part of its rows).
+	checkStored bool
+	ids         batchIDs // the bounded filter's view of the batch
+}
+
+// collect adds the items of the log record r to the batch b.
+func (p *Pipeline) collect(b *flushBatch, r wal.Record, replayUntil uint64) {
+	b.lastSeq = r.Seq
+	b.checkStored = b.checkStored || r.Seq <= replayUntil
+	if r.Lost {
+		// Open found this record destroyed on disk (counted in
+		// telemetry_wal_lost_records_total); its items cannot come back.
+		p.opts.Logger.Error("write-ahead-log record lost to damage on disk; its items are gone", "seq", r.Seq)
+		return
+	}
+	rec, err := DecodeRecord(r.Data)
+	if err != nil {
+		// A record that passed the log's CRC but does not decode was
+		// written by an incompatible version: keep it visible.
+		p.opts.Logger.Error("undecodable write-ahead-log record skipped", "seq", r.Seq, "error", err)
+		return
+	}
+	if len(b.rows) == 0 {
+		b.firstAt = time.Now()
+	}
+	for _, it := range rec.Items {
+		b.rows = append(b.rows, analytics.StoredRow{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: p.node,
+			Seq: r.Seq, ReceivedAt: rec.ReceivedAt, Item: it})
+	}
+	p.noteRecord(&b.ids, rec)
+}
+
+// insertBatch inserts the batch b into the sink, retrying until it is
+// stored or ctx is cancelled (the only error).
+func (p *Pipeline) insertBatch(ctx context.Context, b *flushBatch, verifyUntil uint64) error {
+	// What a retry checks and completes: the batch before the check
+	// leaves stored rows out. Taken by the first attempt that checks
+	// (an attempt before it leaves out only rows it did not insert),
+	// so the usual path, which never checks, does not pay for it.
+	var batch span
+	// Every attempt runs under the batch's id; a retry's checks first
+	// wait for the node's inserts given up on to end on the server.
+	ictx := analytics.WithInsertID(ctx, analytics.InsertID(p.node, b.rows[0].Seq, b.rows[len(b.rows)-1].Seq))
+	_, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
+		retried := b.checkStored
+		if b.checkStored {
+			if batch.toSeq == 0 {
+				batch = spanOf(b.rows)
+			}
+			var err error
+			if b.rows, err = p.withoutStored(ictx, b.rows, batch); err != nil {
+				return struct{}{}, err
+			}
+		}
+		if len(b.rows) > 0 && (b.rows[0].Seq <= verifyUntil || len(b.ids.unverified) > 0) {
+			var err error
+			if b.rows, err = p.withoutStoredIDs(ctx, b.rows, verifyUntil, b.ids.unverified); err != nil {
+				return struct{}{}, err
+			}
+		}
+		err := p.sink.InsertRows(ictx, b.rows)
+		if err == nil && retried {
+			// An earlier attempt (or run) may have stored some of the
+			// batch in the raw table and not in every rollup.
+			err = p.completeViews(ictx, batch)
+		}
+		b.checkStored = err != nil
+		return struct{}{}, err
+	})
+	return err
 }
 
 // expireShared deletes the shared registry's ids older than the window, a

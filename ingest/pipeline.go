@@ -201,18 +201,8 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		defer p.loadMu.RUnlock()
 	}
 	now := p.opts.Now()
-	kept := items[:0:0]
-	var reserved []string
-	for i := range items {
-		if id := items[i].ID; id != "" {
-			if !p.dedup.Reserve(mcpID, id, now) {
-				dropped++
-				continue
-			}
-			reserved = append(reserved, id)
-		}
-		kept = append(kept, items[i])
-	}
+	kept, reserved, dup := p.reserveLocal(mcpID, items, now)
+	dropped += dup
 	var regAt time.Time
 	if p.opts.Registry != nil && len(reserved) > 0 {
 		regAt = now.Truncate(time.Microsecond) // as PostgreSQL stores it, for Release
@@ -222,9 +212,7 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 			p.failpoint("after-reserve")
 		}
 		if err != nil {
-			for _, id := range reserved {
-				p.dedup.Release(mcpID, id)
-			}
+			p.releaseLocal(mcpID, reserved)
 			return 0, 0, err
 		}
 		dropped += dup
@@ -237,40 +225,17 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		err := p.opts.Sessions.AssignSessions(sctx, mcpID, kept)
 		cancel()
 		if err != nil {
-			for _, id := range reserved {
-				p.dedup.Release(mcpID, id)
-			}
+			p.releaseLocal(mcpID, reserved)
 			p.releaseShared(ctx, mcpID, reserved, regAt)
 			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
 				Message: "Sessions cannot be given to items sent without a session_id right now; the payload was not accepted. Retry after the Retry-After delay."}
 		}
 	}
-	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept}
-	buf, _ := p.bufPool.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
-	*buf = rec.Encode((*buf)[:0])
-	// Append answers only once the record is on disk or definitely not in
-	// the log (a cancelled request does not cut it short), so the ids are
-	// released exactly when the items were not accepted.
-	seq, _, err := p.log.Append(ctx, *buf)
-	p.bufPool.Put(buf)
+	seq, err := p.appendRecord(ctx, Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept})
 	if err != nil {
-		for _, id := range reserved {
-			p.dedup.Release(mcpID, id)
-		}
+		p.releaseLocal(mcpID, reserved)
 		p.releaseShared(ctx, mcpID, reserved, regAt)
-		if errors.Is(err, wal.ErrFull) {
-			p.opts.Metrics.full()
-			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 30,
-				Message: "Storage is catching up; the payload was not accepted. Retry after the Retry-After delay."}
-		}
-		if errors.Is(err, wal.ErrWrite) {
-			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
-				Message: "The service cannot write its log right now (disk full or I/O error); the payload was not accepted. Retry after the Retry-After delay."}
-		}
-		return 0, 0, err
+		return 0, 0, p.appendError(err)
 	}
 	accepted = len(kept)
 	if p.opts.Registry != nil && len(reserved) > 0 {
@@ -281,6 +246,60 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 	}
 	p.opts.Metrics.accepted(accepted, dropped)
 	return accepted, dropped, nil
+}
+
+// reserveLocal reserves the ids of items in the duplicate filter and
+// returns the items kept (those without an id or with an id reserved
+// now), the ids reserved and the count of duplicates dropped.
+func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.Time) (kept []analytics.Item, reserved []string, dropped int) {
+	kept = items[:0:0]
+	for i := range items {
+		if id := items[i].ID; id != "" {
+			if !p.dedup.Reserve(mcpID, id, now) {
+				dropped++
+				continue
+			}
+			reserved = append(reserved, id)
+		}
+		kept = append(kept, items[i])
+	}
+	return kept, reserved, dropped
+}
+
+// releaseLocal releases the ids reserved by reserveLocal.
+func (p *Pipeline) releaseLocal(mcpID string, reserved []string) {
+	for _, id := range reserved {
+		p.dedup.Release(mcpID, id)
+	}
+}
+
+// appendRecord appends rec to the log and returns its sequence number.
+func (p *Pipeline) appendRecord(ctx context.Context, rec Record) (uint64, error) {
+	buf, _ := p.bufPool.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	*buf = rec.Encode((*buf)[:0])
+	// Append answers only once the record is on disk or definitely not in
+	// the log (a cancelled request does not cut it short), so the ids are
+	// released exactly when the items were not accepted.
+	seq, _, err := p.log.Append(ctx, *buf)
+	p.bufPool.Put(buf)
+	return seq, err
+}
+
+// appendError is the error Ingest answers for the log's refusal err.
+func (p *Pipeline) appendError(err error) error {
+	if errors.Is(err, wal.ErrFull) {
+		p.opts.Metrics.full()
+		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 30,
+			Message: "Storage is catching up; the payload was not accepted. Retry after the Retry-After delay."}
+	}
+	if errors.Is(err, wal.ErrWrite) {
+		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
+			Message: "The service cannot write its log right now (disk full or I/O error); the payload was not accepted. Retry after the Retry-After delay."}
+	}
+	return err
 }
 
 func (p *Pipeline) failpoint(point string) {
