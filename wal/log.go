@@ -228,20 +228,9 @@ func (l *Log) recover() error {
 		acked = segs[0].base - 1
 	}
 
-	var pos int64
-	for i, s := range segs {
-		if i > 0 && s.base != segs[i-1].last+1 {
-			return fmt.Errorf("%w: %s starts at sequence %d but %s ends at %d", ErrCorrupt, s.path, s.base, segs[i-1].path, segs[i-1].last)
-		}
-		s.startPos = pos
-		var nextBase uint64
-		if i+1 < len(segs) {
-			nextBase = segs[i+1].base
-		}
-		if err := l.scanSegment(s, nextBase); err != nil {
-			return err
-		}
-		pos += s.size
+	pos, err := l.scanSegments(segs)
+	if err != nil {
+		return err
 	}
 
 	// The last segment stays active only if the next record continues it;
@@ -277,22 +266,46 @@ func (l *Log) recover() error {
 	l.wLastIdx = l.active.lastIndexed()
 	l.ackPos, l.oldest = l.endPos(), time.Time{}
 	if acked < l.lastSeq {
-		// Find the first unacknowledged record's position and time.
-		view := l.viewLocked()
-		i, off, err := l.find(view, acked+1)
-		if err == nil {
-			var h header
-			h, err = l.headerAt(view[i].seg, off)
-			l.ackPos, l.oldest = view[i].seg.startPos+off, time.Unix(0, h.nanos)
-			if h.nanos == lostNanos {
-				l.oldest = time.Now()
-			}
-		}
-		if err != nil {
-			return err
-		}
+		return l.findUnacked(acked)
 	}
 	return nil
+}
+
+// scanSegments validates the segments, which must follow each other, and
+// sets their positions in the log; it returns the position after them.
+func (l *Log) scanSegments(segs []*segment) (int64, error) {
+	var pos int64
+	for i, s := range segs {
+		if i > 0 && s.base != segs[i-1].last+1 {
+			return 0, fmt.Errorf("%w: %s starts at sequence %d but %s ends at %d", ErrCorrupt, s.path, s.base, segs[i-1].path, segs[i-1].last)
+		}
+		s.startPos = pos
+		var nextBase uint64
+		if i+1 < len(segs) {
+			nextBase = segs[i+1].base
+		}
+		if err := l.scanSegment(s, nextBase); err != nil {
+			return 0, err
+		}
+		pos += s.size
+	}
+	return pos, nil
+}
+
+// findUnacked sets the position and time of the first unacknowledged
+// record, the one after acked.
+func (l *Log) findUnacked(acked uint64) error {
+	view := l.viewLocked()
+	i, off, err := l.find(view, acked+1)
+	if err == nil {
+		var h header
+		h, err = l.headerAt(view[i].seg, off)
+		l.ackPos, l.oldest = view[i].seg.startPos+off, time.Unix(0, h.nanos)
+		if h.nanos == lostNanos {
+			l.oldest = time.Now()
+		}
+	}
+	return err
 }
 
 // scanSegment validates one segment file. Damage is repaired frame by
