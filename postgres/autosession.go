@@ -156,31 +156,8 @@ func (a *AutoSessions) placeShared(ctx context.Context, mcpID string, identities
 		default:
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO auto_sessions (mcp_id, identity)
-			SELECT $1, u FROM unnest($2::text[]) AS u ORDER BY u ON CONFLICT DO NOTHING`, mcpID, identities); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT identity, starts, lasts FROM auto_sessions
-			WHERE mcp_id = $1 AND identity = ANY($2) ORDER BY identity FOR UPDATE`, mcpID, identities)
+		stored, err := lockSessions(ctx, tx, mcpID, identities)
 		if err != nil {
-			return err
-		}
-		stored := map[string]analytics.SessionState{}
-		for rows.Next() {
-			var id string
-			var starts, lasts []time.Time
-			if err := rows.Scan(&id, &starts, &lasts); err != nil {
-				rows.Close()
-				return err
-			}
-			var st analytics.SessionState
-			for i := range min(len(starts), len(lasts)) {
-				st.Sessions = append(st.Sessions, analytics.SessionSpan{Start: starts[i].UTC(), LastSeen: lasts[i].UTC()})
-			}
-			stored[id] = st
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		// One UPDATE for every identity: each one's sessions as two array
@@ -213,6 +190,39 @@ func (a *AutoSessions) placeShared(ctx context.Context, mcpID string, identities
 		a.mirror.stored(mcpID, idle, keys, states, versions)
 	}
 	return err
+}
+
+// lockSessions creates the rows of the identities that have none, locks
+// them all and returns their stored sessions.
+func lockSessions(ctx context.Context, tx pgx.Tx, mcpID string, identities []string) (map[string]analytics.SessionState, error) {
+	if _, err := tx.Exec(ctx, `INSERT INTO auto_sessions (mcp_id, identity)
+		SELECT $1, u FROM unnest($2::text[]) AS u ORDER BY u ON CONFLICT DO NOTHING`, mcpID, identities); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `SELECT identity, starts, lasts FROM auto_sessions
+		WHERE mcp_id = $1 AND identity = ANY($2) ORDER BY identity FOR UPDATE`, mcpID, identities)
+	if err != nil {
+		return nil, err
+	}
+	stored := map[string]analytics.SessionState{}
+	for rows.Next() {
+		var id string
+		var starts, lasts []time.Time
+		if err := rows.Scan(&id, &starts, &lasts); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		var st analytics.SessionState
+		for i := range min(len(starts), len(lasts)) {
+			st.Sessions = append(st.Sessions, analytics.SessionSpan{Start: starts[i].UTC(), LastSeen: lasts[i].UTC()})
+		}
+		stored[id] = st
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return stored, nil
 }
 
 // writeBack writes the mirror's placements PostgreSQL has not seen back
