@@ -352,10 +352,7 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 		if len(accounts) == 0 {
 			return nil
 		}
-		e.mu.Lock()
-		first, _ := slices.BinarySearch(accounts, e.next)
-		e.mu.Unlock()
-		order := append(slices.Clone(accounts[first%len(accounts):]), accounts[:first%len(accounts)]...)
+		order := e.passOrder(accounts)
 		started := time.Now()
 		resume := ""
 		// The chunks are read ahead of the one being applied, up to
@@ -394,13 +391,7 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 				sum.Failed += len(cr.rules)
 				errs = append(errs, fmt.Errorf("rules of %d accounts (%d rules): %w", len(groups), len(cr.rules), cr.err))
 			} else {
-				var changes []change
-				for _, r := range cr.rules {
-					if c, ok := measure(r, now, cr.cur[r.MCPID][r.WindowMinutes], cr.prev[r.MCPID][r.WindowMinutes]); ok {
-						changes = append(changes, c)
-					}
-				}
-				e.applyAll(ctx, changes, now, &sum, &errs)
+				e.applyAll(ctx, cr.changes(now), now, &sum, &errs)
 			}
 			<-slots
 		}
@@ -421,6 +412,26 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 	}
 	sum.Skipped = !ran
 	return sum, errors.Join(errs...)
+}
+
+// passOrder is the accounts in the order of this pass: from the one the
+// last pass left for it, round to the one before.
+func (e *RuleEvaluator) passOrder(accounts []string) []string {
+	e.mu.Lock()
+	first, _ := slices.BinarySearch(accounts, e.next)
+	e.mu.Unlock()
+	return append(slices.Clone(accounts[first%len(accounts):]), accounts[:first%len(accounts)]...)
+}
+
+// changes are the state changes of the chunk's rules measured at now.
+func (cr *chunkRead) changes(now time.Time) []change {
+	var changes []change
+	for _, r := range cr.rules {
+		if c, ok := measure(r, now, cr.cur[r.MCPID][r.WindowMinutes], cr.prev[r.MCPID][r.WindowMinutes]); ok {
+			changes = append(changes, c)
+		}
+	}
+	return changes
 }
 
 // chunkRead is one chunk of a pass and its windows, read (done closed)

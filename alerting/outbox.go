@@ -279,13 +279,7 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 	if time.Since(claimedAt) > o.lease()-o.Timeout-5*time.Second {
 		// Waited too long for a slot: the lease might expire mid-send and
 		// another instance send it too. Give it back instead.
-		ids := make([]string, len(g))
-		for i, d := range g {
-			ids[i] = d.ID
-		}
-		if err := o.Store.Release(context.WithoutCancel(ctx), o.owner, ids, time.Now()); err != nil {
-			o.Log.Warn("outbox: releasing deliveries failed", "error", err)
-		}
+		o.release(ctx, g)
 		return
 	}
 	first := g[0]
@@ -331,6 +325,25 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 		o.record(rctx, out)
 		return
 	}
+	o.record(rctx, o.failed(rctx, g, err, retry, now))
+}
+
+// release gives the claimed deliveries of g back, unsent.
+func (o *Outbox) release(ctx context.Context, g []Due) {
+	ids := make([]string, len(g))
+	for i, d := range g {
+		ids[i] = d.ID
+	}
+	if err := o.Store.Release(context.WithoutCancel(ctx), o.owner, ids, time.Now()); err != nil {
+		o.Log.Warn("outbox: releasing deliveries failed", "error", err)
+	}
+}
+
+// failed is the outcome of the deliveries of g whose send failed at now
+// with err: queued again when retry allows another attempt, else failed.
+// A revoked webhook is marked broken and not retried.
+func (o *Outbox) failed(rctx context.Context, g []Due, err error, retry bool, now time.Time) []Outcome {
+	first := g[0]
 	code := ErrorText(err)
 	var se *SendError
 	var retryAfter time.Duration
@@ -352,7 +365,7 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 		}
 		out[i] = oc
 	}
-	o.record(rctx, out)
+	return out
 }
 
 func asSendError(err error, se **SendError) bool {
