@@ -41,55 +41,16 @@ func (b breakdownFigures) figures() analytics.Figures {
 // budget. Other is a second read of the same rows without the values of
 // the first: its distinct counts and percentiles are merged, not summed.
 func (db *Reads) Breakdown(ctx context.Context, mcpID string, r analytics.Range, q analytics.BreakdownQuery) (*analytics.Breakdown, error) {
-	var (
-		from, value string
-		args        []any // arguments of from (a rollup subquery)
-		where       = "1"
-		whereArgs   []any // arguments of where (the raw scan's filters)
-		valueArgs   []any // arguments of value, which comes first in the SELECT
-		aggs        string
-	)
+	var s breakdownSource
 	if q.Raw() || q.Tool != "" || q.Method != "" || q.ClientName != "" {
-		budget := db.knobs.rawRows
-		if budget <= 0 {
-			budget = analytics.MaxRawBreakdownRows
-		}
-		cond, cargs := breakdownFilters(q, "mcp_id = ? AND "+tsFilter(r), []any{mcpID})
-		var n []uint64
-		cq := fmt.Sprintf("SELECT count() FROM %s.events WHERE %s", db.db, cond)
-		if err := db.query(ctx, "breakdown count", cq, cargs, func() []any { return []any{appendRow(&n)} }); err != nil {
+		var err error
+		if s, err = db.rawBreakdownSource(ctx, mcpID, r, q); err != nil {
 			return nil, err
 		}
-		if len(n) == 1 && n[0] > uint64(budget) {
-			return nil, telemetry.FieldError(telemetry.ERANGETOOLARGE, "query.from",
-				"This breakdown (by %s, or filtered by tool, method or client_name) scans the matching events, at most %d; %s to %s holds %d: narrow the range.",
-				q.By, budget, r.FromDate(), r.ToDate(), n[0])
-		}
-		from, where, whereArgs = db.db+".events", cond, cargs
-		value = rawValue[q.By]
-		if q.AttributeKey != "" {
-			value, valueArgs = "attr_values[indexOf(attr_keys, ?)]", []any{q.AttributeKey}
-		}
-		aggs = `count() AS c, sum(is_error), uniqHLL12(session_id), uniqHLL12(user_key),
-			sum(has_duration), sum(duration_ms), quantilesTDigestIf(0.5, 0.95, 0.99)(duration_ms, has_duration)`
 	} else {
-		cond := "mcp_id = ? AND dim = ? AND " + dayFilter(r)
-		table, cols := "breakdown_daily", breakdownCols
-		args = []any{mcpID, q.By}
-		if q.By == analytics.ByProtocolVersion { // its own rollup (migration 006)
-			cond = "mcp_id = ? AND " + dayFilter(r)
-			table, cols, args = "protocol_daily", "protocol_version AS dim_value"+breakdownCols[len("dim_value"):], []any{mcpID}
-		}
-		switch q.Status {
-		case analytics.StatusError:
-			cond += " AND is_error = 1"
-		case analytics.StatusOK:
-			cond += " AND is_error = 0"
-		}
-		from = fmt.Sprintf("(SELECT %s FROM %s.%s WHERE %s)", cols, db.db, table, cond)
-		value = "dim_value"
-		aggs = "countMerge(calls) AS c, sumMerge(errors), uniqHLL12Merge(sessions), uniqHLL12Merge(users), " + latencyCols
+		s = db.rollupBreakdownSource(mcpID, r, q)
 	}
+	from, value, args, where, whereArgs, valueArgs, aggs := s.from, s.value, s.args, s.where, s.whereArgs, s.valueArgs, s.aggs
 	scan := func(b *breakdownFigures, withValue bool) []any {
 		d := []any{&b.calls, &b.errors, &b.sessions, &b.users, &b.lat.n, &b.lat.sum, &b.lat.q}
 		if withValue {
@@ -132,6 +93,69 @@ func (db *Reads) Breakdown(ctx context.Context, mcpID string, r analytics.Range,
 		b.Other = &f
 	}
 	return b, nil
+}
+
+// breakdownSource is what a breakdown reads: the rows (from), the value
+// grouped by and the aggregates, with their arguments.
+type breakdownSource struct {
+	from, value string
+	args        []any // arguments of from (a rollup subquery)
+	where       string
+	whereArgs   []any // arguments of where (the raw scan's filters)
+	valueArgs   []any // arguments of value, which comes first in the SELECT
+	aggs        string
+}
+
+// rawBreakdownSource is the scan of the events matching q, after a count
+// of those checked against the row budget.
+func (db *Reads) rawBreakdownSource(ctx context.Context, mcpID string, r analytics.Range, q analytics.BreakdownQuery) (breakdownSource, error) {
+	s := breakdownSource{where: "1"}
+	budget := db.knobs.rawRows
+	if budget <= 0 {
+		budget = analytics.MaxRawBreakdownRows
+	}
+	cond, cargs := breakdownFilters(q, "mcp_id = ? AND "+tsFilter(r), []any{mcpID})
+	var n []uint64
+	cq := fmt.Sprintf("SELECT count() FROM %s.events WHERE %s", db.db, cond)
+	if err := db.query(ctx, "breakdown count", cq, cargs, func() []any { return []any{appendRow(&n)} }); err != nil {
+		return s, err
+	}
+	if len(n) == 1 && n[0] > uint64(budget) {
+		return s, telemetry.FieldError(telemetry.ERANGETOOLARGE, "query.from",
+			"This breakdown (by %s, or filtered by tool, method or client_name) scans the matching events, at most %d; %s to %s holds %d: narrow the range.",
+			q.By, budget, r.FromDate(), r.ToDate(), n[0])
+	}
+	s.from, s.where, s.whereArgs = db.db+".events", cond, cargs
+	s.value = rawValue[q.By]
+	if q.AttributeKey != "" {
+		s.value, s.valueArgs = "attr_values[indexOf(attr_keys, ?)]", []any{q.AttributeKey}
+	}
+	s.aggs = `count() AS c, sum(is_error), uniqHLL12(session_id), uniqHLL12(user_key),
+			sum(has_duration), sum(duration_ms), quantilesTDigestIf(0.5, 0.95, 0.99)(duration_ms, has_duration)`
+	return s, nil
+}
+
+// rollupBreakdownSource merges the rows of the dimension's rollup over
+// the range.
+func (db *Reads) rollupBreakdownSource(mcpID string, r analytics.Range, q analytics.BreakdownQuery) breakdownSource {
+	s := breakdownSource{where: "1"}
+	cond := "mcp_id = ? AND dim = ? AND " + dayFilter(r)
+	table, cols := "breakdown_daily", breakdownCols
+	s.args = []any{mcpID, q.By}
+	if q.By == analytics.ByProtocolVersion { // its own rollup (migration 006)
+		cond = "mcp_id = ? AND " + dayFilter(r)
+		table, cols, s.args = "protocol_daily", "protocol_version AS dim_value"+breakdownCols[len("dim_value"):], []any{mcpID}
+	}
+	switch q.Status {
+	case analytics.StatusError:
+		cond += " AND is_error = 1"
+	case analytics.StatusOK:
+		cond += " AND is_error = 0"
+	}
+	s.from = fmt.Sprintf("(SELECT %s FROM %s.%s WHERE %s)", cols, db.db, table, cond)
+	s.value = "dim_value"
+	s.aggs = "countMerge(calls) AS c, sumMerge(errors), uniqHLL12Merge(sessions), uniqHLL12Merge(users), " + latencyCols
+	return s
 }
 
 // breakdownFilters adds the query's filters, and the restriction of its

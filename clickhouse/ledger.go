@@ -325,14 +325,7 @@ func (db *Sink) CompleteViews(ctx context.Context, node string, fromSeq, toSeq u
 	for _, v := range views {
 		tables = append(tables, v.table)
 	}
-	first, last := analytics.UTCDay(clampTime(tsFrom)), analytics.UTCDay(clampTime(tsTo))
-	var ranges []string
-	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
-		p := markerDayPrefix(d, node)
-		ranges = append(ranges, fmt.Sprintf("(mcp_id >= %s AND mcp_id < %s)", QuoteString(p), QuoteString(p[:len(p)-1]+"0")))
-	}
-	find := fmt.Sprintf("SELECT DISTINCT mcp_id, toDate(ts) FROM %s WHERE ts >= %s AND ts < %s AND (%s)",
-		db.local("events"), timeLit(first), timeLit(last.AddDate(0, 0, 1)), strings.Join(ranges, " OR "))
+	find := db.findMarkers(node, tsFrom, tsTo)
 	completed := 0
 	err = db.onEveryShard(ctx, tables, func(ctx context.Context, conn driver.Conn) error {
 		type marker struct {
@@ -394,6 +387,19 @@ func (db *Sink) CompleteViews(ctx context.Context, node string, fromSeq, toSeq u
 		return nil
 	})
 	return completed, err
+}
+
+// findMarkers is the query of the insert markers of node in events (a
+// shard's local table) for the items within tsFrom..tsTo: their ids and days.
+func (db *Sink) findMarkers(node string, tsFrom, tsTo time.Time) string {
+	first, last := analytics.UTCDay(clampTime(tsFrom)), analytics.UTCDay(clampTime(tsTo))
+	var ranges []string
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		p := markerDayPrefix(d, node)
+		ranges = append(ranges, fmt.Sprintf("(mcp_id >= %s AND mcp_id < %s)", QuoteString(p), QuoteString(p[:len(p)-1]+"0")))
+	}
+	return fmt.Sprintf("SELECT DISTINCT mcp_id, toDate(ts) FROM %s WHERE ts >= %s AND ts < %s AND (%s)",
+		db.local("events"), timeLit(first), timeLit(last.AddDate(0, 0, 1)), strings.Join(ranges, " OR "))
 }
 
 // rollupColumns lists the columns of a view's rollup, which a completion

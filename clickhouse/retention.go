@@ -41,69 +41,12 @@ func (db *Lifecycle) PlanRetention(ctx context.Context, installation int, accoun
 	dropBefore, per := analytics.RetentionCutoffs(installation, accounts, today)
 	var steps []analytics.RetentionStep
 	if !dropBefore.IsZero() {
-		step := analytics.RetentionStep{Kind: "drop", Before: dropBefore}
-		parts := map[string]bool{}
-		err := db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
-			rows, err := conn.Query(ctx, `SELECT DISTINCT table, partition_id FROM system.parts
-				WHERE database = ? AND active`, db.db)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var table, id string
-				if err := rows.Scan(&table, &id); err != nil {
-					return err
-				}
-				table = strings.TrimSuffix(table, "_local")
-				if t, ok := byName[table]; ok {
-					if p, ok := t.partitionBefore(id, dropBefore); ok {
-						parts[table+":"+p] = true
-					}
-				}
-			}
-			return rows.Err()
-		})
+		step, err := db.planDrop(ctx, all, byName, dropBefore)
 		if err != nil {
-			return nil, wrapErr("retention plan", err)
+			return nil, err
 		}
-		for p := range parts {
-			step.Partitions = append(step.Partitions, p)
-		}
-		sort.Strings(step.Partitions)
-		// Rows before the cut-off left in partitions that stay, or in a
-		// table without partitions, go by mutations.
-		for _, t := range all {
-			if t.timeKind == "" || t.timeKind == timeMonth {
-				continue // no tenant's rows; monthly rows keep whole months
-			}
-			if t.dayParts {
-				continue // day partitions go whole
-			}
-			var n uint64
-			q := fmt.Sprintf("SELECT count() FROM %s.%s WHERE %s %s", db.db, t.name, t.before(dropBefore), duringMutations)
-			if err := db.conn.QueryRow(ctx, q).Scan(&n); err != nil {
-				return nil, wrapErr("retention plan", err)
-			}
-			if n > 0 {
-				step.Tables = append(step.Tables, t.name)
-			}
-		}
-		if len(step.Partitions)+len(step.Tables) > 0 {
-			// The items counted once per shard (system.parts lists every
-			// replica's copy), less the insert ledger's marker rows (one per
-			// insert and day: they go with their partitions but are not
-			// items; they lead the sorting key, so counting them is cheap).
-			var all, markers uint64
-			q := fmt.Sprintf("SELECT count() FROM %s.events WHERE ts < %s", db.db, timeLit(dropBefore))
-			if err := db.conn.QueryRow(ctx, q).Scan(&all); err != nil {
-				return nil, wrapErr("retention plan", err)
-			}
-			if err := db.conn.QueryRow(ctx, q+" AND mcp_id LIKE '"+MarkerPrefix+"%'").Scan(&markers); err != nil {
-				return nil, wrapErr("retention plan", err)
-			}
-			step.Rows = all - min(markers, all)
-			steps = append(steps, step)
+		if step != nil {
+			steps = append(steps, *step)
 		}
 	}
 	ids := make([]string, 0, len(per))
@@ -139,6 +82,78 @@ func (db *Lifecycle) PlanRetention(ctx context.Context, installation int, accoun
 		steps = append(steps, *markers)
 	}
 	return steps, nil
+}
+
+// planDrop plans the drop of everything before dropBefore: the partitions
+// wholly before it, and mutations for the rows before it in partitions
+// that stay or tables without partitions; nil when there is nothing to
+// drop.
+func (db *Lifecycle) planDrop(ctx context.Context, all []lifecycleTable, byName map[string]lifecycleTable, dropBefore time.Time) (*analytics.RetentionStep, error) {
+	step := analytics.RetentionStep{Kind: "drop", Before: dropBefore}
+	parts := map[string]bool{}
+	err := db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT DISTINCT table, partition_id FROM system.parts
+			WHERE database = ? AND active`, db.db)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var table, id string
+			if err := rows.Scan(&table, &id); err != nil {
+				return err
+			}
+			table = strings.TrimSuffix(table, "_local")
+			if t, ok := byName[table]; ok {
+				if p, ok := t.partitionBefore(id, dropBefore); ok {
+					parts[table+":"+p] = true
+				}
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, wrapErr("retention plan", err)
+	}
+	for p := range parts {
+		step.Partitions = append(step.Partitions, p)
+	}
+	sort.Strings(step.Partitions)
+	// Rows before the cut-off left in partitions that stay, or in a
+	// table without partitions, go by mutations.
+	for _, t := range all {
+		if t.timeKind == "" || t.timeKind == timeMonth {
+			continue // no tenant's rows; monthly rows keep whole months
+		}
+		if t.dayParts {
+			continue // day partitions go whole
+		}
+		var n uint64
+		q := fmt.Sprintf("SELECT count() FROM %s.%s WHERE %s %s", db.db, t.name, t.before(dropBefore), duringMutations)
+		if err := db.conn.QueryRow(ctx, q).Scan(&n); err != nil {
+			return nil, wrapErr("retention plan", err)
+		}
+		if n > 0 {
+			step.Tables = append(step.Tables, t.name)
+		}
+	}
+	if len(step.Partitions)+len(step.Tables) > 0 {
+		// The items counted once per shard (system.parts lists every
+		// replica's copy), less the insert ledger's marker rows (one per
+		// insert and day: they go with their partitions but are not
+		// items; they lead the sorting key, so counting them is cheap).
+		var all, markers uint64
+		q := fmt.Sprintf("SELECT count() FROM %s.events WHERE ts < %s", db.db, timeLit(dropBefore))
+		if err := db.conn.QueryRow(ctx, q).Scan(&all); err != nil {
+			return nil, wrapErr("retention plan", err)
+		}
+		if err := db.conn.QueryRow(ctx, q+" AND mcp_id LIKE '"+MarkerPrefix+"%'").Scan(&markers); err != nil {
+			return nil, wrapErr("retention plan", err)
+		}
+		step.Rows = all - min(markers, all)
+		return &step, nil
+	}
+	return nil, nil
 }
 
 // ApplyRetention implements analytics.RetentionStore. A drop also deletes

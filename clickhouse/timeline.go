@@ -34,26 +34,11 @@ func (db *Reads) SessionTimeline(ctx context.Context, mcpID, sessionID string, w
 		return nil, err
 	}
 	notFound := telemetry.Errorf(telemetry.ENOTFOUND, "This MCP has no item of session %q in the window asked for.", sessionID)
-	var spans [][2]uint64
-	q := fmt.Sprintf(`SELECT minMerge(started), maxMerge(last_seen) FROM %s.session_span
-		WHERE mcp_id = ? AND session_id = ? GROUP BY mcp_id`, db.db)
-	if err := db.query(ctx, "session span", q, []any{mcpID, sessionID}, func() []any {
-		s := appendRow(&spans)
-		return []any{&s[0], &s[1]}
-	}); err != nil {
+	lo, hi, found, err := db.sessionBounds(ctx, mcpID, sessionID, w) // [lo, hi) in Unix ms
+	if err != nil {
 		return nil, err
 	}
-	if len(spans) == 0 {
-		return nil, notFound
-	}
-	lo, hi := spans[0][0], spans[0][1]+1 // [lo, hi) in Unix ms
-	if !w.From.IsZero() {
-		lo = max(lo, uint64(max(w.From.UnixMilli(), 0)))
-	}
-	if !w.End.IsZero() {
-		hi = min(hi, uint64(max(w.End.UnixMilli(), 0)))
-	}
-	if lo >= hi {
+	if !found {
 		return nil, notFound
 	}
 	where := func(lo uint64) (string, []any) {
@@ -111,26 +96,56 @@ func (db *Reads) SessionTimeline(ctx context.Context, mcpID, sessionID string, w
 	}
 	for i, r := range page {
 		if i == limit {
-			// The next page starts after the last item returned: count
-			// the items of its millisecond that this page (and, when the
-			// page began in that millisecond, the skipped ones) returned.
-			last := page[limit-1].at
-			n := 0
-			for _, p := range page[:limit] {
-				if p.at == last {
-					n++
-				}
-			}
-			if last == pageLo {
-				n += skip
-			}
-			next := analytics.TimelineCursor{At: msTime(last), Skip: n}.Encode()
+			next := timelineNext(page[:limit], pageLo, skip)
 			t.NextCursor = &next
 			break
 		}
 		t.Items = append(t.Items, r.item())
 	}
 	return t, nil
+}
+
+// sessionBounds is the span [lo, hi) in Unix ms of the session's items
+// within w; found is false when the session has none there.
+func (db *Reads) sessionBounds(ctx context.Context, mcpID, sessionID string, w analytics.TimeWindow) (lo, hi uint64, found bool, err error) {
+	var spans [][2]uint64
+	q := fmt.Sprintf(`SELECT minMerge(started), maxMerge(last_seen) FROM %s.session_span
+		WHERE mcp_id = ? AND session_id = ? GROUP BY mcp_id`, db.db)
+	if err := db.query(ctx, "session span", q, []any{mcpID, sessionID}, func() []any {
+		s := appendRow(&spans)
+		return []any{&s[0], &s[1]}
+	}); err != nil {
+		return 0, 0, false, err
+	}
+	if len(spans) == 0 {
+		return 0, 0, false, nil
+	}
+	lo, hi = spans[0][0], spans[0][1]+1
+	if !w.From.IsZero() {
+		lo = max(lo, uint64(max(w.From.UnixMilli(), 0)))
+	}
+	if !w.End.IsZero() {
+		hi = min(hi, uint64(max(w.End.UnixMilli(), 0)))
+	}
+	return lo, hi, lo < hi, nil
+}
+
+// timelineNext is the cursor of the page after page, which began at
+// pageLo after skipping skip items. The next page starts after the last
+// item returned: count the items of its millisecond that this page (and,
+// when the page began in that millisecond, the skipped ones) returned.
+func timelineNext(page []timelineRow, pageLo uint64, skip int) string {
+	last := page[len(page)-1].at
+	n := 0
+	for _, p := range page {
+		if p.at == last {
+			n++
+		}
+	}
+	if last == pageLo {
+		n += skip
+	}
+	return analytics.TimelineCursor{At: msTime(last), Skip: n}.Encode()
 }
 
 type timelineHead struct {

@@ -169,6 +169,43 @@ func (c *Conn) Query(ctx context.Context, id, body string, result chproto.Result
 		}
 	}()
 
+	if err := c.sendQuery(id, body); err != nil {
+		return err
+	}
+
+	for {
+		code, err := c.r.UInt8()
+		if err != nil {
+			return err
+		}
+		switch code {
+		case proto.ServerData: // the query has no totals nor extremes
+			if err := c.readData(result, onBlock); err != nil {
+				return err
+			}
+		case proto.ServerException:
+			return c.exception()
+		case proto.ServerProgress:
+			var p proto.Progress
+			if err := p.Decode(c.r, uint64(c.revision)); err != nil {
+				return err
+			}
+		case proto.ServerProfileInfo:
+			var p proto.ProfileInfo
+			if err := p.Decode(c.r, uint64(c.revision)); err != nil {
+				return err
+			}
+		case proto.ServerEndOfStream:
+			return nil
+		default:
+			return fmt.Errorf("unexpected packet %d", code)
+		}
+	}
+}
+
+// sendQuery sends the query body under the query id id, then the empty
+// block that ends the (absent) external tables.
+func (c *Conn) sendQuery(id, body string) error {
 	var b chproto.Buffer
 	b.PutByte(proto.ClientQuery)
 	q := proto.Query{ClientTCPProtocolVersion: Revision, ClientName: "telemetry-export",
@@ -191,52 +228,29 @@ func (c *Conn) Query(ctx context.Context, id, body string, result chproto.Result
 		}
 		b.Buf = append(b.Buf[:start], w.Data...)
 	}
-	if _, err := c.conn.Write(b.Buf); err != nil {
+	_, err := c.conn.Write(b.Buf)
+	return err
+}
+
+// readData decodes a data packet's block into result and calls onBlock
+// with its row count when it has rows.
+func (c *Conn) readData(result chproto.Results, onBlock func(rows int) error) error {
+	if _, err := c.r.Str(); err != nil { // the temporary table's name
 		return err
 	}
-
-	for {
-		code, err := c.r.UInt8()
-		if err != nil {
-			return err
-		}
-		switch code {
-		case proto.ServerData: // the query has no totals nor extremes
-			if _, err := c.r.Str(); err != nil { // the temporary table's name
-				return err
-			}
-			if c.compress {
-				c.r.EnableCompression()
-			}
-			var block chproto.Block
-			err := block.DecodeBlock(c.r, c.revision, result)
-			c.r.DisableCompression()
-			if err != nil {
-				return fmt.Errorf("decode block: %w", err)
-			}
-			if block.Rows > 0 {
-				if err := onBlock(block.Rows); err != nil {
-					return err
-				}
-			}
-		case proto.ServerException:
-			return c.exception()
-		case proto.ServerProgress:
-			var p proto.Progress
-			if err := p.Decode(c.r, uint64(c.revision)); err != nil {
-				return err
-			}
-		case proto.ServerProfileInfo:
-			var p proto.ProfileInfo
-			if err := p.Decode(c.r, uint64(c.revision)); err != nil {
-				return err
-			}
-		case proto.ServerEndOfStream:
-			return nil
-		default:
-			return fmt.Errorf("unexpected packet %d", code)
-		}
+	if c.compress {
+		c.r.EnableCompression()
 	}
+	var block chproto.Block
+	err := block.DecodeBlock(c.r, c.revision, result)
+	c.r.DisableCompression()
+	if err != nil {
+		return fmt.Errorf("decode block: %w", err)
+	}
+	if block.Rows > 0 {
+		return onBlock(block.Rows)
+	}
+	return nil
 }
 
 // Close closes the connection.
