@@ -52,6 +52,7 @@ class Sender {
     this.queue = [];
     this.stats = { queued: 0, sent: 0, accepted: 0, dropped: 0, failed: 0, requests: 0, retries: 0 };
     this.sending = null; // the running drain, if any
+    this.posts = new Set(); // one-shot posts in flight (inventory); flush waits for them
     this.closed = false;
     this.keyRefused = false; // a 401 or 403 was reported
     this.abort = new AbortController(); // ends sends and waits at the shutdown deadline
@@ -63,7 +64,7 @@ class Sender {
     // deadline: the sends are new work, and once they end or the deadline
     // drops them the process exits for good.
     this.beforeExit = () => {
-      if ((this.queue.length > 0 || this.sending) && !this.shuttingDown) this.#within(this.shutdownTimeoutMs);
+      if ((this.queue.length > 0 || this.sending || this.posts.size > 0) && !this.shuttingDown) this.#within(this.shutdownTimeoutMs);
     };
     process.on("beforeExit", this.beforeExit);
   }
@@ -85,8 +86,8 @@ class Sender {
   async flush() {
     const keepAlive = setInterval(() => {}, 1 << 30);
     try {
-      while ((this.queue.length > 0 && !this.abort.signal.aborted) || this.sending) {
-        await this.#kick();
+      while ((this.queue.length > 0 && !this.abort.signal.aborted) || this.sending || this.posts.size > 0) {
+        await Promise.all([this.#kick(), ...[...this.posts].map((p) => p.catch(() => {}))]);
       }
     } finally {
       clearInterval(keepAlive);
@@ -107,16 +108,26 @@ class Sender {
 
   /** post sends one JSON body to url with the key, once (no retry);
    * rejects unless the service answers 2xx. A refused key is reported as
-   * for batches. */
-  async post(url, json) {
+   * for batches. flush() and close() wait for posts in flight, within the
+   * shutdown deadline. */
+  post(url, json) {
+    const p = this.#post(url, json);
+    this.posts.add(p);
+    const done = () => this.posts.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  async #post(url, json) {
     const body = this.gzip ? await gzip(json) : Buffer.from(json);
-    const res = await this.fetch(url, {
-      method: "POST",
-      headers: this.#headers(),
-      body,
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    await res.text().catch(() => "");
+    const [signal, release] = withTimeout(this.abort.signal, this.timeoutMs);
+    let res;
+    try {
+      res = await this.fetch(url, { method: "POST", headers: this.#headers(), body, signal });
+      await res.text().catch(() => "");
+    } finally {
+      release();
+    }
     if (res.status < 200 || res.status >= 300) {
       const err = new Error(`POST ${url}: ${res.status}`);
       err.status = res.status;
@@ -318,6 +329,18 @@ function retryAfterMs(value) {
   const at = Date.parse(value);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - Date.now());
+}
+
+// withTimeout is a signal that aborts with signal or after ms (AbortSignal.any
+// is not in Node 18), and the function that lets go of both.
+function withTimeout(signal, ms) {
+  const c = new AbortController();
+  const t = setTimeout(() => c.abort(new Error(`timed out after ${ms} ms`)), ms);
+  t.unref?.();
+  const follow = () => c.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener("abort", follow, { once: true });
+  return [c.signal, () => (clearTimeout(t), signal.removeEventListener("abort", follow))];
 }
 
 // The process-wide senders, by endpoint and key, kept on globalThis so that

@@ -114,6 +114,30 @@ test("close flushes what is queued", async () => {
   assert.equal(s.add(item(8)), false, "a closed sender drops");
 });
 
+test("close waits for a one-shot post in flight (the inventory), within the deadline", async () => {
+  // The endpoint answers the post only after 300 ms: close must not resolve
+  // before it, or the inventory of a server that shuts down is lost.
+  const slow = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => setTimeout(() => res.writeHead(202).end("{}"), 300));
+  });
+  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${slow.address().port}`;
+  const s = new Sender({ endpoint: url, key: "k", flushIntervalMs: 3600000 });
+  let answered = false;
+  s.post(`${url}/v1/ingest/inventory`, "{}").then(() => (answered = true));
+  await s.close();
+  assert.ok(answered, "close resolved before the post in flight was answered");
+  // A post that outlives the deadline is cut there, not waited for.
+  const s2 = new Sender({ endpoint: url, key: "k", flushIntervalMs: 3600000, shutdownTimeoutMs: 50, onError: () => {} });
+  const cut = s2.post(`${url}/v1/ingest/inventory`, "{}").then(() => "answered", () => "cut");
+  const start = Date.now();
+  await s2.close();
+  assert.equal(await cut, "cut");
+  assert.ok(Date.now() - start < 250, `close took ${Date.now() - start} ms`);
+  slow.close();
+});
+
 test("nothing throws into the server or delays it: a dead endpoint, a failing fetch, a throwing hook", async () => {
   const ep = await endpoint();
   ep.close(); // nothing listens there any more
