@@ -32,30 +32,16 @@ type AutoSessions struct {
 	timeout time.Duration // of one placement in PostgreSQL
 	pause   time.Duration // after a failed one, PostgreSQL is not asked
 
-	outage  atomic.Bool  // placing from the mirror: logged once
-	retryAt atomic.Int64 // unix nanoseconds: PostgreSQL is asked again from then
-	writing atomic.Bool  // a write-back runs
+	outage  atomic.Bool // placing from the mirror: logged once
+	writing atomic.Bool // a write-back runs
 }
-
-// placeTimeout bounds a placement in PostgreSQL; past it the items are
-// placed from the mirror, so ingest never waits long for PostgreSQL.
-// After a placement failed as unavailable, the payloads of the next
-// placePause go to the mirror without asking (a PostgreSQL that does not
-// answer would cost each of them placeTimeout).
-const (
-	placeTimeout = 2 * time.Second
-	placePause   = time.Second
-)
-
-// errPaused stands for the failure that began the current placePause.
-var errPaused = &telemetry.Error{Code: telemetry.EUNAVAILABLE, Message: "The database is unavailable."}
 
 // writeBackBatch is how many identities one write-back transaction takes.
 const writeBackBatch = 256
 
 // NewAutoSessions returns the assigner over db.
 func NewAutoSessions(db *DB) *AutoSessions {
-	return &AutoSessions{db: db, mirror: newSessionMirror(SessionMirrorEntries), timeout: placeTimeout, pause: placePause}
+	return &AutoSessions{db: db, mirror: newSessionMirror(SessionMirrorEntries), timeout: fallbackTimeout, pause: fallbackPause}
 }
 
 // AssignSessions implements ingest.SessionAssigner. It fails only on an
@@ -80,12 +66,9 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 		identities = append(identities, id)
 	}
 	sort.Strings(identities) // one lock order: no deadlock between payloads
-	var err error = errPaused
-	if time.Now().UnixNano() >= a.retryAt.Load() {
-		pctx, cancel := context.WithTimeout(ctx, a.timeout)
-		err = a.placeShared(pctx, mcpID, identities, byIdentity, identity, items)
-		cancel()
-	}
+	err := a.db.tryOrFallBack(ctx, a.timeout, a.pause, func(ctx context.Context) error {
+		return a.placeShared(ctx, mcpID, identities, byIdentity, identity, items)
+	})
 	if err == nil {
 		if a.outage.CompareAndSwap(true, false) {
 			a.db.log.Info("sessions: PostgreSQL answers again; placing in it, the mirror's placements are written back")
@@ -97,9 +80,6 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 	}
 	if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE {
 		return err
-	}
-	if err != errPaused {
-		a.retryAt.Store(time.Now().Add(a.pause).UnixNano())
 	}
 	if a.outage.CompareAndSwap(false, true) {
 		a.db.log.Warn("sessions: PostgreSQL is unreachable; placing items sent without a session_id from this instance's mirror (docs/sessions.md)",

@@ -190,8 +190,8 @@ func TestAutoSessionsOutage(t *testing.T) {
 	}
 
 	proxy.set("up")
-	a.timeout = placeTimeout
-	a.retryAt.Store(0) // the pause is over
+	a.timeout = fallbackTimeout
+	a.db.retryAt.Store(0) // the pause is over
 	// +55m is 25 minutes after the outage's last item, 45 after the last
 	// PostgreSQL had: merged first, so the session goes on.
 	want(assign(a, "u-1", 55), "u-1", 0)

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,6 +61,8 @@ type DB struct {
 	// deleting an MCP) an account may make per hour; 0 means
 	// accounts.DefaultDeletionsPerHour.
 	DeletionsPerHour int
+
+	retryAt atomic.Int64 // unix nanoseconds: the end of an outage's pause (outage.go)
 }
 
 // Open connects to PostgreSQL. It does not wait for the server: the first

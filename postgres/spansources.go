@@ -15,7 +15,9 @@ import (
 //
 // While PostgreSQL is unreachable, the instance answers from its own memory
 // of the spans it received (seen): metric points are then skipped only for
-// the emitters whose spans reached this instance, rather than refused.
+// the emitters whose spans reached this instance, rather than refused. An
+// outage found by any store with a fallback (DB.tryOrFallBack) spares the
+// others the attempt for a pause.
 type SpanSources struct {
 	db *DB
 
@@ -69,14 +71,20 @@ func (s *SpanSources) MarkSpanSources(ctx context.Context, mcpID string, resourc
 	if len(due) == 0 {
 		return nil
 	}
-	_, err := s.db.Pool.Exec(ctx, `
-		INSERT INTO otlp_span_sources (mcp_id, resource_hash, last_span_at)
-		SELECT $1, u, $3 FROM unnest($2::text[]) AS u ORDER BY u
-		ON CONFLICT (mcp_id, resource_hash) DO UPDATE SET last_span_at = EXCLUDED.last_span_at
-			WHERE otlp_span_sources.last_span_at < EXCLUDED.last_span_at - $4::bigint * interval '1 millisecond'`,
-		mcpID, due, now, MarkEvery.Milliseconds())
-	if err != nil {
+	err := s.db.tryOrFallBack(ctx, fallbackTimeout, fallbackPause, func(ctx context.Context) error {
+		_, err := s.db.Pool.Exec(ctx, `
+			INSERT INTO otlp_span_sources (mcp_id, resource_hash, last_span_at)
+			SELECT $1, u, $3 FROM unnest($2::text[]) AS u ORDER BY u
+			ON CONFLICT (mcp_id, resource_hash) DO UPDATE SET last_span_at = EXCLUDED.last_span_at
+				WHERE otlp_span_sources.last_span_at < EXCLUDED.last_span_at - $4::bigint * interval '1 millisecond'`,
+			mcpID, due, now, MarkEvery.Milliseconds())
 		return wrap(err)
+	})
+	if err == errPaused {
+		return nil // an outage already reported: the next export after it marks
+	}
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	if len(s.marked)+len(due) > maxMarked {
@@ -104,15 +112,20 @@ func (s *SpanSources) SpanSourcesSince(ctx context.Context, mcpID string, resour
 	if len(resources) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.Pool.Query(ctx, `
-		SELECT resource_hash FROM otlp_span_sources
-		WHERE mcp_id = $1 AND resource_hash = ANY($2) AND last_span_at >= $3`, mcpID, resources, since)
 	var ids []string
-	if err == nil {
-		ids, err = collectIDs(rows, len(resources))
-	}
+	err := s.db.tryOrFallBack(ctx, fallbackTimeout, fallbackPause, func(ctx context.Context) error {
+		rows, err := s.db.Pool.Query(ctx, `
+			SELECT resource_hash FROM otlp_span_sources
+			WHERE mcp_id = $1 AND resource_hash = ANY($2) AND last_span_at >= $3`, mcpID, resources, since)
+		if err == nil {
+			ids, err = collectIDs(rows, len(resources))
+		}
+		return wrap(err)
+	})
 	if err != nil {
-		s.db.log.Warn("otlp span sources: PostgreSQL unreachable, answering from this instance's memory", "mcp_id", mcpID, "error", err)
+		if err != errPaused {
+			s.db.log.Warn("otlp span sources: PostgreSQL unreachable, answering from this instance's memory", "mcp_id", mcpID, "error", err)
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, r := range resources {

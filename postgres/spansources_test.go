@@ -3,8 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
 	"testing"
 	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 // TestSpanSources: marks are per MCP and resource, read back within the
@@ -45,5 +50,63 @@ func TestSpanSources(t *testing.T) {
 	}
 	if got, err := s.SpanSourcesSince(ctx, mcp, nil, now); err != nil || len(got) != 0 {
 		t.Errorf("no resources: %v, %v", got, err)
+	}
+}
+
+// TestSpanSourcesOutage: with PostgreSQL hung, one statement waits at most
+// its timeout; for the pause after it, span sources (and the sessions of
+// the same instance, which share the pause) answer from memory without
+// asking PostgreSQL, so no traces or metrics export waits on it.
+func TestSpanSourcesOutage(t *testing.T) {
+	ctx := context.Background()
+	direct := NewSpanSources(testDB(t)) // migrated; another instance's view
+	u, err := url.Parse(pg.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	db, err := Open(ctx, Config{URL: u.String(), MaxConns: 4}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	s := NewSpanSources(db)
+	now := time.Now().Truncate(time.Microsecond)
+	mcp := fmt.Sprintf("mcp-outage-%d", now.UnixNano())
+
+	proxy.set("hung")
+	begun := time.Now()
+	if err := s.MarkSpanSources(ctx, mcp, []string{"r1"}, now); err == nil {
+		t.Fatal("a mark through a hung PostgreSQL succeeded")
+	}
+	if d := time.Since(begun); d > fallbackTimeout+time.Second {
+		t.Errorf("the first mark took %s, over its timeout", d)
+	}
+	// In the pause: no attempt, no error, the memory answers.
+	begun = time.Now()
+	if err := s.MarkSpanSources(ctx, mcp, []string{"r2"}, now); err != nil {
+		t.Errorf("a mark in the pause: %v", err)
+	}
+	got, err := s.SpanSourcesSince(ctx, mcp, []string{"r1", "r2", "r3"}, now.Add(-time.Hour))
+	if err != nil || len(got) != 2 || !got["r1"] || !got["r2"] {
+		t.Errorf("from memory: %v, %v; want r1 and r2", got, err)
+	}
+	items := []analytics.Item{{ID: "x", Timestamp: now, UserID: "u"}}
+	if err := NewAutoSessions(db).AssignSessions(ctx, mcp, items); err != nil || items[0].SessionID == "" {
+		t.Errorf("sessions in the pause: %q, %v", items[0].SessionID, err)
+	}
+	if d := time.Since(begun); d > 200*time.Millisecond {
+		t.Errorf("calls in the pause took %s: they asked PostgreSQL", d)
+	}
+
+	// Once the pause is over and PostgreSQL answers, marks are written.
+	proxy.set("up")
+	db.retryAt.Store(0)
+	if err := s.MarkSpanSources(ctx, mcp, []string{"r3"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := direct.SpanSourcesSince(ctx, mcp, []string{"r1", "r2", "r3"}, now.Add(-time.Hour)); err != nil || len(got) != 1 || !got["r3"] {
+		t.Errorf("stored after the outage: %v, %v; want r3 (r1 and r2 are marked by their next spans)", got, err)
 	}
 }
