@@ -69,6 +69,23 @@ func (p *cutProxy) serve(ln net.Listener) {
 	}
 }
 
+// openViaProxy opens a pool on the package's database through a cutProxy
+// (not migrated: migrate through testDB first).
+func openViaProxy(t *testing.T) (*DB, *cutProxy) {
+	u, err := url.Parse(pg.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	db, err := Open(context.Background(), Config{URL: u.String(), MaxConns: 4}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db, proxy
+}
+
 // set cuts every connection and switches the mode; "down" also stops
 // listening (connections are refused), "up" listens again on the port.
 func (p *cutProxy) set(mode string) {
@@ -122,17 +139,7 @@ func TestAutoSessionsOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(pg.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
-	viaProxy, err := Open(ctx, Config{URL: u.String(), MaxConns: 4}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(viaProxy.Close)
+	viaProxy, proxy := openViaProxy(t)
 	a := NewAutoSessions(viaProxy) // the instance that loses PostgreSQL
 	other := NewAutoSessions(f.db) // another instance, which does not
 	t0 := time.Now().UTC().Add(-3 * time.Hour).Truncate(time.Minute)

@@ -3,9 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/url"
 	"testing"
 	"time"
 
@@ -60,17 +57,7 @@ func TestSpanSources(t *testing.T) {
 func TestSpanSourcesOutage(t *testing.T) {
 	ctx := context.Background()
 	direct := NewSpanSources(testDB(t)) // migrated; another instance's view
-	u, err := url.Parse(pg.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
-	db, err := Open(ctx, Config{URL: u.String(), MaxConns: 4}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db, proxy := openViaProxy(t)
 	s := NewSpanSources(db)
 	now := time.Now().Truncate(time.Microsecond)
 	mcp := fmt.Sprintf("mcp-outage-%d", now.UnixNano())
