@@ -124,27 +124,26 @@ func (s *KeyService) touch(keyID string, now time.Time) {
 }
 
 // Run keeps the cache honest until ctx is cancelled: it listens for key
-// deletions (reconnecting with backoff when the connection breaks), writes
-// last_used_at, and sweeps expired entries. It returns nil on cancellation.
+// deletions (reconnecting with backoff when the connection breaks) and
+// writes last_used_at. It returns nil on cancellation. Expired entries are
+// swept by SweepPass, run as a background job (cmd/telemetryd/jobs.go).
 func (s *KeyService) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { s.listen(ctx); return nil })
 	g.Go(func() error { s.writeTouches(ctx); return nil })
-	g.Go(func() error {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-				now := s.now()
-				s.cache.Sweep(now)
-				s.sweepTouched(now)
-			}
-		}
-	})
 	return g.Wait()
+}
+
+// SweepEvery is how often SweepPass should run.
+const SweepEvery = time.Minute
+
+// SweepPass drops the cache's expired entries and the touch marks past
+// their minute. It cannot fail.
+func (s *KeyService) SweepPass(context.Context) error {
+	now := s.now()
+	s.cache.Sweep(now)
+	s.sweepTouched(now)
+	return nil
 }
 
 func (s *KeyService) listen(ctx context.Context) {

@@ -59,7 +59,9 @@ func (m *Main) postgresJobs() []jobs.Job {
 	outbox.Done = m.Outbox.Wait // the sends in flight end before Run returns
 	renotify := m.job("renotify", alerting.RenotifyPass(postgres.NewEvaluationStore(m.PG), m.Log))
 	renotify.Every = min(m.Config.Alerting.EvaluateInterval, time.Minute)
-	out := []jobs.Job{renotify}
+	sweep := m.job("key-cache-sweep", m.Keys.SweepPass)
+	sweep.Every = postgres.SweepEvery
+	out := []jobs.Job{renotify, sweep}
 	if len(m.Outbox.Notifiers) > 0 {
 		out = append(out, outbox)
 	}
