@@ -514,18 +514,33 @@ func testWindowSetsRandom(t *testing.T, db *clickhouse.DB, o oracle) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A batch (the evaluator's current and week-ago reads) answers
-		// each read as WindowSets does.
+		// A batch (the evaluator's current and week-ago reads, the
+		// week-ago one for some of the MCPs and windows: counted in one
+		// statement) answers each read as WindowSets does; so does one
+		// whose reads overlap (every other case, counted apart).
 		weekAgo := to.Add(-7 * 24 * time.Hour)
-		batch, err := db.WindowSetsBatch(ctx, []analytics.WindowRead{{To: weekAgo, Reqs: reqs}, {To: to, Reqs: reqs}})
+		base := map[string]analytics.WindowRequest{}
+		for mcp, r := range reqs {
+			if rnd.IntN(3) > 0 {
+				r.Minutes = r.Minutes[:1+rnd.IntN(len(r.Minutes))]
+				base[mcp] = r
+			}
+		}
+		batchReads := []analytics.WindowRead{{To: weekAgo, Reqs: base}, {To: to, Reqs: reqs}}
+		if c%2 == 1 {
+			batchReads = append(batchReads, analytics.WindowRead{To: to.Add(-30 * time.Minute), Reqs: reqs})
+		}
+		batch, err := db.WindowSetsBatch(ctx, batchReads)
 		if err != nil {
 			t.Fatal(err)
 		}
-		alone, err := db.WindowSets(ctx, weekAgo, reqs)
-		if err != nil {
-			t.Fatal(err)
+		for i, r := range batchReads {
+			alone, err := db.WindowSets(ctx, r.To, r.Reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameSets(t, fmt.Sprintf("case %d batch, read %d", c, i), batch[i], alone)
 		}
-		sameSets(t, fmt.Sprintf("case %d batch, week ago", c), batch[0], alone)
 		sameSets(t, fmt.Sprintf("case %d batch", c), batch[1], got)
 		for mcp, r := range reqs {
 			for _, w := range r.Minutes {

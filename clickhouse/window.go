@@ -76,93 +76,152 @@ func msRange(from, to time.Time) string {
 
 var _ analytics.WindowSetReader = (*Reads)(nil)
 
-// WindowSets implements analytics.WindowSetReader with two scans of events
-// that both return a handful of rows per MCP and key, whatever the length
-// of the windows:
-//
-//   - the counts: the chunk's distinct window lengths w1 < w2 < ... < wn
-//     cut the longest window into n bands (an event of minute m before to
-//     lies in band i when w(i-1) <= m < wi, found by a lookup array over
-//     the minutes); ClickHouse counts each MCP, key and band, and Go sums
-//     the bands up to each window (a window wi holds bands 1..i);
-//   - the details (percentiles, distinct counts), when some windows want
-//     them: the same bands over the distinct detail lengths only, so the
-//     scan covers the longest detail window, not the longest window, and
-//     only the keys the request names; each band's t-digest and uniqExact
-//     states are merged into the MCP's detail windows that hold the band.
-//
-// An event belongs to a window of w minutes when to - w·60 s <= its time
-// < to, to the millisecond, as in WindowStats.
+// WindowSets implements analytics.WindowSetReader as a batch of one read
+// (see WindowSetsBatch).
 func (db *Reads) WindowSets(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.WindowStat, error) {
-	out := make(map[string]map[int]map[string]analytics.WindowStat, len(reqs))
-	var ids, detailIDs []string
-	var lengths, detailLengths []int
-	for id, r := range reqs {
-		if len(r.Minutes) == 0 {
-			continue
-		}
-		ids = append(ids, id)
-		lengths = append(lengths, r.Minutes...)
-		if len(r.DetailMinutes) > 0 {
-			detailIDs = append(detailIDs, id)
-			detailLengths = append(detailLengths, r.DetailMinutes...)
-		}
-	}
-	lengths, detailLengths = bandEdges(lengths), bandEdges(detailLengths)
-	if len(ids) == 0 || len(lengths) == 0 {
-		return out, nil
-	}
-	sort.Strings(ids)
-	sort.Strings(detailIDs)
-	var counts, details error
-	var wg sync.WaitGroup
-	var detailOut map[string]map[int]map[string]analytics.WindowStat
-	if len(detailIDs) > 0 && len(detailLengths) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			detailOut, details = db.windowDetails(ctx, to, reqs, detailIDs, detailLengths)
-		}()
-	}
-	counts = db.windowCounts(ctx, to, reqs, ids, lengths, out)
-	wg.Wait()
-	if err := errors.Join(counts, details); err != nil {
+	out, err := db.WindowSetsBatch(ctx, []analytics.WindowRead{{To: to, Reqs: reqs}})
+	if err != nil {
 		return nil, err
 	}
-	for id, ws := range detailOut {
-		for w, keys := range ws {
-			for key, d := range keys {
-				st := windowEntry(out, id, w)
-				s := st[key]
-				s.Sessions, s.Users = d.Sessions, d.Users
-				s.P50Ms, s.P95Ms, s.P99Ms = d.P50Ms, d.P95Ms, d.P99Ms
-				st[key] = s
-			}
-		}
-	}
-	return out, nil
+	return out[0], nil
 }
 
 var _ analytics.WindowSetBatchReader = (*Reads)(nil)
 
-// WindowSetsBatch implements analytics.WindowSetBatchReader: the reads run
-// concurrently, each as WindowSets.
+// WindowSetsBatch implements analytics.WindowSetBatchReader with scans of
+// events that return a handful of rows per MCP and key, whatever the
+// length of the windows:
+//
+//   - the counts: one statement for every read whose time range is apart
+//     from the others' (a chunk's windows and the same windows a week
+//     earlier), each event counted for the read its time falls in. The
+//     reads' distinct window lengths w1 < w2 < ... < wn cut the longest
+//     window into n bands (an event of minute m before its read's end
+//     lies in band i when w(i-1) <= m < wi, found by a lookup array over
+//     the minutes); ClickHouse counts each MCP, key, read and band, then
+//     sums the bands into the MCP's windows that hold them (a window wi
+//     holds bands 1..i) with sumForEach, one row per MCP, key and read;
+//   - the details (percentiles, distinct counts), per read that wants
+//     them, concurrently: the same bands over the distinct detail lengths
+//     only, so the scan covers the longest detail window, not the longest
+//     window, and only the keys the request names; each band's t-digest
+//     and uniqExact states are merged into the MCP's detail windows that
+//     hold the band.
+//
+// The statements name each distinct set of windows once (most MCPs of a
+// pass share theirs) and find an MCP's set by a lookup: on 18.16 the
+// analysis of a statement grows with the size of its literals, which was
+// most of a chunk's time. An event belongs to a window of w minutes when
+// to - w·60 s <= its time < to, to the millisecond, as in WindowStats.
 func (db *Reads) WindowSetsBatch(ctx context.Context, reads []analytics.WindowRead) ([]map[string]map[int]map[string]analytics.WindowStat, error) {
 	out := make([]map[string]map[int]map[string]analytics.WindowStat, len(reads))
-	errs := make([]error, len(reads))
-	var wg sync.WaitGroup
+	prepared := make([]windowRead, len(reads))
 	for i, r := range reads {
+		out[i] = make(map[string]map[int]map[string]analytics.WindowStat, len(r.Reqs))
+		prepared[i] = prepareWindowRead(r)
+	}
+	details := make([]map[string]map[int]map[string]analytics.WindowStat, len(reads))
+	groups := countGroups(prepared)
+	errs := make([]error, len(reads)+len(groups))
+	var wg sync.WaitGroup
+	for i, p := range prepared {
+		if len(p.detailIDs) == 0 {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = db.WindowSets(ctx, r.To, r.Reqs)
+			details[i], errs[i] = db.windowDetails(ctx, p)
+		}()
+	}
+	for g, group := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[len(reads)+g] = db.windowCounts(ctx, prepared, group, out)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	for i, d := range details {
+		for id, ws := range d {
+			for w, keys := range ws {
+				for key, st := range keys {
+					e := windowEntry(out[i], id, w)
+					s := e[key]
+					s.Sessions, s.Users = st.Sessions, st.Users
+					s.P50Ms, s.P95Ms, s.P99Ms = st.P50Ms, st.P95Ms, st.P99Ms
+					e[key] = s
+				}
+			}
+		}
+	}
 	return out, nil
+}
+
+// windowRead is one read of a batch as its statements need it: the MCPs
+// with windows and with detail windows (sorted), and the distinct window
+// and detail window lengths, ascending.
+type windowRead struct {
+	to                 time.Time
+	reqs               map[string]analytics.WindowRequest
+	ids, detailIDs     []string
+	edges, detailEdges []int
+}
+
+func prepareWindowRead(r analytics.WindowRead) windowRead {
+	p := windowRead{to: r.To, reqs: r.Reqs}
+	var lengths, detailLengths []int
+	for id, q := range r.Reqs {
+		if len(bandEdges(q.Minutes)) == 0 {
+			continue
+		}
+		p.ids = append(p.ids, id)
+		lengths = append(lengths, q.Minutes...)
+		if len(bandEdges(q.DetailMinutes)) > 0 {
+			p.detailIDs = append(p.detailIDs, id)
+			detailLengths = append(detailLengths, q.DetailMinutes...)
+		}
+	}
+	sort.Strings(p.ids)
+	sort.Strings(p.detailIDs)
+	p.edges, p.detailEdges = bandEdges(lengths), bandEdges(detailLengths)
+	return p
+}
+
+// span is the coarse range of seconds of a read's longest window.
+func (p windowRead) span(edges []int) (from, to time.Time) {
+	return p.to.Add(-time.Duration(edges[len(edges)-1]) * time.Minute).Truncate(time.Second), p.to.Truncate(time.Second)
+}
+
+// countGroups groups the reads with windows whose counts one statement
+// reads: all of them when their ranges of seconds are apart (each event
+// then belongs to one read, told by its time), each alone otherwise. A
+// group's reads are ordered by their end.
+func countGroups(reads []windowRead) [][]int {
+	var all []int
+	for i, p := range reads {
+		if len(p.ids) > 0 {
+			all = append(all, i)
+		}
+	}
+	sort.SliceStable(all, func(a, b int) bool { return reads[all[a]].to.Before(reads[all[b]].to) })
+	for k := 1; k < len(all); k++ {
+		_, prevTo := reads[all[k-1]].span(reads[all[k-1]].edges)
+		if from, _ := reads[all[k]].span(reads[all[k]].edges); !prevTo.Before(from) {
+			groups := make([][]int, len(all))
+			for g, i := range all {
+				groups[g] = []int{i}
+			}
+			return groups
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return [][]int{all}
 }
 
 // bandEdges returns the distinct positive lengths, ascending.
@@ -172,16 +231,17 @@ func bandEdges(ws []int) []int {
 	return slices.Compact(out)
 }
 
-// minuteOf is how many whole minutes before to an event lies: 0 for
-// (to - 60 s, to), so a window of w minutes holds minutes 0..w-1.
-func minuteOf(to time.Time) string {
-	return fmt.Sprintf("intDiv(%d - (toInt64(ts) * 1000 + ts_ms) - 1, 60000)", to.UnixMilli())
+// minuteOf is how many whole minutes before the end toMs (an Int64
+// expression of Unix milliseconds) an event lies: 0 for (to - 60 s, to),
+// so a window of w minutes holds minutes 0..w-1.
+func minuteOf(toMs string) string {
+	return fmt.Sprintf("intDiv(%s - (toInt64(ts) * 1000 + ts_ms) - 1, 60000)", toMs)
 }
 
 // bandOf is the ClickHouse expression of an event's band (1-based) among
-// the ascending edges: a lookup array indexed by the event's minute, which
-// the WHERE clause keeps below the last edge.
-func bandOf(to time.Time, edges []int) string {
+// the ascending edges, given its minute: a lookup array indexed by the
+// minute, which the WHERE clause keeps below the last edge.
+func bandOf(minute string, edges []int) string {
 	var b strings.Builder
 	b.WriteString("arrayElement(CAST([")
 	band := 1
@@ -194,7 +254,7 @@ func bandOf(to time.Time, edges []int) string {
 		}
 		b.WriteString(strconv.Itoa(band))
 	}
-	fmt.Fprintf(&b, "] AS Array(UInt16)), toUInt32(%s) + 1)", minuteOf(to))
+	fmt.Fprintf(&b, "] AS Array(UInt16)), toUInt32(%s) + 1)", minute)
 	return b.String()
 }
 
@@ -214,48 +274,137 @@ func anyList(ss []string) []any {
 	return out
 }
 
-// windowCounts fills out with the calls and errors of every window of
-// reqs: one row per MCP and key, whose arrays hold the totals of the MCP's
-// windows in ascending order (see WindowSets). The events are counted per
-// band first, then each band's counts are summed into the MCP's windows
-// that hold it (sumForEach over the windows, so a scan's work per event
-// does not grow with the number of windows).
-func (db *Reads) windowCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int, out map[string]map[int]map[string]analytics.WindowStat) error {
-	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to))
-	windows := make(map[string][]int, len(ids))
-	winArr := make([]string, len(ids))
-	for i, id := range ids {
-		windows[id] = bandEdges(reqs[id].Minutes)
-		winArr[i] = intList(windows[id])
+// windowSets names the distinct window sets of a statement once: sets
+// lists them (as intList), and each MCP of a read gets the 1-based
+// position of its set.
+type windowSets struct {
+	sets  []string
+	index map[string]int
+}
+
+func (s *windowSets) add(ws []int) int {
+	l := intList(ws)
+	if s.index == nil {
+		s.index = map[string]int{}
 	}
-	ws := fmt.Sprintf("arrayElement(CAST([%s] AS Array(Array(UInt32))), %s)", strings.Join(winArr, ","), mcpIndex(ids))
+	if i, ok := s.index[l]; ok {
+		return i
+	}
+	s.sets = append(s.sets, l)
+	s.index[l] = len(s.sets)
+	return len(s.sets)
+}
+
+// literal is the sets as an Array(Array(UInt32)) literal.
+func (s *windowSets) literal() string {
+	return fmt.Sprintf("CAST([%s] AS Array(Array(UInt32)))", strings.Join(s.sets, ","))
+}
+
+// setOf is the ClickHouse expression of an event's MCP's set among ids,
+// whose sets are pos (matched by position): a constant when they all
+// share one, else a lookup in a hash table (transform).
+func setOf(ids []string, pos []int) string {
+	if len(pos) > 0 && !slices.ContainsFunc(pos, func(p int) bool { return p != pos[0] }) {
+		return fmt.Sprintf("toUInt32(%d)", pos[0])
+	}
+	quoted, ps := make([]string, len(ids)), make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i], ps[i] = QuoteString(id), strconv.Itoa(pos[i])
+	}
+	return fmt.Sprintf("transform(mcp_id, [%s], CAST([%s] AS Array(UInt32)), toUInt32(0))", strings.Join(quoted, ","), strings.Join(ps, ","))
+}
+
+// windowCounts fills out with the calls and errors of every window of the
+// group's reads, in one statement (see WindowSetsBatch): one row per MCP,
+// key and read, whose arrays hold the totals of the MCP's windows in
+// ascending order. The events are counted per band first, then each
+// band's counts are summed into the MCP's windows that hold it
+// (sumForEach over the windows, so a scan's work per event does not grow
+// with the number of windows).
+func (db *Reads) windowCounts(ctx context.Context, reads []windowRead, group []int, out []map[string]map[int]map[string]analytics.WindowStat) error {
+	var (
+		sets                   windowSets
+		ids, toMs, readOf      []string
+		conds, setIdx, setExpr []string
+		lengths                []int
+		windows                = make([]map[string][]int, len(group))
+	)
+	union := map[string]bool{}
+	for _, i := range group {
+		for _, id := range reads[i].ids {
+			if !union[id] {
+				union[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	for g, i := range group {
+		p := reads[i]
+		lengths = append(lengths, p.edges...)
+		windows[g] = make(map[string][]int, len(p.ids))
+		pos := make([]int, len(p.ids))
+		for k, id := range p.ids {
+			windows[g][id] = bandEdges(p.reqs[id].Minutes)
+			pos[k] = sets.add(windows[g][id])
+		}
+		setExpr = append(setExpr, setOf(p.ids, pos))
+		setIdx = append(setIdx, fmt.Sprintf("r = %d, %s", g, setExpr[g]))
+		toMs = append(toMs, strconv.FormatInt(p.to.UnixMilli(), 10))
+		cond := msRange(p.to.Add(-time.Duration(p.edges[len(p.edges)-1])*time.Minute), p.to)
+		if len(p.ids) < len(ids) {
+			quoted := make([]string, len(p.ids))
+			for k, id := range p.ids {
+				quoted[k] = QuoteString(id)
+			}
+			cond += fmt.Sprintf(" AND mcp_id IN (%s)", strings.Join(quoted, ","))
+		}
+		conds = append(conds, "("+cond+")")
+		if g < len(group)-1 {
+			_, end := p.span(p.edges)
+			readOf = append(readOf, fmt.Sprintf("ts <= %s, %d", timeLit(end), g))
+		}
+	}
+	// A read alone: its end and sets as they are; several: the read an
+	// event belongs to (r, by its time) chooses them.
+	readExpr, minute, sets1 := "toUInt8(0)", minuteOf(toMs[0]), setExpr[0]
+	if len(group) > 1 {
+		readExpr = fmt.Sprintf("toUInt8(multiIf(%s, %d))", strings.Join(readOf, ", "), len(group)-1)
+		minute = minuteOf(fmt.Sprintf("arrayElement(CAST([%s] AS Array(Int64)), r + 1)", strings.Join(toMs, ",")))
+		sets1 = fmt.Sprintf("multiIf(%s, toUInt32(0))", strings.Join(setIdx, ", "))
+	}
+	bands := bandEdges(lengths)
 	// The lambdas take the band's edge and counts as arrays, since 18.16's
 	// lambdas cannot read columns in an aggregate function's arguments.
-	q := fmt.Sprintf(`SELECT mcp_id, key,
-			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), %[1]s AS ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), c))),
+	q := fmt.Sprintf(`SELECT mcp_id, key, r,
+			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), arrayElement(%[1]s, %[2]s) AS ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), c))),
 			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), e)))
 		FROM (
-			SELECT mcp_id, key, arrayElement(CAST(%[2]s AS Array(UInt32)), %[3]s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
-			FROM %[4]s.events
+			SELECT mcp_id, key, %[3]s AS r, arrayElement(CAST(%[4]s AS Array(UInt32)), %[5]s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
+			FROM %[6]s.events
 			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
-			WHERE %[5]s
-			GROUP BY mcp_id, key, edge
+			WHERE mcp_id IN ? AND (%[7]s)
+			GROUP BY mcp_id, key, r, edge
 		)
-		GROUP BY mcp_id, key`, ws, intList(edges), bandOf(to, edges), db.db, where)
+		GROUP BY mcp_id, key, r`, sets.literal(), sets1, readExpr, intList(bands), bandOf(minute, bands), db.db, strings.Join(conds, " OR "))
 	type totalsRow struct {
 		mcpID, key    string
+		read          uint8
 		calls, errors []uint64
 	}
 	var rows []totalsRow
 	err := db.query(ctx, "window sets", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
 		r := appendRow(&rows)
-		return []any{&r.mcpID, &r.key, &r.calls, &r.errors}
+		return []any{&r.mcpID, &r.key, &r.read, &r.calls, &r.errors}
 	})
 	if err != nil {
 		return err
 	}
 	for _, r := range rows {
-		ws := windows[r.mcpID]
+		if int(r.read) >= len(group) {
+			return fmt.Errorf("window sets: read %d of %d", r.read, len(group))
+		}
+		ws, dst := windows[r.read][r.mcpID], out[group[r.read]]
 		if len(r.calls) != len(ws) || len(r.errors) != len(ws) {
 			return fmt.Errorf("window sets: %d and %d totals for %d windows of %s", len(r.calls), len(r.errors), len(ws), r.mcpID)
 		}
@@ -265,7 +414,7 @@ func (db *Reads) windowCounts(ctx context.Context, to time.Time, reqs map[string
 				// longer one).
 				continue
 			}
-			st := windowEntry(out, r.mcpID, w)
+			st := windowEntry(dst, r.mcpID, w)
 			s := st[r.key]
 			s.Calls, s.Errors = int64(r.calls[i]), int64(r.errors[i])
 			st[r.key] = s
@@ -274,50 +423,67 @@ func (db *Reads) windowCounts(ctx context.Context, to time.Time, reqs map[string
 	return nil
 }
 
-// mcpIndex is the ClickHouse expression of an event's MCP's position
-// (1-based) in ids, found in a hash table (transform), not by a scan of
-// the list as indexOf would.
-func mcpIndex(ids []string) string {
-	quoted, pos := make([]string, len(ids)), make([]string, len(ids))
-	for i, id := range ids {
-		quoted[i], pos[i] = QuoteString(id), strconv.Itoa(i+1)
-	}
-	return fmt.Sprintf("transform(mcp_id, [%s], CAST([%s] AS Array(UInt32)), toUInt32(0))", strings.Join(quoted, ","), strings.Join(pos, ","))
-}
-
 // windowDetails measures the percentiles and distinct counts of the
-// detail windows of reqs (see WindowSets). Per MCP, literal arrays matched
-// by position (18.16 has no map type) give its detail windows, its
-// longest one (which bounds its events) and the keys wanted. The distinct
-// counts are left out when every MCP wants the percentiles only.
-func (db *Reads) windowDetails(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest, ids []string, edges []int) (map[string]map[int]map[string]analytics.WindowStat, error) {
+// detail windows of a read (see WindowSetsBatch). Each MCP's set of
+// detail windows bounds its events by the longest one; the keys are every
+// key of the MCPs without DetailKeys, the named ones of the others. The
+// distinct counts are left out when every MCP wants the percentiles only.
+func (db *Reads) windowDetails(ctx context.Context, p windowRead) (map[string]map[int]map[string]analytics.WindowStat, error) {
 	out := map[string]map[int]map[string]analytics.WindowStat{}
-	winArr, longArr := make([]string, len(ids)), make([]string, len(ids))
-	// The keys: every key of the MCPs without DetailKeys, the named ones
-	// of the others.
-	var allKeys, keyTuples []string
+	ids, edges, reqs := p.detailIDs, p.detailEdges, p.reqs
+	var sets windowSets
+	var longest []string
+	pos := make([]int, len(ids))
+	var allKeys, keyed []string
+	wanted := map[string]map[string]bool{} // the keys of the MCPs with DetailKeys
+	named := map[string]bool{}
 	for i, id := range ids {
 		ws := bandEdges(reqs[id].DetailMinutes)
-		winArr[i], longArr[i] = intList(ws), strconv.Itoa(ws[len(ws)-1])
+		if pos[i] = sets.add(ws); pos[i] > len(longest) {
+			longest = append(longest, strconv.Itoa(ws[len(ws)-1]))
+		}
 		if reqs[id].DetailKeys == nil {
 			allKeys = append(allKeys, QuoteString(id))
+			continue
 		}
+		wanted[id] = map[string]bool{}
 		for _, k := range reqs[id].DetailKeys {
-			keyTuples = append(keyTuples, fmt.Sprintf("(%s, %s)", QuoteString(id), QuoteString(k)))
+			if !wanted[id][k] {
+				wanted[id][k] = true
+				named[k] = true
+				// The MCP and key as one string, NUL apart (an id has no
+				// NUL; written \0, as a C string cannot hold it): a flat
+				// list of literals, cheaper for 18.16 to analyse than a
+				// list of tuples.
+				keyed = append(keyed, strings.ReplaceAll(QuoteString(id+"\x00"+k), "\x00", `\0`))
+			}
 		}
 	}
 	var keyConds []string
 	if len(allKeys) > 0 {
 		keyConds = append(keyConds, fmt.Sprintf("mcp_id IN (%s)", strings.Join(allKeys, ",")))
 	}
-	if len(keyTuples) > 0 {
-		slices.Sort(keyTuples)
-		keyConds = append(keyConds, fmt.Sprintf("(mcp_id, key) IN (%s)", strings.Join(slices.Compact(keyTuples), ",")))
+	if len(keyed) > 0 {
+		if len(wanted)*len(named) <= 2*len(keyed) {
+			// The MCPs name much the same keys (a pass's p95 rules on
+			// the whole MCP or on its main tools): the keys named by any,
+			// at most twice the pairs wanted, are cheaper to filter on
+			// than the pairs; the others are dropped below.
+			names := make([]string, 0, len(named))
+			for k := range named {
+				names = append(names, QuoteString(k))
+			}
+			slices.Sort(names)
+			keyConds = append(keyConds, fmt.Sprintf("key IN (%s)", strings.Join(names, ",")))
+		} else {
+			slices.Sort(keyed)
+			keyConds = append(keyConds, fmt.Sprintf("concat(mcp_id, '\\0', key) IN (%s)", strings.Join(keyed, ",")))
+		}
 	}
 	if len(keyConds) == 0 {
 		return out, nil
 	}
-	idx := mcpIndex(ids)
+	idx := setOf(ids, pos)
 	// The distinct counts, unless every MCP wants the percentiles only.
 	distinctStates, distinct := "", "toInt64(0), toInt64(0)"
 	for _, id := range ids {
@@ -326,8 +492,12 @@ func (db *Reads) windowDetails(ctx context.Context, to time.Time, reqs map[strin
 			break
 		}
 	}
-	where := fmt.Sprintf("mcp_id IN ? AND %s AND %s < arrayElement(CAST([%s] AS Array(UInt32)), %s)",
-		msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to), minuteOf(to), strings.Join(longArr, ","), idx)
+	to := p.to
+	minute := minuteOf(strconv.FormatInt(to.UnixMilli(), 10))
+	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to))
+	if len(longest) > 1 {
+		where += fmt.Sprintf(" AND %s < arrayElement(CAST([%s] AS Array(UInt32)), %s)", minute, strings.Join(longest, ","), idx)
+	}
 	if len(allKeys) < len(ids) {
 		where += " AND (" + strings.Join(keyConds, " OR ") + ")"
 	}
@@ -340,9 +510,9 @@ func (db *Reads) windowDetails(ctx context.Context, to time.Time, reqs map[strin
 			WHERE %s
 			GROUP BY mcp_id, key, edge
 		)
-		ARRAY JOIN arrayElement(CAST([%s] AS Array(Array(UInt32))), %s) AS w
+		ARRAY JOIN arrayElement(%s, %s) AS w
 		WHERE w >= edge
-		GROUP BY mcp_id, key, w`, distinct, intList(edges), bandOf(to, edges), distinctStates, db.db, where, strings.Join(winArr, ","), idx)
+		GROUP BY mcp_id, key, w`, distinct, intList(edges), bandOf(minute, edges), distinctStates, db.db, where, sets.literal(), idx)
 	type detailRow struct {
 		mcpID, key      string
 		w               uint32
@@ -359,6 +529,9 @@ func (db *Reads) windowDetails(ctx context.Context, to time.Time, reqs map[strin
 		return nil, err
 	}
 	for _, r := range rows {
+		if w := wanted[r.mcpID]; w != nil && !w[r.key] {
+			continue
+		}
 		var s analytics.WindowStat
 		if !reqs[r.mcpID].QuantilesOnly {
 			s.Sessions, s.Users = r.sessions, r.users
