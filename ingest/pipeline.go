@@ -21,23 +21,29 @@ import (
 // IDRegistry is a duplicate filter shared by every instance
 // (postgres.IngestIDs): with one, a retry that reaches another instance is
 // still dropped, and each instance's own filter is only a bounded cache.
-// A reservation is pending until confirmed: an instance that dies between
-// its reservation and its log write leaves no acceptance behind, only a
-// reservation that expires within seconds (docs/exactly-once.md).
+// Each id is owned by the log record that holds its item: a payload is
+// appended to the log first and its ids claimed after, and the flusher
+// stores only the items its records own, settling the records whose claim
+// it does not know (docs/exactly-once.md, "Shared dedup").
 type IDRegistry interface {
-	// Reserve reserves ids as pending at at and returns those no instance
-	// accepted in the window before (fresh) and, among the others, those
-	// another instance holds pending right now (busy).
-	Reserve(ctx context.Context, mcpID string, ids []string, at time.Time) (fresh, busy []string, err error)
-	// Confirm turns the reservations made at at into acceptances once the
-	// log holds the payload, and returns the ids that are still this
-	// reservation's: the others were taken over by another instance after
-	// their pending time passed, and must not be stored by this one.
-	Confirm(ctx context.Context, mcpID string, ids []string, at time.Time) (own []string, err error)
-	// Release undoes a Reserve made at at whose payload was not accepted.
-	Release(ctx context.Context, mcpID string, ids []string, at time.Time) error
+	// Claim claims ids of an MCP for the log record seq of node, received
+	// at at, and returns those that are the record's: the others were
+	// accepted within the window by another record. Claims are
+	// idempotent: a record keeps the ids it claimed before.
+	Claim(ctx context.Context, node string, seq uint64, mcpID string, ids []string, at time.Time) (own []string, err error)
+	// Settle claims the ids of many records of node (idempotently) and
+	// returns, for each, the ids it does not own.
+	Settle(ctx context.Context, node string, recs []Claim) (lost [][]string, err error)
 	// Expire deletes up to limit ids older than the window.
 	Expire(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
+// Claim is a log record's claim on its item ids (IDRegistry.Settle).
+type Claim struct {
+	Seq   uint64
+	MCPID string
+	IDs   []string
+	At    time.Time // the record's receipt
 }
 
 // SessionAssigner gives the items sent without a session_id their derived
@@ -82,8 +88,9 @@ type Options struct {
 	// payload's decoded body (Accept; default DefaultRedactionBudget).
 	RedactionBudget time.Duration
 	// Failpoint, when set, is called at named points of Ingest
-	// ("after-reserve", "after-append"): the crash tests kill the process
-	// there (cmd/telemetryd, TELEMETRY_TEST_FAILPOINT).
+	// ("after-append": the payload is in the log, its ids not claimed;
+	// "after-claim": claimed, not answered): the crash tests kill the
+	// process there (cmd/telemetryd, TELEMETRY_TEST_FAILPOINT).
 	Failpoint func(point string)
 }
 
@@ -92,8 +99,8 @@ type Options struct {
 const DefaultCacheMaxIDs = 4 << 20
 
 // registryTimeout bounds one call to the Registry. It is not the request's
-// context: a reservation a cancelled client no longer waits for must still
-// be answered (and undone when the payload is not accepted).
+// context: a claim a cancelled client no longer waits for is still
+// answered, so the flusher knows which items its record owns.
 const registryTimeout = 10 * time.Second
 
 // Pipeline accepts batches into the log and flushes them to the sink.
@@ -116,12 +123,25 @@ type Pipeline struct {
 	loaded atomic.Bool
 	loadMu sync.RWMutex
 
-	// unconfirmed holds the log records whose shared reservations were not
-	// all confirmed when they were accepted (the registry failed, or
-	// another instance took some over): the flusher confirms them again
-	// and stores only the items that are still theirs.
-	unconfirmedMu sync.Mutex
-	unconfirmed   map[uint64]bool
+	// claims holds the outcome of the shared claims of this run's records
+	// not flushed yet, by sequence number: the flusher waits for a
+	// record's outcome, leaves out the ids it does not own, and settles
+	// the records whose claim failed. settledThrough: the flusher is past
+	// these records (a late outcome is not kept).
+	claimMu        sync.Mutex
+	claims         map[uint64]claimOutcome
+	claimSignal    chan struct{} // closed (and replaced) when an outcome is added
+	settledThrough uint64
+	// registryDownUntil (unix nanoseconds): a claim failed just before;
+	// payloads are refused before they reach the log until then.
+	registryDownUntil atomic.Int64
+}
+
+// claimOutcome is how a record's claim ended: the ids it does not own, or
+// unsettled when the registry did not answer.
+type claimOutcome struct {
+	lost      map[string]bool
+	unsettled bool
 }
 
 // New returns a pipeline over an open log. Call Run to flush.
@@ -141,10 +161,10 @@ func New(l *wal.Log, sink analytics.Sink, opts Options) *Pipeline {
 	}
 	p := &Pipeline{
 		opts: opts, log: l, sink: sink, node: node,
-		dedup:       NewDedup(opts.DedupWindow),
-		limiter:     NewRateLimiter(opts.RateLimitPerMinute),
-		ready:       make(chan struct{}),
-		unconfirmed: map[uint64]bool{},
+		dedup:   NewDedup(opts.DedupWindow),
+		limiter: NewRateLimiter(opts.RateLimitPerMinute),
+		ready:   make(chan struct{}),
+		claims:  map[uint64]claimOutcome{}, claimSignal: make(chan struct{}),
 	}
 	if opts.RefusedPerMinute > 0 {
 		p.refused = NewRateLimiter(opts.RefusedPerMinute)
@@ -201,22 +221,11 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		defer p.loadMu.RUnlock()
 	}
 	now := p.opts.Now()
+	if err := p.registryDown(now); err != nil {
+		return 0, 0, err
+	}
 	kept, reserved, dup := p.reserveLocal(mcpID, items, now)
 	dropped += dup
-	var regAt time.Time
-	if p.opts.Registry != nil && len(reserved) > 0 {
-		regAt = now.Truncate(time.Microsecond) // as PostgreSQL stores it, for Release
-		var dup int
-		kept, reserved, dup, err = p.reserveShared(ctx, mcpID, kept, reserved, regAt)
-		if err == nil {
-			p.failpoint("after-reserve")
-		}
-		if err != nil {
-			p.releaseLocal(mcpID, reserved)
-			return 0, 0, err
-		}
-		dropped += dup
-	}
 	if len(kept) == 0 {
 		return 0, dropped, nil
 	}
@@ -226,7 +235,6 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		cancel()
 		if err != nil {
 			p.releaseLocal(mcpID, reserved)
-			p.releaseShared(ctx, mcpID, reserved, regAt)
 			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
 				Message: "Sessions cannot be given to items sent without a session_id right now; the payload was not accepted. Retry after the Retry-After delay."}
 		}
@@ -234,13 +242,17 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 	seq, err := p.appendRecord(ctx, Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept})
 	if err != nil {
 		p.releaseLocal(mcpID, reserved)
-		p.releaseShared(ctx, mcpID, reserved, regAt)
 		return 0, 0, p.appendError(err)
 	}
 	accepted = len(kept)
-	if p.opts.Registry != nil && len(reserved) > 0 {
+	if p.opts.Registry != nil {
 		p.failpoint("after-append")
-		lost := p.confirmShared(ctx, mcpID, reserved, regAt, seq)
+		lost, err := p.claimShared(ctx, mcpID, reserved, now.UTC(), seq)
+		if err != nil {
+			p.releaseLocal(mcpID, reserved)
+			return 0, 0, err
+		}
+		p.failpoint("after-claim")
 		accepted -= lost
 		dropped += lost
 	}
@@ -308,31 +320,61 @@ func (p *Pipeline) failpoint(point string) {
 	}
 }
 
-// confirmShared confirms the reservations of a payload now in the log as
-// record seq, and returns how many of its ids another instance took over
-// meanwhile (their pending time passed before the log write ended: that
-// instance accepted them). When the registry cannot answer, the payload
-// is accepted all the same (it is on disk) and the flusher confirms it
-// before storing it; until then its reservations may expire, and a retry
-// elsewhere would take them over and be the one stored.
-func (p *Pipeline) confirmShared(ctx context.Context, mcpID string, ids []string, at time.Time, seq uint64) (lost int) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
-	defer cancel()
-	own, err := p.opts.Registry.Confirm(rctx, mcpID, ids, at)
-	if err == nil && len(own) == len(ids) {
-		return 0
+// registryDown refuses a payload before it reaches the log while the
+// shared registry just failed: during an outage, clients' retries would
+// otherwise pile up in the log as records to settle.
+func (p *Pipeline) registryDown(now time.Time) error {
+	if p.opts.Registry == nil || now.UnixNano() >= p.registryDownUntil.Load() {
+		return nil
 	}
-	p.unconfirmedMu.Lock()
-	p.unconfirmed[seq] = true
-	p.unconfirmedMu.Unlock()
-	if err != nil {
-		p.opts.Logger.Warn("ingest: cannot confirm shared id reservations; the flusher confirms them before storing",
-			"mcp_id", mcpID, "seq", seq, "error", err)
-		return 0
+	return &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5,
+		Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
+}
+
+// claimShared claims the ids of a payload now in the log as record seq and
+// returns how many of them another record accepted within the window
+// before (left out at flush, counted as duplicates). When the registry
+// cannot answer, the payload is refused (503: not accepted without the
+// shared check); its record stays in the log and the flusher settles it,
+// storing the items no other record owns by then, so the client's retry,
+// here or elsewhere, is stored once.
+func (p *Pipeline) claimShared(ctx context.Context, mcpID string, ids []string, at time.Time, seq uint64) (lost int, err error) {
+	var out claimOutcome
+	if len(ids) > 0 {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
+		own, cerr := p.opts.Registry.Claim(rctx, p.node, seq, mcpID, ids, at)
+		cancel()
+		switch {
+		case cerr != nil:
+			out.unsettled = true
+			err = &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: cerr,
+				Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
+			p.registryDownUntil.Store(p.opts.Now().Add(time.Second).UnixNano())
+		case len(own) < len(ids):
+			out.lost = make(map[string]bool, len(ids)-len(own))
+			for _, id := range ids {
+				out.lost[id] = true
+			}
+			for _, id := range own {
+				delete(out.lost, id)
+			}
+			for id := range out.lost {
+				// Not cached as this instance's: its window runs from its
+				// first receipt, which the registry knows and this cache
+				// does not.
+				p.dedup.Release(mcpID, id)
+			}
+			lost = len(out.lost)
+		}
 	}
-	p.opts.Logger.Warn("ingest: shared id reservations were taken over by another instance before this one confirmed them; "+
-		"that instance stores those items", "mcp_id", mcpID, "seq", seq, "ids", len(ids)-len(own))
-	return len(ids) - len(own)
+	p.claimMu.Lock()
+	if seq > p.settledThrough {
+		p.claims[seq] = out
+		close(p.claimSignal)
+		p.claimSignal = make(chan struct{})
+	}
+	p.claimMu.Unlock()
+	return lost, err
 }
 
 // Ready reports whether the pipeline accepts payloads (the ids waiting in
@@ -343,65 +385,6 @@ func (p *Pipeline) Ready() bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// reserveShared asks the registry which of the locally new ids are new for
-// every instance, and drops the items of the others (counted in dup). On
-// error nothing is reserved and the payload must be refused.
-func (p *Pipeline) reserveShared(ctx context.Context, mcpID string, kept []analytics.Item, reserved []string, at time.Time) (_ []analytics.Item, fresh []string, dup int, err error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
-	defer cancel()
-	fresh, busy, err := p.opts.Registry.Reserve(rctx, mcpID, reserved, at)
-	if err == nil && len(busy) > 0 {
-		// Another request holds some of these ids pending: its payload is
-		// being written to a log, or its instance died before it was (the
-		// reservation then expires within seconds). Accepting the rest now
-		// and dropping those would lose them in the second case: the
-		// payload waits for the client's retry instead.
-		p.releaseShared(ctx, mcpID, fresh, at)
-		return nil, reserved, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
-			Message: "Some items of this payload are being accepted by another request right now; the payload was not accepted. Retry after the Retry-After delay."}
-	}
-	if err != nil {
-		// The statement may have committed with its answer lost: undo it.
-		p.releaseShared(ctx, mcpID, reserved, at)
-		return nil, reserved, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
-			Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
-	}
-	if len(fresh) == len(reserved) {
-		return kept, fresh, 0, nil
-	}
-	isFresh := make(map[string]bool, len(fresh))
-	for _, id := range fresh {
-		isFresh[id] = true
-	}
-	out := kept[:0]
-	for _, it := range kept {
-		if it.ID == "" || isFresh[it.ID] {
-			out = append(out, it)
-		} else {
-			// Not cached as this instance's: its window runs from its first
-			// receipt, which the registry knows and this cache does not.
-			p.dedup.Release(mcpID, it.ID)
-			dup++
-		}
-	}
-	return out, fresh, dup, nil
-}
-
-// releaseShared undoes a registry reservation (best effort: were it to
-// fail, the client's retry would be dropped as a duplicate of a payload
-// that was not accepted, which the error log shows).
-func (p *Pipeline) releaseShared(ctx context.Context, mcpID string, ids []string, at time.Time) {
-	if p.opts.Registry == nil || len(ids) == 0 {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
-	defer cancel()
-	if err := p.opts.Registry.Release(rctx, mcpID, ids, at); err != nil {
-		p.opts.Logger.Error("ingest: cannot release shared id reservations of a refused payload", "mcp_id", mcpID,
-			"ids", len(ids), "error", err)
 	}
 }
 

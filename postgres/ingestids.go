@@ -2,90 +2,204 @@ package postgres
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpscope/telemetry/ingest"
 )
 
 // IngestIDs is the shared duplicate filter of ingest (ingest.IDRegistry):
-// the ids every instance accepted in the window, in PostgreSQL, so that
-// exactly-once holds across instances and no instance keeps them all in
-// memory. A reservation is pending until the instance that made it has
-// the payload in its log and confirms it; an unconfirmed one expires after
-// the pending time (docs/exactly-once.md, "Shared dedup").
+// the ids every instance accepted in the window, in PostgreSQL, each owned
+// by the log record that holds its item, so that exactly-once holds across
+// instances and no instance keeps them all in memory. An instance appends
+// a payload to its log first and claims its ids after, in one statement;
+// the flusher stores only the items its records own, and settles the
+// records whose claim it does not know (docs/exactly-once.md, "Shared
+// dedup").
 type IngestIDs struct {
-	db      *DB
-	window  time.Duration
-	pending time.Duration
+	db     *DB
+	window time.Duration
 }
-
-// DefaultPendingTTL is how long a reservation waits for its confirmation
-// before another instance may take it over.
-const DefaultPendingTTL = 10 * time.Second
 
 // NewIngestIDs returns the registry for a duplicate window (24 h by
-// contract) whose reservations stay pending for at most pending (0:
-// DefaultPendingTTL).
-func NewIngestIDs(db *DB, window, pending time.Duration) *IngestIDs {
-	if pending <= 0 {
-		pending = DefaultPendingTTL
-	}
-	return &IngestIDs{db: db, window: window, pending: pending}
+// contract).
+func NewIngestIDs(db *DB, window time.Duration) *IngestIDs {
+	return &IngestIDs{db: db, window: window}
 }
 
-// Reserve reserves ids of an MCP as pending at at, in one statement, and
-// returns the ones it reserved (fresh) and, among the others, the ones
-// another instance holds pending right now (busy: that payload may or may
-// not be accepted yet). The rest were accepted within the window before.
-// An id is fresh when no instance has it, when its reservation is older
-// than the window, or when it is a pending one past its time (its holder
-// died before its log had the payload). Two instances reserving the same
-// id at once serialize on its primary key: one of them gets it. ids must
-// not repeat.
-func (r *IngestIDs) Reserve(ctx context.Context, mcpID string, ids []string, at time.Time) (fresh, busy []string, err error) {
-	rows, err := r.db.Pool.Query(ctx, `
-		INSERT INTO ingest_ids (mcp_id, id, received_at, pending_until)
-		SELECT $1, u, $3, clock_timestamp() + $5::bigint * interval '1 millisecond' FROM unnest($2::text[]) AS u ORDER BY u -- one lock order: no deadlock between payloads
-		ON CONFLICT (mcp_id, id) DO UPDATE SET received_at = EXCLUDED.received_at, pending_until = EXCLUDED.pending_until
-			WHERE ingest_ids.received_at <= $4 OR ingest_ids.pending_until < clock_timestamp()
-		RETURNING id`, mcpID, ids, at, at.Add(-r.window), r.pending.Milliseconds())
-	if err != nil {
-		return nil, nil, wrap(err)
-	}
-	fresh, err = collectIDs(rows, len(ids))
-	if err != nil || len(fresh) == len(ids) {
-		return fresh, nil, err
-	}
-	// Rare (a retry): which of the others are pending rather than
-	// accepted. A statement of its own, so that it sees the reservations
-	// committed while the first one waited on their rows.
-	rows, err = r.db.Pool.Query(ctx, `
-		SELECT id FROM ingest_ids WHERE mcp_id = $1 AND id = ANY($2) AND received_at <> $3
-			AND pending_until >= clock_timestamp()`, mcpID, ids, at)
-	if err != nil {
-		return nil, nil, wrap(err)
-	}
-	busy, err = collectIDs(rows, 0)
-	return fresh, busy, err
+// idHash is the table's key of an MCP's item id: md5 of "<len(mcpID)>:"
+// mcpID id, 16 bytes (the migration computes the same in SQL). A false
+// duplicate needs a 128-bit collision among the window's ids.
+func idHash(mcpID, id string) [16]byte {
+	buf := make([]byte, 0, 8+len(mcpID)+len(id))
+	buf = strconv.AppendInt(buf, int64(len(mcpID)), 10)
+	buf = append(buf, ':')
+	buf = append(buf, mcpID...)
+	buf = append(buf, id...)
+	return md5.Sum(buf)
 }
 
-// Confirm turns the reservations of ids made at at into acceptances and
-// returns the ids that are this reservation's: confirmed, or reserved now
-// when no instance holds them (a reservation expired by the window). An id
-// missing from the answer was taken over by another instance after its
-// pending time passed: that instance accepted it, and this one must not
-// store it. One statement.
-func (r *IngestIDs) Confirm(ctx context.Context, mcpID string, ids []string, at time.Time) ([]string, error) {
-	rows, err := r.db.Pool.Query(ctx, `
-		INSERT INTO ingest_ids (mcp_id, id, received_at, pending_until)
-		SELECT $1, u, $3, NULL FROM unnest($2::text[]) AS u ORDER BY u
-		ON CONFLICT (mcp_id, id) DO UPDATE SET pending_until = NULL
-			WHERE ingest_ids.received_at = EXCLUDED.received_at
-		RETURNING id`, mcpID, ids, at)
+// nodeHash is the owner column of a log's records: 64 bits of md5 of the
+// node (its id and its log's identity), never 0 (the rows carried over
+// from the previous protocol).
+func nodeHash(node string) int64 {
+	s := md5.Sum([]byte(node))
+	if h := int64(binary.LittleEndian.Uint64(s[:8])); h != 0 {
+		return h
+	}
+	return 1
+}
+
+// claimSQL inserts claims for one record, or takes over a row that is
+// older than the window before the claim's receipt, that this record owns
+// already (the claim is idempotent: a retry, or the flusher settling a
+// record whose claim is in flight), or that the previous protocol
+// confirmed at this receipt. Keys in one lock order: no deadlock between
+// payloads.
+const claimSQL = `
+	INSERT INTO ingest_claims (h, received_at, node, seq)
+	SELECT u, $2, $3, $4 FROM unnest($1::uuid[]) AS u ORDER BY u
+	ON CONFLICT (h) DO UPDATE SET received_at = EXCLUDED.received_at, node = EXCLUDED.node, seq = EXCLUDED.seq
+		WHERE ingest_claims.received_at <= $5
+			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.seq = EXCLUDED.seq)
+			OR (ingest_claims.node = 0 AND ingest_claims.received_at = EXCLUDED.received_at)`
+
+// settleSQL is claimSQL for the items of many records at once.
+const settleSQL = `
+	INSERT INTO ingest_claims (h, received_at, node, seq)
+	SELECT u.h, u.at, $3, u.seq FROM unnest($1::uuid[], $2::timestamptz[], $4::bigint[]) AS u (h, at, seq) ORDER BY u.h
+	ON CONFLICT (h) DO UPDATE SET received_at = EXCLUDED.received_at, node = EXCLUDED.node, seq = EXCLUDED.seq
+		WHERE ingest_claims.received_at <= EXCLUDED.received_at - $5::bigint * interval '1 microsecond'
+			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.seq = EXCLUDED.seq)
+			OR (ingest_claims.node = 0 AND ingest_claims.received_at = EXCLUDED.received_at)
+	RETURNING h`
+
+// Claim claims ids of an MCP for the log record seq of node, received at
+// at, in one statement, and returns the ids that are the record's: the
+// others were accepted within the window before by another record (of any
+// instance), and must not be stored by this one. ids must not repeat.
+func (r *IngestIDs) Claim(ctx context.Context, node string, seq uint64, mcpID string, ids []string, at time.Time) ([]string, error) {
+	at = at.Truncate(time.Microsecond)
+	keys := make([][16]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = idHash(mcpID, id)
+	}
+	nh := nodeHash(node)
+	tag, err := r.db.Pool.Exec(ctx, claimSQL, keys, at, nh, int64(seq), at.Add(-r.window))
 	if err != nil {
 		return nil, wrap(err)
 	}
-	return collectIDs(rows, len(ids))
+	if int(tag.RowsAffected()) == len(ids) {
+		return ids, nil // the usual case: every id is new
+	}
+	// Some were accepted before (a retry): the record's own are those it
+	// owns now that its claim committed (no other record writes its
+	// owner, and a row claimed seconds ago cannot be taken over).
+	rows, err := r.db.Pool.Query(ctx, `SELECT h FROM ingest_claims WHERE h = ANY($1) AND node = $2 AND seq = $3`,
+		keys, nh, int64(seq))
+	if err != nil {
+		return nil, wrap(err)
+	}
+	index := make(map[[16]byte]int, len(ids))
+	for i, k := range keys {
+		index[k] = i
+	}
+	own := make([]string, 0, len(ids))
+	err = scanKeys(rows, func(k [16]byte) {
+		if i, ok := index[k]; ok {
+			own = append(own, ids[i])
+		}
+	})
+	return own, err
+}
+
+// Settle claims the items of many records of node at once (the flusher:
+// records replayed after a start, or whose claim failed or is not
+// answered yet) and returns, for each record, the ids it does not own.
+// Claims are idempotent, so a record that claimed its ids before keeps
+// them. An id repeated across records goes to the first that owns it.
+func (r *IngestIDs) Settle(ctx context.Context, node string, recs []ingest.Claim) ([][]string, error) {
+	type item struct {
+		rec int
+		id  string
+	}
+	lost := make([][]string, len(recs))
+	// Each round claims every key once; a key repeated in several records
+	// goes round by round to its next candidate until one owns it (rare:
+	// retries of one payload to one instance whose first claims failed).
+	byKey := map[[16]byte][]item{}
+	var order [][16]byte
+	for i, rc := range recs {
+		for _, id := range rc.IDs {
+			k := idHash(rc.MCPID, id)
+			if _, ok := byKey[k]; !ok {
+				order = append(order, k)
+			}
+			byKey[k] = append(byKey[k], item{i, id})
+		}
+	}
+	nh := nodeHash(node)
+	for len(order) > 0 {
+		keys := order
+		ats := make([]time.Time, len(keys))
+		seqs := make([]int64, len(keys))
+		for i, k := range keys {
+			c := recs[byKey[k][0].rec]
+			ats[i], seqs[i] = c.At.Truncate(time.Microsecond), int64(c.Seq)
+		}
+		rows, err := r.db.Pool.Query(ctx, settleSQL, keys, ats, nh, seqs, r.window.Microseconds())
+		if err != nil {
+			return nil, wrap(err)
+		}
+		owned := make(map[[16]byte]bool, len(keys))
+		if err := scanKeys(rows, func(k [16]byte) { owned[k] = true }); err != nil {
+			return nil, err
+		}
+		order = nil
+		for _, k := range keys {
+			cands := byKey[k]
+			if owned[k] {
+				for _, c := range cands[1:] { // a repeat of an item stored once
+					lost[c.rec] = append(lost[c.rec], c.id)
+				}
+				continue
+			}
+			lost[cands[0].rec] = append(lost[cands[0].rec], cands[0].id)
+			if len(cands) > 1 {
+				byKey[k] = cands[1:]
+				order = append(order, k)
+			}
+		}
+	}
+	return lost, nil
+}
+
+func scanKeys(rows pgx.Rows, f func([16]byte)) error {
+	defer rows.Close()
+	var k [16]byte
+	for rows.Next() {
+		if err := rows.Scan(&k); err != nil {
+			return wrap(err)
+		}
+		f(k)
+	}
+	return wrap(rows.Err())
+}
+
+// Expire deletes up to limit ids older than the window and returns how many
+// it deleted; call it until it returns less than limit.
+func (r *IngestIDs) Expire(ctx context.Context, now time.Time, limit int) (int, error) {
+	tag, err := r.db.Pool.Exec(ctx, `
+		DELETE FROM ingest_claims WHERE ctid = ANY (ARRAY(
+			SELECT ctid FROM ingest_claims WHERE received_at <= $1 LIMIT $2))`, now.Add(-r.window), limit)
+	if err != nil {
+		return 0, wrap(err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 func collectIDs(rows pgx.Rows, n int) ([]string, error) {
@@ -99,24 +213,4 @@ func collectIDs(rows pgx.Rows, n int) ([]string, error) {
 		out = append(out, id)
 	}
 	return out, wrap(rows.Err())
-}
-
-// Release forgets reservations made at at whose payload was not accepted
-// after all (the log could not write it), so that the client's retry is.
-func (r *IngestIDs) Release(ctx context.Context, mcpID string, ids []string, at time.Time) error {
-	_, err := r.db.Pool.Exec(ctx, `DELETE FROM ingest_ids WHERE mcp_id = $1 AND id = ANY($2) AND received_at = $3`,
-		mcpID, ids, at)
-	return wrap(err)
-}
-
-// Expire deletes up to limit ids older than the window and returns how many
-// it deleted; call it until it returns less than limit.
-func (r *IngestIDs) Expire(ctx context.Context, now time.Time, limit int) (int, error) {
-	tag, err := r.db.Pool.Exec(ctx, `
-		DELETE FROM ingest_ids WHERE ctid = ANY (ARRAY(
-			SELECT ctid FROM ingest_ids WHERE received_at <= $1 LIMIT $2))`, now.Add(-r.window), limit)
-	if err != nil {
-		return 0, wrap(err)
-	}
-	return int(tag.RowsAffected()), nil
 }
