@@ -35,8 +35,13 @@ func NewIngestIDs(db *DB, window time.Duration) *IngestIDs {
 // mcpID id, 16 bytes (the migration computes the same in SQL). A false
 // duplicate needs a 128-bit collision among the window's ids.
 func idHash(mcpID, id string) [16]byte {
-	buf := make([]byte, 0, 8+len(mcpID)+len(id))
-	buf = strconv.AppendInt(buf, int64(len(mcpID)), 10)
+	var b [160]byte
+	return idHashTo(b[:0], mcpID, id)
+}
+
+// idHashTo is idHash writing its input into buf (reused across ids).
+func idHashTo(buf []byte, mcpID, id string) [16]byte {
+	buf = strconv.AppendInt(buf[:0], int64(len(mcpID)), 10)
 	buf = append(buf, ':')
 	buf = append(buf, mcpID...)
 	buf = append(buf, id...)
@@ -85,8 +90,9 @@ const settleSQL = `
 func (r *IngestIDs) Claim(ctx context.Context, node string, seq uint64, mcpID string, ids []string, at time.Time) ([]string, error) {
 	at = at.Truncate(time.Microsecond)
 	keys := make([][16]byte, len(ids))
+	var buf [160]byte
 	for i, id := range ids {
-		keys[i] = idHash(mcpID, id)
+		keys[i] = idHashTo(buf[:0], mcpID, id)
 	}
 	nh := nodeHash(node)
 	tag, err := r.db.Pool.Exec(ctx, claimSQL, keys, at, nh, int64(seq), at.Add(-r.window))
