@@ -371,6 +371,9 @@ func (p *Pipeline) reserveLogged(ctx context.Context) error {
 			if r.Lost || err != nil {
 				continue
 			}
+			if at := rec.ReceivedAt.UnixNano(); at > p.lastAt.Load() {
+				p.lastAt.Store(at) // new records' receipts come after (uniqueReceipt)
+			}
 			for _, it := range rec.Items {
 				if it.ID != "" {
 					p.dedup.Reserve(rec.MCPID, it.ID, rec.ReceivedAt)

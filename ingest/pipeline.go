@@ -21,16 +21,19 @@ import (
 // IDRegistry is a duplicate filter shared by every instance
 // (postgres.IngestIDs): with one, a retry that reaches another instance is
 // still dropped, and each instance's own filter is only a bounded cache.
-// Each id is owned by the log record that holds its item: a payload is
-// appended to the log first and its ids claimed after, and the flusher
-// stores only the items its records own, settling the records whose claim
-// it does not know (docs/exactly-once.md, "Shared dedup").
+// Each id is owned by the log record that holds its item, known by its
+// node and its receipt (unique per node): a payload's claim is made while
+// the log writes it and committed only once the log holds it, and the
+// flusher stores only the items its records own, settling the records
+// whose claim it does not know (docs/exactly-once.md, "Shared dedup").
 type IDRegistry interface {
-	// Claim claims ids of an MCP for the log record seq of node, received
-	// at at, and returns those that are the record's: the others were
-	// accepted within the window by another record. Claims are
-	// idempotent: a record keeps the ids it claimed before.
-	Claim(ctx context.Context, node string, seq uint64, mcpID string, ids []string, at time.Time) (own []string, err error)
+	// Claim claims ids of an MCP for the record of node received at at,
+	// and returns those that are the record's: the others were accepted
+	// within the window by another record. It commits only once durable
+	// yields nil (the log holds the payload), and returns durable's error
+	// otherwise, having claimed nothing. Claims are idempotent: a record
+	// keeps the ids it claimed before.
+	Claim(ctx context.Context, node, mcpID string, ids []string, at time.Time, durable <-chan error) (own []string, err error)
 	// Settle claims the ids of many records of node (idempotently) and
 	// returns, for each, the ids it does not own.
 	Settle(ctx context.Context, node string, recs []Claim) (lost [][]string, err error)
@@ -40,10 +43,10 @@ type IDRegistry interface {
 
 // Claim is a log record's claim on its item ids (IDRegistry.Settle).
 type Claim struct {
-	Seq   uint64
+	Seq   uint64 // the record (the flusher's bookkeeping)
 	MCPID string
 	IDs   []string
-	At    time.Time // the record's receipt
+	At    time.Time // the record's receipt: with the node, the ids' owner
 }
 
 // SessionAssigner gives the items sent without a session_id their derived
@@ -88,9 +91,9 @@ type Options struct {
 	// payload's decoded body (Accept; default DefaultRedactionBudget).
 	RedactionBudget time.Duration
 	// Failpoint, when set, is called at named points of Ingest
-	// ("after-append": the payload is in the log, its ids not claimed;
-	// "after-claim": claimed, not answered): the crash tests kill the
-	// process there (cmd/telemetryd, TELEMETRY_TEST_FAILPOINT).
+	// ("after-append": the payload is in the log, its claim not
+	// committed; "after-claim": committed, not answered): the crash tests
+	// kill the process there (cmd/telemetryd, TELEMETRY_TEST_FAILPOINT).
 	Failpoint func(point string)
 }
 
@@ -135,6 +138,10 @@ type Pipeline struct {
 	// registryDownUntil (unix nanoseconds): a claim failed just before;
 	// payloads are refused before they reach the log until then.
 	registryDownUntil atomic.Int64
+	// lastAt: the latest receipt given to a record (Unix nanoseconds);
+	// receipts are unique per log, since with the node they name the
+	// owner of the record's ids in the registry.
+	lastAt atomic.Int64
 }
 
 // claimOutcome is how a record's claim ended: the ids it does not own, or
@@ -224,6 +231,9 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 	if err := p.registryDown(now); err != nil {
 		return 0, 0, err
 	}
+	if p.opts.Registry != nil {
+		now = p.uniqueReceipt(now)
+	}
 	kept, reserved, dup := p.reserveLocal(mcpID, items, now)
 	dropped += dup
 	if len(kept) == 0 {
@@ -239,23 +249,22 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 				Message: "Sessions cannot be given to items sent without a session_id right now; the payload was not accepted. Retry after the Retry-After delay."}
 		}
 	}
-	seq, err := p.appendRecord(ctx, Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept})
-	if err != nil {
-		p.releaseLocal(mcpID, reserved)
-		return 0, 0, p.appendError(err)
-	}
-	accepted = len(kept)
+	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept}
 	if p.opts.Registry != nil {
-		p.failpoint("after-append")
-		lost, err := p.claimShared(ctx, mcpID, reserved, now.UTC(), seq)
+		lost, err := p.appendClaimed(ctx, rec, reserved)
 		if err != nil {
 			p.releaseLocal(mcpID, reserved)
 			return 0, 0, err
 		}
-		p.failpoint("after-claim")
-		accepted -= lost
-		dropped += lost
+		accepted, dropped = len(kept)-lost, dropped+lost
+		p.opts.Metrics.accepted(accepted, dropped)
+		return accepted, dropped, nil
 	}
+	if _, err := p.appendRecord(ctx, rec); err != nil {
+		p.releaseLocal(mcpID, reserved)
+		return 0, 0, p.appendError(err)
+	}
+	accepted = len(kept)
 	p.opts.Metrics.accepted(accepted, dropped)
 	return accepted, dropped, nil
 }
@@ -331,41 +340,80 @@ func (p *Pipeline) registryDown(now time.Time) error {
 		Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
 }
 
-// claimShared claims the ids of a payload now in the log as record seq and
-// returns how many of them another record accepted within the window
+// uniqueReceipt returns now, or just after the previous record's receipt
+// when now is not after it.
+func (p *Pipeline) uniqueReceipt(now time.Time) time.Time {
+	for {
+		last, ns := p.lastAt.Load(), now.UnixNano()
+		if ns <= last {
+			ns = last + 1
+		}
+		if p.lastAt.CompareAndSwap(last, ns) {
+			return time.Unix(0, ns)
+		}
+	}
+}
+
+// appendClaimed appends rec to the log while the registry claims its ids
+// for it, committing the claim once the log holds the record, and
+// returns how many of the ids another record accepted within the window
 // before (left out at flush, counted as duplicates). When the registry
 // cannot answer, the payload is refused (503: not accepted without the
 // shared check); its record stays in the log and the flusher settles it,
 // storing the items no other record owns by then, so the client's retry,
-// here or elsewhere, is stored once.
-func (p *Pipeline) claimShared(ctx context.Context, mcpID string, ids []string, at time.Time, seq uint64) (lost int, err error) {
-	var out claimOutcome
+// here or elsewhere, is stored once. When the log refuses rec, nothing is
+// claimed.
+func (p *Pipeline) appendClaimed(ctx context.Context, rec Record, ids []string) (lost int, err error) {
+	type claimed struct {
+		own []string
+		err error
+	}
+	var done chan claimed
+	durable := make(chan error, 1)
 	if len(ids) > 0 {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
-		own, cerr := p.opts.Registry.Claim(rctx, p.node, seq, mcpID, ids, at)
-		cancel()
+		done = make(chan claimed, 1)
+		go func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
+			defer cancel()
+			own, err := p.opts.Registry.Claim(rctx, p.node, rec.MCPID, ids, rec.ReceivedAt, durable)
+			done <- claimed{own, err}
+		}()
+	}
+	seq, aerr := p.appendRecord(ctx, rec)
+	if aerr == nil {
+		p.failpoint("after-append")
+	}
+	durable <- aerr
+	var out claimOutcome
+	if done != nil {
+		c := <-done
 		switch {
-		case cerr != nil:
+		case aerr != nil:
+			// Not in the log: the claim was rolled back, or never made.
+		case c.err != nil:
 			out.unsettled = true
-			err = &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: cerr,
+			err = &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: c.err,
 				Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
 			p.registryDownUntil.Store(p.opts.Now().Add(time.Second).UnixNano())
-		case len(own) < len(ids):
-			out.lost = make(map[string]bool, len(ids)-len(own))
+		case len(c.own) < len(ids):
+			out.lost = make(map[string]bool, len(ids)-len(c.own))
 			for _, id := range ids {
 				out.lost[id] = true
 			}
-			for _, id := range own {
+			for _, id := range c.own {
 				delete(out.lost, id)
 			}
 			for id := range out.lost {
 				// Not cached as this instance's: its window runs from its
 				// first receipt, which the registry knows and this cache
 				// does not.
-				p.dedup.Release(mcpID, id)
+				p.dedup.Release(rec.MCPID, id)
 			}
 			lost = len(out.lost)
 		}
+	}
+	if aerr != nil {
+		return 0, p.appendError(aerr)
 	}
 	p.claimMu.Lock()
 	if seq > p.settledThrough {
@@ -374,6 +422,9 @@ func (p *Pipeline) claimShared(ctx context.Context, mcpID string, ids []string, 
 		p.claimSignal = make(chan struct{})
 	}
 	p.claimMu.Unlock()
+	if err == nil {
+		p.failpoint("after-claim")
+	}
 	return lost, err
 }
 

@@ -23,8 +23,17 @@ type fakeRegistry struct {
 	settled []ingest.Claim
 }
 
-func (f *fakeRegistry) Claim(_ context.Context, _ string, _ uint64, mcpID string, ids []string, _ time.Time) ([]string, error) {
-	return f.claim(mcpID, ids)
+func (f *fakeRegistry) Claim(ctx context.Context, _, mcpID string, ids []string, _ time.Time, durable <-chan error) ([]string, error) {
+	own, err := f.claim(mcpID, ids)
+	if err != nil {
+		return nil, err
+	}
+	select { // the registry commits once the log holds the payload
+	case err := <-durable:
+		return own, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (f *fakeRegistry) Settle(_ context.Context, _ string, recs []ingest.Claim) ([][]string, error) {
@@ -163,8 +172,12 @@ func TestSharedRegistryFailureRefuses(t *testing.T) {
 	mu.Lock()
 	fail = false
 	mu.Unlock()
-	if _, _, err := p.Ingest(ctx, "acct", "mcp", itemsWithIDs("a", "b"), 0); telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE || claims != 1 {
-		t.Fatalf("Ingest right after the failure: %v after %d claims, want unavailable without a claim", err, claims)
+	_, _, err = p.Ingest(ctx, "acct", "mcp", itemsWithIDs("a", "b"), 0)
+	mu.Lock()
+	n := claims
+	mu.Unlock()
+	if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE || n != 1 {
+		t.Fatalf("Ingest right after the failure: %v after %d claims, want unavailable without a claim", err, n)
 	}
 	mu.Lock()
 	clock = clock.Add(1100 * time.Millisecond)
@@ -209,6 +222,8 @@ func TestSharedClaimLostLeftOut(t *testing.T) {
 	if got := stored.get(); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("stored %v, want a and b only", got)
 	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
 	if len(reg.settled) != 0 {
 		t.Fatalf("settled %v: the claim's outcome was known", reg.settled)
 	}

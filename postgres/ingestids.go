@@ -15,20 +15,24 @@ import (
 // IngestIDs is the shared duplicate filter of ingest (ingest.IDRegistry):
 // the ids every instance accepted in the window, in PostgreSQL, each owned
 // by the log record that holds its item, so that exactly-once holds across
-// instances and no instance keeps them all in memory. An instance appends
-// a payload to its log first and claims its ids after, in one statement;
-// the flusher stores only the items its records own, and settles the
-// records whose claim it does not know (docs/exactly-once.md, "Shared
-// dedup").
+// instances and no instance keeps them all in memory. A payload's claim is
+// one statement in a transaction committed only once the log holds the
+// payload (it runs while the log writes); the flusher stores only the
+// items its records own, and settles the records whose claim it does not
+// know (docs/exactly-once.md, "Shared dedup").
 type IngestIDs struct {
 	db     *DB
 	window time.Duration
+	// inFlight bounds the claims holding a connection while their log
+	// writes, so that ingest never takes every connection of the pool.
+	inFlight chan struct{}
 }
 
 // NewIngestIDs returns the registry for a duplicate window (24 h by
 // contract).
 func NewIngestIDs(db *DB, window time.Duration) *IngestIDs {
-	return &IngestIDs{db: db, window: window}
+	n := max(1, int(db.Pool.Config().MaxConns)/2)
+	return &IngestIDs{db: db, window: window, inFlight: make(chan struct{}, n)}
 }
 
 // idHash is the table's key of an MCP's item id: md5 of "<len(mcpID)>:"
@@ -59,54 +63,86 @@ func nodeHash(node string) int64 {
 	return 1
 }
 
-// claimSQL inserts claims for one record, or takes over a row that is
-// older than the window before the claim's receipt, that this record owns
-// already (the claim is idempotent: a retry, or the flusher settling a
-// record whose claim is in flight), or that the previous protocol
-// confirmed at this receipt. Keys in one lock order: no deadlock between
-// payloads.
+// claimSQL claims ids for one record ($2, $3: its owner), or takes over
+// a row older than the window before the record's receipt ($4), a row
+// this record owns already (claims are idempotent: the flusher settling a
+// record whose claim it does not know), or a row the previous protocol
+// confirmed at this receipt (node 0, microseconds). Keys in one lock
+// order: no deadlock between payloads.
 const claimSQL = `
-	INSERT INTO ingest_claims (h, received_at, node, seq)
-	SELECT u, $2, $3, $4 FROM unnest($1::uuid[]) AS u ORDER BY u
-	ON CONFLICT (h) DO UPDATE SET received_at = EXCLUDED.received_at, node = EXCLUDED.node, seq = EXCLUDED.seq
-		WHERE ingest_claims.received_at <= $5
-			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.seq = EXCLUDED.seq)
-			OR (ingest_claims.node = 0 AND ingest_claims.received_at = EXCLUDED.received_at)`
+	INSERT INTO ingest_claims (h, node, at)
+	SELECT u, $2, $3 FROM unnest($1::uuid[]) AS u ORDER BY u
+	ON CONFLICT (h) DO UPDATE SET node = EXCLUDED.node, at = EXCLUDED.at
+		WHERE ingest_claims.at <= $4
+			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.at = EXCLUDED.at)
+			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)`
 
 // settleSQL is claimSQL for the items of many records at once.
 const settleSQL = `
-	INSERT INTO ingest_claims (h, received_at, node, seq)
-	SELECT u.h, u.at, $3, u.seq FROM unnest($1::uuid[], $2::timestamptz[], $4::bigint[]) AS u (h, at, seq) ORDER BY u.h
-	ON CONFLICT (h) DO UPDATE SET received_at = EXCLUDED.received_at, node = EXCLUDED.node, seq = EXCLUDED.seq
-		WHERE ingest_claims.received_at <= EXCLUDED.received_at - $5::bigint * interval '1 microsecond'
-			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.seq = EXCLUDED.seq)
-			OR (ingest_claims.node = 0 AND ingest_claims.received_at = EXCLUDED.received_at)
+	INSERT INTO ingest_claims (h, node, at)
+	SELECT u.h, $2, u.at FROM unnest($1::uuid[], $3::bigint[]) AS u (h, at) ORDER BY u.h
+	ON CONFLICT (h) DO UPDATE SET node = EXCLUDED.node, at = EXCLUDED.at
+		WHERE ingest_claims.at <= EXCLUDED.at - $4
+			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.at = EXCLUDED.at)
+			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)
 	RETURNING h`
 
-// Claim claims ids of an MCP for the log record seq of node, received at
-// at, in one statement, and returns the ids that are the record's: the
-// others were accepted within the window before by another record (of any
-// instance), and must not be stored by this one. ids must not repeat.
-func (r *IngestIDs) Claim(ctx context.Context, node string, seq uint64, mcpID string, ids []string, at time.Time) ([]string, error) {
-	at = at.Truncate(time.Microsecond)
+// Claim claims ids of an MCP for the log record of node received at at
+// (unique among node's records: the owner), and returns the ids that are
+// the record's: the others were accepted within the window before by
+// another record (of any instance), and must not be stored by this one.
+// The claim runs in a transaction committed only when durable yields nil
+// (the log holds the payload); on an error from durable it is rolled back
+// and that error returned. A process killed before the commit leaves no
+// claim (PostgreSQL rolls back the transaction of a closed connection).
+// ids must not repeat.
+func (r *IngestIDs) Claim(ctx context.Context, node, mcpID string, ids []string, at time.Time, durable <-chan error) ([]string, error) {
 	keys := make([][16]byte, len(ids))
 	var buf [160]byte
 	for i, id := range ids {
 		keys[i] = idHashTo(buf[:0], mcpID, id)
 	}
-	nh := nodeHash(node)
-	tag, err := r.db.Pool.Exec(ctx, claimSQL, keys, at, nh, int64(seq), at.Add(-r.window))
+	nh, atNs := nodeHash(node), at.UnixNano()
+	select {
+	case r.inFlight <- struct{}{}:
+		defer func() { <-r.inFlight }()
+	case <-ctx.Done():
+		return nil, wrap(ctx.Err())
+	}
+	tx, err := r.db.Pool.Begin(ctx)
 	if err != nil {
 		return nil, wrap(err)
 	}
-	if int(tag.RowsAffected()) == len(ids) {
-		return ids, nil // the usual case: every id is new
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // after Commit: nothing
+	tag, err := tx.Exec(ctx, claimSQL, keys, nh, atNs, atNs-r.window.Nanoseconds())
+	if err != nil {
+		return nil, wrap(err)
 	}
-	// Some were accepted before (a retry): the record's own are those it
-	// owns now that its claim committed (no other record writes its
-	// owner, and a row claimed seconds ago cannot be taken over).
-	rows, err := r.db.Pool.Query(ctx, `SELECT h FROM ingest_claims WHERE h = ANY($1) AND node = $2 AND seq = $3`,
-		keys, nh, int64(seq))
+	own := ids
+	if int(tag.RowsAffected()) < len(ids) {
+		// Some were accepted before (a retry): the record's own are the
+		// rows it owns in its transaction.
+		if own, err = r.owned(ctx, tx, keys, ids, nh, atNs); err != nil {
+			return nil, err
+		}
+	}
+	select {
+	case err := <-durable:
+		if err != nil {
+			return nil, err
+		}
+	case <-ctx.Done():
+		return nil, wrap(ctx.Err())
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, wrap(err)
+	}
+	return own, nil
+}
+
+// owned returns the ids among keys that the owner (nh, atNs) holds.
+func (r *IngestIDs) owned(ctx context.Context, tx pgx.Tx, keys [][16]byte, ids []string, nh, atNs int64) ([]string, error) {
+	rows, err := tx.Query(ctx, `SELECT h FROM ingest_claims WHERE h = ANY($1) AND node = $2 AND at = $3`, keys, nh, atNs)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -125,9 +161,11 @@ func (r *IngestIDs) Claim(ctx context.Context, node string, seq uint64, mcpID st
 
 // Settle claims the items of many records of node at once (the flusher:
 // records replayed after a start, or whose claim failed or is not
-// answered yet) and returns, for each record, the ids it does not own.
-// Claims are idempotent, so a record that claimed its ids before keeps
-// them. An id repeated across records goes to the first that owns it.
+// answered yet), each owned by its receipt (Claim.At, unique per node),
+// and returns, for each record, the ids it does not own. Claims are
+// idempotent, so a record that claimed its ids before keeps them. An id
+// repeated across records goes to the first that owns it. It commits at
+// once: the records are in the log.
 func (r *IngestIDs) Settle(ctx context.Context, node string, recs []ingest.Claim) ([][]string, error) {
 	type item struct {
 		rec int
@@ -151,13 +189,11 @@ func (r *IngestIDs) Settle(ctx context.Context, node string, recs []ingest.Claim
 	nh := nodeHash(node)
 	for len(order) > 0 {
 		keys := order
-		ats := make([]time.Time, len(keys))
-		seqs := make([]int64, len(keys))
+		ats := make([]int64, len(keys))
 		for i, k := range keys {
-			c := recs[byKey[k][0].rec]
-			ats[i], seqs[i] = c.At.Truncate(time.Microsecond), int64(c.Seq)
+			ats[i] = recs[byKey[k][0].rec].At.UnixNano()
 		}
-		rows, err := r.db.Pool.Query(ctx, settleSQL, keys, ats, nh, seqs, r.window.Microseconds())
+		rows, err := r.db.Pool.Query(ctx, settleSQL, keys, nh, ats, r.window.Nanoseconds())
 		if err != nil {
 			return nil, wrap(err)
 		}
@@ -201,7 +237,7 @@ func scanKeys(rows pgx.Rows, f func([16]byte)) error {
 func (r *IngestIDs) Expire(ctx context.Context, now time.Time, limit int) (int, error) {
 	tag, err := r.db.Pool.Exec(ctx, `
 		DELETE FROM ingest_claims WHERE ctid = ANY (ARRAY(
-			SELECT ctid FROM ingest_claims WHERE received_at <= $1 LIMIT $2))`, now.Add(-r.window), limit)
+			SELECT ctid FROM ingest_claims WHERE at <= $1 LIMIT $2))`, now.Add(-r.window).UnixNano(), limit)
 	if err != nil {
 		return 0, wrap(err)
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -11,43 +12,97 @@ import (
 	"github.com/mcpscope/telemetry/ingest"
 )
 
+// claimNow claims with the payload already durable.
+func claimNow(r *IngestIDs, node, mcpID string, ids []string, at time.Time) ([]string, error) {
+	durable := make(chan error, 1)
+	durable <- nil
+	return r.Claim(context.Background(), node, mcpID, ids, at, durable)
+}
+
 // A claim owns the ids no record accepted in the window before; claims
-// are per MCP, idempotent for their record, and ids older than the window
-// are new again, before and after Expire.
+// are per MCP, idempotent for their record (node and receipt), and ids
+// older than the window are new again, before and after Expire.
 func TestIngestIDsClaimExpire(t *testing.T) {
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
-	now := time.Now().Truncate(time.Microsecond)
+	now := time.Now()
 	mcp := fmt.Sprintf("mcp-%d", now.UnixNano())
 
-	own, err := r.Claim(ctx, "a", 1, mcp, []string{"a", "b", "it's"}, now)
+	own, err := claimNow(r, "a", mcp, []string{"a", "b", "it's"}, now)
 	if err != nil || len(own) != 3 {
 		t.Fatalf("first claim: %v, %v", own, err)
 	}
-	if own, err := r.Claim(ctx, "a", 1, mcp, []string{"a", "b", "it's"}, now); err != nil || len(own) != 3 {
+	if own, err := claimNow(r, "a", mcp, []string{"a", "b", "it's"}, now); err != nil || len(own) != 3 {
 		t.Fatalf("the same record's claim again = %v, %v; want all its own (idempotent)", own, err)
 	}
-	if own, err := r.Claim(ctx, "b", 1, mcp, []string{"a", "c"}, now.Add(time.Second)); err != nil || !slices.Equal(own, []string{"c"}) {
+	if own, err := claimNow(r, "b", mcp, []string{"a", "c"}, now.Add(time.Second)); err != nil || !slices.Equal(own, []string{"c"}) {
 		t.Fatalf("another node's claim = %v, %v; want only c (a is accepted)", own, err)
 	}
-	if own, err := r.Claim(ctx, "a", 2, mcp, []string{"b"}, now.Add(time.Second)); err != nil || len(own) != 0 {
+	if own, err := claimNow(r, "a", mcp, []string{"b"}, now.Add(time.Nanosecond)); err != nil || len(own) != 0 {
 		t.Fatalf("another record of the same node = %v, %v; want nothing", own, err)
 	}
-	if own, _ := r.Claim(ctx, "a", 3, "other-"+mcp, []string{"a"}, now); len(own) != 1 {
+	if own, _ := claimNow(r, "a", "other-"+mcp, []string{"a"}, now); len(own) != 1 {
 		t.Fatalf("ids are per MCP: %v", own)
 	}
 	// A day later the ids are new again, before and after Expire.
 	later := now.Add(24*time.Hour + 3*time.Second)
-	if own, _ := r.Claim(ctx, "b", 9, mcp, []string{"a"}, later); len(own) != 1 {
+	if own, _ := claimNow(r, "b", mcp, []string{"a"}, later); len(own) != 1 {
 		t.Fatalf("a day later: %v", own)
 	}
 	n, err := r.Expire(ctx, later, 1000)
 	if err != nil || n < 3 {
 		t.Fatalf("Expire = %d, %v; want b, it's and c gone at least", n, err)
 	}
-	if own, _ := r.Claim(ctx, "b", 10, mcp, []string{"a", "b"}, later); !slices.Equal(own, []string{"b"}) {
+	if own, _ := claimNow(r, "b", mcp, []string{"a", "b"}, later.Add(time.Nanosecond)); !slices.Equal(own, []string{"b"}) {
 		t.Fatalf("after expiry: %v, want b only (a was claimed a day later)", own)
+	}
+}
+
+// A claim commits only once its payload is durable: until then another
+// claim of the same ids waits; when the log refuses the payload, the
+// claim is rolled back and the other one gets the ids.
+func TestIngestIDsClaimWaitsForTheLog(t *testing.T) {
+	db := testDB(t)
+	ctx := context.Background()
+	r := NewIngestIDs(db, 24*time.Hour)
+	now := time.Now()
+	mcp := fmt.Sprintf("mcp-durable-%d", now.UnixNano())
+	refused := errors.New("log full")
+	for _, tc := range []struct {
+		durable error
+		want    []string // the second claim's
+	}{{refused, []string{"x", "y"}}, {nil, []string{"y"}}} {
+		first := make(chan error, 1)
+		firstDone := make(chan error, 1)
+		go func() {
+			_, err := r.Claim(ctx, "a", mcp, []string{"x"}, now, first)
+			firstDone <- err
+		}()
+		time.Sleep(100 * time.Millisecond) // the first claim's insert is in
+		secondDone := make(chan []string, 1)
+		go func() {
+			own, err := claimNow(r, "b", mcp, []string{"x", "y"}, now.Add(time.Second))
+			if err != nil {
+				t.Error(err)
+			}
+			secondDone <- own
+		}()
+		select {
+		case own := <-secondDone:
+			t.Fatalf("second claim answered %v while the first was not committed", own)
+		case <-time.After(200 * time.Millisecond):
+		}
+		first <- tc.durable
+		if err := <-firstDone; !errors.Is(err, tc.durable) {
+			t.Fatalf("first claim: %v, want %v", err, tc.durable)
+		}
+		if own := <-secondDone; !slices.Equal(own, tc.want) {
+			t.Fatalf("log answered %v: second claim got %v, want %v", tc.durable, own, tc.want)
+		}
+		if _, err := db.Pool.Exec(ctx, `DELETE FROM ingest_claims WHERE node IN ($1, $2)`, nodeHash("a"), nodeHash("b")); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -58,15 +113,15 @@ func TestIngestIDsSettle(t *testing.T) {
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
-	now := time.Now().Truncate(time.Microsecond)
+	now := time.Now()
 	mcp := fmt.Sprintf("mcp-settle-%d", now.UnixNano())
 
 	// Record 2 of node a claimed x before its instance died; node b
-	// accepted y (a retry of record 1, whose claim never ran).
-	if own, err := r.Claim(ctx, "a", 2, mcp, []string{"x"}, now); err != nil || len(own) != 1 {
+	// accepted y (a retry of record 1, whose claim never committed).
+	if own, err := claimNow(r, "a", mcp, []string{"x"}, now); err != nil || len(own) != 1 {
 		t.Fatal(own, err)
 	}
-	if own, err := r.Claim(ctx, "b", 1, mcp, []string{"y"}, now); err != nil || len(own) != 1 {
+	if own, err := claimNow(r, "b", mcp, []string{"y"}, now); err != nil || len(own) != 1 {
 		t.Fatal(own, err)
 	}
 	lost, err := r.Settle(ctx, "a", []ingest.Claim{
@@ -100,7 +155,7 @@ func TestIngestIDsCarriedOver(t *testing.T) {
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
-	now := time.Now().Truncate(time.Microsecond)
+	now := time.Now().Truncate(time.Microsecond) // as the previous protocol stored it
 	mcp := fmt.Sprintf("mcp-ü-%d", now.UnixNano())
 	var h [16]byte
 	if err := db.Pool.QueryRow(ctx, `SELECT md5(octet_length($1::text)::text || ':' || $1 || $2)::uuid`, mcp, "ïd").Scan(&h); err != nil {
@@ -110,15 +165,19 @@ func TestIngestIDsCarriedOver(t *testing.T) {
 		t.Fatalf("the migration's hash %x differs from idHash's %x", h, idHash(mcp, "ïd"))
 	}
 	for _, id := range []string{"ïd", "other"} {
-		if _, err := db.Pool.Exec(ctx, `INSERT INTO ingest_claims (h, received_at, node, seq)
-			VALUES (md5(octet_length($1::text)::text || ':' || $1 || $2)::uuid, $3, 0, 0)`, mcp, id, now); err != nil {
+		// As migration 013 carries a confirmed row over.
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO ingest_claims (h, node, at)
+			VALUES (md5(octet_length($1::text)::text || ':' || $1 || $2)::uuid, 0,
+				(extract(epoch FROM $3::timestamptz) * 1000000)::bigint * 1000)`, mcp, id, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if own, err := r.Claim(ctx, "b", 1, mcp, []string{"ïd"}, now.Add(time.Second)); err != nil || len(own) != 0 {
+	if own, err := claimNow(r, "b", mcp, []string{"ïd"}, now.Add(time.Second)); err != nil || len(own) != 0 {
 		t.Fatalf("claim of a carried-over id = %v, %v; want none", own, err)
 	}
-	lost, err := r.Settle(ctx, "a", []ingest.Claim{{Seq: 7, MCPID: mcp, IDs: []string{"ïd", "other"}, At: now}})
+	// The replayed record's receipt in nanoseconds; the old rows kept
+	// microseconds.
+	lost, err := r.Settle(ctx, "a", []ingest.Claim{{Seq: 7, MCPID: mcp, IDs: []string{"ïd", "other"}, At: now.Add(789 * time.Nanosecond)}})
 	if err != nil || len(lost[0]) != 0 {
 		t.Fatalf("replay of the record that confirmed them lost %v (%v), want none", lost, err)
 	}
@@ -138,7 +197,7 @@ func TestIngestIDsConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
-			own, err := r.Claim(context.Background(), fmt.Sprint("node", i), 1, mcp, ids, time.Now())
+			own, err := claimNow(r, fmt.Sprint("node", i), mcp, ids, time.Now())
 			if err != nil {
 				t.Error(err)
 				return
