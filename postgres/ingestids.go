@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/binary"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mcpscope/telemetry/ingest"
 )
@@ -77,6 +79,11 @@ const claimSQL = `
 			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.at = EXCLUDED.at)
 			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)`
 
+// claimNewSQL is claimSQL for the usual case, ids no row holds: a plain
+// insert, cheaper than ON CONFLICT's speculative one, that fails whole
+// (unique_violation) when any id has a row, and Claim then runs claimSQL.
+const claimNewSQL = `INSERT INTO ingest_claims (h, node, at) SELECT u, $2, $3 FROM unnest($1::uuid[]) AS u ORDER BY u`
+
 // settleSQL is claimSQL for the items of many records at once.
 const settleSQL = `
 	INSERT INTO ingest_claims (h, node, at)
@@ -109,19 +116,39 @@ func (r *IngestIDs) Claim(ctx context.Context, node, mcpID string, ids []string,
 	case <-ctx.Done():
 		return nil, wrap(ctx.Err())
 	}
-	tx, err := r.db.Pool.Begin(ctx)
-	if err != nil {
-		return nil, wrap(err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // after Commit: nothing
-	tag, err := tx.Exec(ctx, claimSQL, keys, nh, atNs, atNs-r.window.Nanoseconds())
-	if err != nil {
+	var tx pgx.Tx
+	defer func() {
+		if tx != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx)) // after Commit: nothing
+		}
+	}()
+	var tag pgconn.CommandTag
+	for _, q := range []string{claimNewSQL, claimSQL} {
+		var err error
+		if tx, err = r.db.Pool.Begin(ctx); err != nil {
+			return nil, wrap(err)
+		}
+		if q == claimNewSQL {
+			tag, err = tx.Exec(ctx, q, keys, nh, atNs)
+		} else {
+			tag, err = tx.Exec(ctx, q, keys, nh, atNs, atNs-r.window.Nanoseconds())
+		}
+		if err == nil {
+			break
+		}
+		if pe := (*pgconn.PgError)(nil); q == claimNewSQL && errors.As(err, &pe) && pe.Code == "23505" {
+			// Some id has a row (a retry, or a row past the window):
+			// the transaction is aborted; again with ON CONFLICT.
+			_ = tx.Rollback(ctx)
+			continue
+		}
 		return nil, wrap(err)
 	}
 	own := ids
 	if int(tag.RowsAffected()) < len(ids) {
 		// Some were accepted before (a retry): the record's own are the
 		// rows it owns in its transaction.
+		var err error
 		if own, err = r.owned(ctx, tx, keys, ids, nh, atNs); err != nil {
 			return nil, err
 		}
