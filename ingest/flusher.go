@@ -403,7 +403,9 @@ func (p *Pipeline) loadStored(ctx context.Context) error {
 // for the records whose claim is not known (replayed after a start, or
 // whose claim failed or did not end in time), those that Settle finds
 // owned by another record, in one registry call for the batch, retried
-// until the registry answers. It fails only when ctx ends.
+// until the registry answers. The items without an id of a payload
+// answered 503 are left out too: the client retries them. It fails only
+// when ctx ends.
 func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, lastSeq, replayUntil uint64) ([]analytics.StoredRow, error) {
 	outcomes := p.claimOutcomes(ctx, rows, replayUntil)
 	var unsettled []Claim
@@ -426,7 +428,7 @@ func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, la
 			return rows, err
 		}
 		for i, c := range unsettled {
-			o := claimOutcome{lost: make(map[string]bool, len(lost[i]))}
+			o := claimOutcome{lost: make(map[string]bool, len(lost[i])), refused: outcomes[c.Seq].refused}
 			for _, id := range lost[i] {
 				o.lost[id] = true
 			}
@@ -436,7 +438,8 @@ func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, la
 	}
 	kept := rows[:0]
 	for i := range rows {
-		if r := &rows[i]; r.Item.ID == "" || !outcomes[r.Seq].lost[r.Item.ID] {
+		r := &rows[i]
+		if o := outcomes[r.Seq]; (r.Item.ID == "" && !o.refused) || (r.Item.ID != "" && !o.lost[r.Item.ID]) {
 			kept = append(kept, *r)
 		}
 	}

@@ -145,10 +145,13 @@ type Pipeline struct {
 }
 
 // claimOutcome is how a record's claim ended: the ids it does not own, or
-// unsettled when the registry did not answer.
+// unsettled when the registry did not answer. refused: the payload was
+// answered 503, so its items without an id (which no claim protects from
+// the client's retry) are not stored.
 type claimOutcome struct {
 	lost      map[string]bool
 	unsettled bool
+	refused   bool
 }
 
 // New returns a pipeline over an open log. Call Run to flush.
@@ -391,7 +394,7 @@ func (p *Pipeline) appendClaimed(ctx context.Context, rec Record, ids []string) 
 		case aerr != nil:
 			// Not in the log: the claim was rolled back, or never made.
 		case c.err != nil:
-			out.unsettled = true
+			out.unsettled, out.refused = true, true
 			err = &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: c.err,
 				Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
 			p.registryDownUntil.Store(p.opts.Now().Add(time.Second).UnixNano())
