@@ -70,10 +70,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			continue
 		}
 		start := time.Now()
-		if p.needsConfirm(b.rows, replayUntil) {
-			if b.rows, err = retry(p, ctx, "confirm shared id reservations", func() ([]analytics.StoredRow, error) {
-				return p.withoutTakenOver(ctx, b.rows, replayUntil)
-			}); err != nil {
+		if p.opts.Registry != nil {
+			if b.rows, err = p.ownedRows(ctx, b.rows, b.lastSeq, replayUntil); err != nil {
 				return nil // ctx cancelled
 			}
 			if len(b.rows) == 0 {
@@ -373,6 +371,9 @@ func (p *Pipeline) reserveLogged(ctx context.Context) error {
 			if r.Lost || err != nil {
 				continue
 			}
+			if at := rec.ReceivedAt.UnixNano(); at > p.lastAt.Load() {
+				p.lastAt.Store(at) // new records' receipts come after (uniqueReceipt)
+			}
 			for _, it := range rec.Items {
 				if it.ID != "" {
 					p.dedup.Reserve(rec.MCPID, it.ID, rec.ReceivedAt)
@@ -396,76 +397,102 @@ func (p *Pipeline) loadStored(ctx context.Context) error {
 	return err
 }
 
-// needsConfirm reports whether rows hold items of records whose shared
-// reservations are not known to be confirmed: records replayed after a
-// start (the process may have died before it confirmed them) and records
-// whose confirmation failed when they were accepted.
-func (p *Pipeline) needsConfirm(rows []analytics.StoredRow, replayUntil uint64) bool {
-	if p.opts.Registry == nil {
-		return false
-	}
-	p.unconfirmedMu.Lock()
-	defer p.unconfirmedMu.Unlock()
+// ownedRows leaves out of rows (a batch of whole records, up to lastSeq)
+// the items their records do not own in the shared registry: those whose
+// claim found them accepted by another record (known from Ingest), and,
+// for the records whose claim is not known (replayed after a start, or
+// whose claim failed or did not end in time), those that Settle finds
+// owned by another record, in one registry call for the batch, retried
+// until the registry answers. The items without an id of a payload
+// answered 503 are left out too: the client retries them. It fails only
+// when ctx ends.
+func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, lastSeq, replayUntil uint64) ([]analytics.StoredRow, error) {
+	outcomes := p.claimOutcomes(ctx, rows, replayUntil)
+	var unsettled []Claim
 	for i := range rows {
-		if rows[i].Seq <= replayUntil || p.unconfirmed[rows[i].Seq] {
-			return true
+		r := &rows[i]
+		if o, ok := outcomes[r.Seq]; (!ok || o.unsettled) && r.Item.ID != "" {
+			if n := len(unsettled); n == 0 || unsettled[n-1].Seq != r.Seq {
+				unsettled = append(unsettled, Claim{Seq: r.Seq, MCPID: r.MCPID, At: r.ReceivedAt})
+			}
+			c := &unsettled[len(unsettled)-1]
+			c.IDs = append(c.IDs, r.Item.ID)
 		}
 	}
-	return false
-}
-
-// withoutTakenOver confirms the shared reservations of the items of
-// unconfirmed records (needsConfirm) and leaves out the items whose
-// reservation another instance took over after it expired: the client's
-// retry was accepted there, and is stored by that instance. One registry
-// call per MCP and receipt.
-func (p *Pipeline) withoutTakenOver(ctx context.Context, rows []analytics.StoredRow, replayUntil uint64) ([]analytics.StoredRow, error) {
-	type reservation struct {
-		mcpID string
-		at    time.Time
-	}
-	p.unconfirmedMu.Lock()
-	check := func(r *analytics.StoredRow) bool {
-		return r.Item.ID != "" && (r.Seq <= replayUntil || p.unconfirmed[r.Seq])
-	}
-	groups := map[reservation][]string{}
-	seqs := map[uint64]bool{}
-	for i := range rows {
-		if r := &rows[i]; check(r) {
-			k := reservation{r.MCPID, r.ReceivedAt.Truncate(time.Microsecond)}
-			groups[k] = append(groups[k], r.Item.ID)
-			seqs[r.Seq] = true
-		}
-	}
-	p.unconfirmedMu.Unlock()
-	own := map[reservation]map[string]bool{}
-	for k, ids := range groups {
-		list, err := p.opts.Registry.Confirm(ctx, k.mcpID, ids, k.at)
+	settledLost := 0
+	if len(unsettled) > 0 {
+		lost, err := retry(p, ctx, "settle shared id claims", func() ([][]string, error) {
+			return p.opts.Registry.Settle(ctx, p.node, unsettled)
+		})
 		if err != nil {
 			return rows, err
 		}
-		own[k] = make(map[string]bool, len(list))
-		for _, id := range list {
-			own[k][id] = true
+		for i, c := range unsettled {
+			o := claimOutcome{lost: make(map[string]bool, len(lost[i])), refused: outcomes[c.Seq].refused}
+			for _, id := range lost[i] {
+				o.lost[id] = true
+			}
+			outcomes[c.Seq] = o
+			settledLost += len(lost[i])
 		}
 	}
 	kept := rows[:0]
 	for i := range rows {
 		r := &rows[i]
-		if r.Item.ID != "" && seqs[r.Seq] && !own[reservation{r.MCPID, r.ReceivedAt.Truncate(time.Microsecond)}][r.Item.ID] {
-			continue
+		if o := outcomes[r.Seq]; (r.Item.ID == "" && !o.refused) || (r.Item.ID != "" && !o.lost[r.Item.ID]) {
+			kept = append(kept, *r)
 		}
-		kept = append(kept, *r)
 	}
-	p.unconfirmedMu.Lock()
-	for seq := range seqs {
-		delete(p.unconfirmed, seq)
+	p.claimMu.Lock()
+	for seq := range outcomes {
+		delete(p.claims, seq)
 	}
-	p.unconfirmedMu.Unlock()
-	if n := len(rows) - len(kept); n > 0 {
-		p.opts.Metrics.duplicatesAtFlush(n)
-		p.opts.Logger.Warn("ingest: items whose shared reservation another instance took over are left out (that instance stores them)",
-			"items", n)
+	p.settledThrough = max(p.settledThrough, lastSeq)
+	p.claimMu.Unlock()
+	if settledLost > 0 {
+		p.opts.Metrics.duplicatesAtFlush(settledLost)
+		p.opts.Logger.Warn("ingest: items of records whose shared claim was settled at flush are left out: "+
+			"another record owns them (a retry accepted by this or another instance)", "items", settledLost)
 	}
 	return kept, nil
+}
+
+// claimOutcomes returns the claim outcomes Ingest left for the records of
+// rows, waiting (up to a registry call's time) for the claims still in
+// flight; a record replayed after a start, or whose claim does not end in
+// time, has none (it is settled).
+func (p *Pipeline) claimOutcomes(ctx context.Context, rows []analytics.StoredRow, replayUntil uint64) map[uint64]claimOutcome {
+	out := map[uint64]claimOutcome{}
+	var waiting []uint64
+	for i := range rows {
+		if seq := rows[i].Seq; seq > replayUntil && (i == 0 || rows[i-1].Seq != seq) {
+			waiting = append(waiting, seq)
+		}
+	}
+	timeout := time.NewTimer(registryTimeout + time.Second)
+	defer timeout.Stop()
+	for {
+		p.claimMu.Lock()
+		left := waiting[:0]
+		for _, seq := range waiting {
+			if o, ok := p.claims[seq]; ok {
+				out[seq] = o
+			} else {
+				left = append(left, seq)
+			}
+		}
+		waiting = left
+		signal := p.claimSignal
+		p.claimMu.Unlock()
+		if len(waiting) == 0 {
+			return out
+		}
+		select {
+		case <-signal:
+		case <-timeout.C:
+			return out
+		case <-ctx.Done():
+			return out
+		}
+	}
 }

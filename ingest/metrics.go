@@ -43,7 +43,7 @@ func NewMetrics(reg prometheus.Registerer, stats func() wal.Stats) *Metrics {
 		}),
 		flushDups: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "telemetry_flush_duplicates_total",
-			Help: "Items left out at flush because ClickHouse already held their id (accepted while the duplicate filter was still loading).",
+			Help: "Items left out at flush as duplicates: ClickHouse already held their id (accepted while the duplicate filter was loading, or said maybe), or, with shared dedup, another record owns it.",
 		}),
 		viewsFixed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "telemetry_flush_views_completed_total",

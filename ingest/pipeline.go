@@ -21,23 +21,32 @@ import (
 // IDRegistry is a duplicate filter shared by every instance
 // (postgres.IngestIDs): with one, a retry that reaches another instance is
 // still dropped, and each instance's own filter is only a bounded cache.
-// A reservation is pending until confirmed: an instance that dies between
-// its reservation and its log write leaves no acceptance behind, only a
-// reservation that expires within seconds (docs/exactly-once.md).
+// Each id is owned by the log record that holds its item, known by its
+// node and its receipt (unique per node): a payload's claim is made while
+// the log writes it and committed only once the log holds it, and the
+// flusher stores only the items its records own, settling the records
+// whose claim it does not know (docs/exactly-once.md, "Shared dedup").
 type IDRegistry interface {
-	// Reserve reserves ids as pending at at and returns those no instance
-	// accepted in the window before (fresh) and, among the others, those
-	// another instance holds pending right now (busy).
-	Reserve(ctx context.Context, mcpID string, ids []string, at time.Time) (fresh, busy []string, err error)
-	// Confirm turns the reservations made at at into acceptances once the
-	// log holds the payload, and returns the ids that are still this
-	// reservation's: the others were taken over by another instance after
-	// their pending time passed, and must not be stored by this one.
-	Confirm(ctx context.Context, mcpID string, ids []string, at time.Time) (own []string, err error)
-	// Release undoes a Reserve made at at whose payload was not accepted.
-	Release(ctx context.Context, mcpID string, ids []string, at time.Time) error
+	// Claim claims ids of an MCP for the record of node received at at,
+	// and returns those that are the record's: the others were accepted
+	// within the window by another record. It commits only once durable
+	// yields nil (the log holds the payload), and returns durable's error
+	// otherwise, having claimed nothing. Claims are idempotent: a record
+	// keeps the ids it claimed before.
+	Claim(ctx context.Context, node, mcpID string, ids []string, at time.Time, durable <-chan error) (own []string, err error)
+	// Settle claims the ids of many records of node (idempotently) and
+	// returns, for each, the ids it does not own.
+	Settle(ctx context.Context, node string, recs []Claim) (lost [][]string, err error)
 	// Expire deletes up to limit ids older than the window.
 	Expire(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
+// Claim is a log record's claim on its item ids (IDRegistry.Settle).
+type Claim struct {
+	Seq   uint64 // the record (the flusher's bookkeeping)
+	MCPID string
+	IDs   []string
+	At    time.Time // the record's receipt: with the node, the ids' owner
 }
 
 // SessionAssigner gives the items sent without a session_id their derived
@@ -82,8 +91,9 @@ type Options struct {
 	// payload's decoded body (Accept; default DefaultRedactionBudget).
 	RedactionBudget time.Duration
 	// Failpoint, when set, is called at named points of Ingest
-	// ("after-reserve", "after-append"): the crash tests kill the process
-	// there (cmd/telemetryd, TELEMETRY_TEST_FAILPOINT).
+	// ("after-append": the payload is in the log, its claim not
+	// committed; "after-claim": committed, not answered): the crash tests
+	// kill the process there (cmd/telemetryd, TELEMETRY_TEST_FAILPOINT).
 	Failpoint func(point string)
 }
 
@@ -92,8 +102,8 @@ type Options struct {
 const DefaultCacheMaxIDs = 4 << 20
 
 // registryTimeout bounds one call to the Registry. It is not the request's
-// context: a reservation a cancelled client no longer waits for must still
-// be answered (and undone when the payload is not accepted).
+// context: a claim a cancelled client no longer waits for is still
+// answered, so the flusher knows which items its record owns.
 const registryTimeout = 10 * time.Second
 
 // Pipeline accepts batches into the log and flushes them to the sink.
@@ -116,12 +126,32 @@ type Pipeline struct {
 	loaded atomic.Bool
 	loadMu sync.RWMutex
 
-	// unconfirmed holds the log records whose shared reservations were not
-	// all confirmed when they were accepted (the registry failed, or
-	// another instance took some over): the flusher confirms them again
-	// and stores only the items that are still theirs.
-	unconfirmedMu sync.Mutex
-	unconfirmed   map[uint64]bool
+	// claims holds the outcome of the shared claims of this run's records
+	// not flushed yet, by sequence number: the flusher waits for a
+	// record's outcome, leaves out the ids it does not own, and settles
+	// the records whose claim failed. settledThrough: the flusher is past
+	// these records (a late outcome is not kept).
+	claimMu        sync.Mutex
+	claims         map[uint64]claimOutcome
+	claimSignal    chan struct{} // closed (and replaced) when an outcome is added
+	settledThrough uint64
+	// registryDownUntil (unix nanoseconds): a claim failed just before;
+	// payloads are refused before they reach the log until then.
+	registryDownUntil atomic.Int64
+	// lastAt: the latest receipt given to a record (Unix nanoseconds);
+	// receipts are unique per log, since with the node they name the
+	// owner of the record's ids in the registry.
+	lastAt atomic.Int64
+}
+
+// claimOutcome is how a record's claim ended: the ids it does not own, or
+// unsettled when the registry did not answer. refused: the payload was
+// answered 503, so its items without an id (which no claim protects from
+// the client's retry) are not stored.
+type claimOutcome struct {
+	lost      map[string]bool
+	unsettled bool
+	refused   bool
 }
 
 // New returns a pipeline over an open log. Call Run to flush.
@@ -141,10 +171,10 @@ func New(l *wal.Log, sink analytics.Sink, opts Options) *Pipeline {
 	}
 	p := &Pipeline{
 		opts: opts, log: l, sink: sink, node: node,
-		dedup:       NewDedup(opts.DedupWindow),
-		limiter:     NewRateLimiter(opts.RateLimitPerMinute),
-		ready:       make(chan struct{}),
-		unconfirmed: map[uint64]bool{},
+		dedup:   NewDedup(opts.DedupWindow),
+		limiter: NewRateLimiter(opts.RateLimitPerMinute),
+		ready:   make(chan struct{}),
+		claims:  map[uint64]claimOutcome{}, claimSignal: make(chan struct{}),
 	}
 	if opts.RefusedPerMinute > 0 {
 		p.refused = NewRateLimiter(opts.RefusedPerMinute)
@@ -201,22 +231,14 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		defer p.loadMu.RUnlock()
 	}
 	now := p.opts.Now()
+	if err := p.registryDown(now); err != nil {
+		return 0, 0, err
+	}
+	if p.opts.Registry != nil {
+		now = p.uniqueReceipt(now)
+	}
 	kept, reserved, dup := p.reserveLocal(mcpID, items, now)
 	dropped += dup
-	var regAt time.Time
-	if p.opts.Registry != nil && len(reserved) > 0 {
-		regAt = now.Truncate(time.Microsecond) // as PostgreSQL stores it, for Release
-		var dup int
-		kept, reserved, dup, err = p.reserveShared(ctx, mcpID, kept, reserved, regAt)
-		if err == nil {
-			p.failpoint("after-reserve")
-		}
-		if err != nil {
-			p.releaseLocal(mcpID, reserved)
-			return 0, 0, err
-		}
-		dropped += dup
-	}
 	if len(kept) == 0 {
 		return 0, dropped, nil
 	}
@@ -226,24 +248,26 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 		cancel()
 		if err != nil {
 			p.releaseLocal(mcpID, reserved)
-			p.releaseShared(ctx, mcpID, reserved, regAt)
 			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
 				Message: "Sessions cannot be given to items sent without a session_id right now; the payload was not accepted. Retry after the Retry-After delay."}
 		}
 	}
-	seq, err := p.appendRecord(ctx, Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept})
-	if err != nil {
+	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept}
+	if p.opts.Registry != nil {
+		lost, err := p.appendClaimed(ctx, rec, reserved)
+		if err != nil {
+			p.releaseLocal(mcpID, reserved)
+			return 0, 0, err
+		}
+		accepted, dropped = len(kept)-lost, dropped+lost
+		p.opts.Metrics.accepted(accepted, dropped)
+		return accepted, dropped, nil
+	}
+	if _, err := p.appendRecord(ctx, rec); err != nil {
 		p.releaseLocal(mcpID, reserved)
-		p.releaseShared(ctx, mcpID, reserved, regAt)
 		return 0, 0, p.appendError(err)
 	}
 	accepted = len(kept)
-	if p.opts.Registry != nil && len(reserved) > 0 {
-		p.failpoint("after-append")
-		lost := p.confirmShared(ctx, mcpID, reserved, regAt, seq)
-		accepted -= lost
-		dropped += lost
-	}
 	p.opts.Metrics.accepted(accepted, dropped)
 	return accepted, dropped, nil
 }
@@ -308,31 +332,103 @@ func (p *Pipeline) failpoint(point string) {
 	}
 }
 
-// confirmShared confirms the reservations of a payload now in the log as
-// record seq, and returns how many of its ids another instance took over
-// meanwhile (their pending time passed before the log write ended: that
-// instance accepted them). When the registry cannot answer, the payload
-// is accepted all the same (it is on disk) and the flusher confirms it
-// before storing it; until then its reservations may expire, and a retry
-// elsewhere would take them over and be the one stored.
-func (p *Pipeline) confirmShared(ctx context.Context, mcpID string, ids []string, at time.Time, seq uint64) (lost int) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
-	defer cancel()
-	own, err := p.opts.Registry.Confirm(rctx, mcpID, ids, at)
-	if err == nil && len(own) == len(ids) {
-		return 0
+// registryDown refuses a payload before it reaches the log while the
+// shared registry just failed: during an outage, clients' retries would
+// otherwise pile up in the log as records to settle.
+func (p *Pipeline) registryDown(now time.Time) error {
+	if p.opts.Registry == nil || now.UnixNano() >= p.registryDownUntil.Load() {
+		return nil
 	}
-	p.unconfirmedMu.Lock()
-	p.unconfirmed[seq] = true
-	p.unconfirmedMu.Unlock()
-	if err != nil {
-		p.opts.Logger.Warn("ingest: cannot confirm shared id reservations; the flusher confirms them before storing",
-			"mcp_id", mcpID, "seq", seq, "error", err)
-		return 0
+	return &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5,
+		Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
+}
+
+// uniqueReceipt returns now, or just after the previous record's receipt
+// when now is not after it.
+func (p *Pipeline) uniqueReceipt(now time.Time) time.Time {
+	for {
+		last, ns := p.lastAt.Load(), now.UnixNano()
+		if ns <= last {
+			ns = last + 1
+		}
+		if p.lastAt.CompareAndSwap(last, ns) {
+			return time.Unix(0, ns)
+		}
 	}
-	p.opts.Logger.Warn("ingest: shared id reservations were taken over by another instance before this one confirmed them; "+
-		"that instance stores those items", "mcp_id", mcpID, "seq", seq, "ids", len(ids)-len(own))
-	return len(ids) - len(own)
+}
+
+// appendClaimed appends rec to the log while the registry claims its ids
+// for it, committing the claim once the log holds the record, and
+// returns how many of the ids another record accepted within the window
+// before (left out at flush, counted as duplicates). When the registry
+// cannot answer, the payload is refused (503: not accepted without the
+// shared check); its record stays in the log and the flusher settles it,
+// storing the items no other record owns by then, so the client's retry,
+// here or elsewhere, is stored once. When the log refuses rec, nothing is
+// claimed.
+func (p *Pipeline) appendClaimed(ctx context.Context, rec Record, ids []string) (lost int, err error) {
+	type claimed struct {
+		own []string
+		err error
+	}
+	var done chan claimed
+	durable := make(chan error, 1)
+	if len(ids) > 0 {
+		done = make(chan claimed, 1)
+		go func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
+			defer cancel()
+			own, err := p.opts.Registry.Claim(rctx, p.node, rec.MCPID, ids, rec.ReceivedAt, durable)
+			done <- claimed{own, err}
+		}()
+	}
+	seq, aerr := p.appendRecord(ctx, rec)
+	if aerr == nil {
+		p.failpoint("after-append")
+	}
+	durable <- aerr
+	var out claimOutcome
+	if done != nil {
+		c := <-done
+		switch {
+		case aerr != nil:
+			// Not in the log: the claim was rolled back, or never made.
+		case c.err != nil:
+			out.unsettled, out.refused = true, true
+			err = &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: c.err,
+				Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
+			p.registryDownUntil.Store(p.opts.Now().Add(time.Second).UnixNano())
+		case len(c.own) < len(ids):
+			out.lost = make(map[string]bool, len(ids)-len(c.own))
+			for _, id := range ids {
+				out.lost[id] = true
+			}
+			for _, id := range c.own {
+				delete(out.lost, id)
+			}
+			for id := range out.lost {
+				// Not cached as this instance's: its window runs from its
+				// first receipt, which the registry knows and this cache
+				// does not.
+				p.dedup.Release(rec.MCPID, id)
+			}
+			lost = len(out.lost)
+		}
+	}
+	if aerr != nil {
+		return 0, p.appendError(aerr)
+	}
+	p.claimMu.Lock()
+	if seq > p.settledThrough {
+		p.claims[seq] = out
+		close(p.claimSignal)
+		p.claimSignal = make(chan struct{})
+	}
+	p.claimMu.Unlock()
+	if err == nil {
+		p.failpoint("after-claim")
+	}
+	return lost, err
 }
 
 // Ready reports whether the pipeline accepts payloads (the ids waiting in
@@ -343,65 +439,6 @@ func (p *Pipeline) Ready() bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// reserveShared asks the registry which of the locally new ids are new for
-// every instance, and drops the items of the others (counted in dup). On
-// error nothing is reserved and the payload must be refused.
-func (p *Pipeline) reserveShared(ctx context.Context, mcpID string, kept []analytics.Item, reserved []string, at time.Time) (_ []analytics.Item, fresh []string, dup int, err error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
-	defer cancel()
-	fresh, busy, err := p.opts.Registry.Reserve(rctx, mcpID, reserved, at)
-	if err == nil && len(busy) > 0 {
-		// Another request holds some of these ids pending: its payload is
-		// being written to a log, or its instance died before it was (the
-		// reservation then expires within seconds). Accepting the rest now
-		// and dropping those would lose them in the second case: the
-		// payload waits for the client's retry instead.
-		p.releaseShared(ctx, mcpID, fresh, at)
-		return nil, reserved, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 1,
-			Message: "Some items of this payload are being accepted by another request right now; the payload was not accepted. Retry after the Retry-After delay."}
-	}
-	if err != nil {
-		// The statement may have committed with its answer lost: undo it.
-		p.releaseShared(ctx, mcpID, reserved, at)
-		return nil, reserved, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
-			Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
-	}
-	if len(fresh) == len(reserved) {
-		return kept, fresh, 0, nil
-	}
-	isFresh := make(map[string]bool, len(fresh))
-	for _, id := range fresh {
-		isFresh[id] = true
-	}
-	out := kept[:0]
-	for _, it := range kept {
-		if it.ID == "" || isFresh[it.ID] {
-			out = append(out, it)
-		} else {
-			// Not cached as this instance's: its window runs from its first
-			// receipt, which the registry knows and this cache does not.
-			p.dedup.Release(mcpID, it.ID)
-			dup++
-		}
-	}
-	return out, fresh, dup, nil
-}
-
-// releaseShared undoes a registry reservation (best effort: were it to
-// fail, the client's retry would be dropped as a duplicate of a payload
-// that was not accepted, which the error log shows).
-func (p *Pipeline) releaseShared(ctx context.Context, mcpID string, ids []string, at time.Time) {
-	if p.opts.Registry == nil || len(ids) == 0 {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
-	defer cancel()
-	if err := p.opts.Registry.Release(rctx, mcpID, ids, at); err != nil {
-		p.opts.Logger.Error("ingest: cannot release shared id reservations of a refused payload", "mcp_id", mcpID,
-			"ids", len(ids), "error", err)
 	}
 }
 

@@ -18,33 +18,58 @@ import (
 
 // fakeRegistry is an ingest.IDRegistry of function fields.
 type fakeRegistry struct {
-	reserve func(mcpID string, ids []string) ([]string, error)
+	claim   func(mcpID string, ids []string) ([]string, error)
 	mu      sync.Mutex
-	release [][]string
+	settled []ingest.Claim
 }
 
-func (f *fakeRegistry) Reserve(_ context.Context, mcpID string, ids []string, _ time.Time) ([]string, []string, error) {
-	fresh, err := f.reserve(mcpID, ids)
-	return fresh, nil, err
+func (f *fakeRegistry) Claim(ctx context.Context, _, mcpID string, ids []string, _ time.Time, durable <-chan error) ([]string, error) {
+	own, err := f.claim(mcpID, ids)
+	if err != nil {
+		return nil, err
+	}
+	select { // the registry commits once the log holds the payload
+	case err := <-durable:
+		return own, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
-func (f *fakeRegistry) Confirm(_ context.Context, _ string, ids []string, _ time.Time) ([]string, error) {
-	return ids, nil
-}
-
-func (f *fakeRegistry) Release(_ context.Context, _ string, ids []string, _ time.Time) error {
+func (f *fakeRegistry) Settle(_ context.Context, _ string, recs []ingest.Claim) ([][]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.release = append(f.release, slices.Clone(ids))
-	return nil
+	f.settled = append(f.settled, recs...)
+	return make([][]string, len(recs)), nil
 }
 
 func (f *fakeRegistry) Expire(context.Context, time.Time, int) (int, error) { return 0, nil }
 
-// nullSink stores nothing and answers that nothing is stored.
-type nullSink struct{}
+// nullSink stores nothing and answers that nothing is stored; with rows,
+// it keeps the ids of the rows inserted.
+type nullSink struct{ rows *idsInserted }
 
-func (nullSink) InsertRows(context.Context, []analytics.StoredRow) error { return nil }
+type idsInserted struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s nullSink) InsertRows(_ context.Context, rows []analytics.StoredRow) error {
+	if s.rows != nil {
+		s.rows.mu.Lock()
+		for _, r := range rows {
+			s.rows.ids = append(s.rows.ids, r.Item.ID)
+		}
+		s.rows.mu.Unlock()
+	}
+	return nil
+}
+
+func (s *idsInserted) get() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(slices.Values(s.ids))
+}
 func (nullSink) InsertedSeqs(context.Context, string, uint64, uint64, time.Time, time.Time) (map[analytics.RecordDay]bool, error) {
 	return nil, nil
 }
@@ -59,13 +84,17 @@ func (nullSink) StoredIDs(context.Context, time.Time, map[string][]string, func(
 }
 
 func sharedPipeline(t *testing.T, reg ingest.IDRegistry) *ingest.Pipeline {
+	return sharedPipelineTo(t, reg, nullSink{}, time.Now)
+}
+
+func sharedPipelineTo(t *testing.T, reg ingest.IDRegistry, sink analytics.Sink, now func() time.Time) *ingest.Pipeline {
 	t.Helper()
 	l, err := wal.Open(t.TempDir(), wal.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := ingest.New(l, nullSink{}, ingest.Options{Node: "n", DedupWindow: 24 * time.Hour, FlushInterval: 100 * time.Millisecond,
-		FlushMaxRows: 1000, RateLimitPerMinute: 1000, Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	p := ingest.New(l, sink, ingest.Options{Node: "n", DedupWindow: 24 * time.Hour, FlushInterval: 100 * time.Millisecond,
+		FlushMaxRows: 1000, RateLimitPerMinute: 1000, Registry: reg, Now: now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -91,7 +120,7 @@ func itemsWithIDs(ids ...string) []analytics.Item {
 // in this instance's cache), ids it grants are accepted and then cached.
 func TestSharedRegistryDecides(t *testing.T) {
 	var calls [][]string
-	reg := &fakeRegistry{reserve: func(_ string, ids []string) ([]string, error) {
+	reg := &fakeRegistry{claim: func(_ string, ids []string) ([]string, error) {
 		calls = append(calls, slices.Clone(ids))
 		return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "elsewhere" }), nil
 	}}
@@ -110,28 +139,96 @@ func TestSharedRegistryDecides(t *testing.T) {
 	}
 }
 
-// A registry failure refuses the payload with 503 and undoes everything,
-// so the retry is accepted.
+// A registry failure refuses the payload with 503 (not accepted without
+// the shared check) and, for a second, refuses the next payloads before
+// they reach the log; the failed payload's record, in the log already, is
+// settled by the flusher before it stores anything, and the retry is
+// accepted.
 func TestSharedRegistryFailureRefuses(t *testing.T) {
-	fail := true
-	reg := &fakeRegistry{reserve: func(_ string, ids []string) ([]string, error) {
+	var mu sync.Mutex
+	fail, claims := true, 0
+	reg := &fakeRegistry{claim: func(_ string, ids []string) ([]string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		claims++
 		if fail {
 			return nil, errors.New("postgres is down")
 		}
 		return ids, nil
 	}}
-	p := sharedPipeline(t, reg)
+	clock := time.Now()
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return clock
+	}
+	stored := &idsInserted{}
+	p := sharedPipelineTo(t, reg, nullSink{rows: stored}, now)
 	ctx := context.Background()
-	_, _, err := p.Ingest(ctx, "acct", "mcp", itemsWithIDs("a", "b"), 0)
+	// An item without an id rides along: no claim protects it from the
+	// retry, so the refused payload's copy must not be stored.
+	_, _, err := p.Ingest(ctx, "acct", "mcp", itemsWithIDs("a", "b", ""), 0)
 	if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE {
 		t.Fatalf("Ingest with the registry down: %v, want unavailable", err)
 	}
-	if len(reg.release) != 1 || !slices.Equal(reg.release[0], []string{"a", "b"}) {
-		t.Fatalf("released %v, want the failed reservation undone", reg.release)
-	}
+	mu.Lock()
 	fail = false
-	if acc, _, err := p.Ingest(ctx, "acct", "mcp", itemsWithIDs("a", "b"), 0); err != nil || acc != 2 {
-		t.Fatalf("retry = %d, %v; want both accepted", acc, err)
+	mu.Unlock()
+	_, _, err = p.Ingest(ctx, "acct", "mcp", itemsWithIDs("a", "b"), 0)
+	mu.Lock()
+	n := claims
+	mu.Unlock()
+	if telemetry.ErrorCode(err) != telemetry.EUNAVAILABLE || n != 1 {
+		t.Fatalf("Ingest right after the failure: %v after %d claims, want unavailable without a claim", err, n)
+	}
+	mu.Lock()
+	clock = clock.Add(1100 * time.Millisecond)
+	mu.Unlock()
+	if acc, _, err := p.Ingest(ctx, "acct", "mcp", itemsWithIDs("a", "b", ""), 0); err != nil || acc != 3 {
+		t.Fatalf("retry = %d, %v; want all three accepted", acc, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(stored.get()) < 5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	reg.mu.Lock()
+	settled := slices.Clone(reg.settled)
+	reg.mu.Unlock()
+	if len(settled) != 1 || settled[0].Seq != 1 || !slices.Equal(settled[0].IDs, []string{"a", "b"}) {
+		t.Fatalf("settled %+v, want the refused payload's record (seq 1: a, b) only", settled)
+	}
+	// The fake settles every id to both records; the registry would give
+	// each to one (TestIngestIDsSettle).
+	time.Sleep(200 * time.Millisecond) // two more flush intervals: nothing else comes
+	if got := stored.get(); !slices.Equal(got, []string{"", "a", "a", "b", "b"}) {
+		t.Fatalf("stored %v, want the id-less item once (the retry's)", got)
+	}
+}
+
+// The ids a claim finds accepted by another record are answered as
+// duplicates and left out of the insert, though the record holds them.
+func TestSharedClaimLostLeftOut(t *testing.T) {
+	reg := &fakeRegistry{claim: func(_ string, ids []string) ([]string, error) {
+		return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "elsewhere" }), nil
+	}}
+	stored := &idsInserted{}
+	p := sharedPipelineTo(t, reg, nullSink{rows: stored}, time.Now)
+	acc, dropped, err := p.Ingest(context.Background(), "acct", "mcp", itemsWithIDs("a", "elsewhere", "b"), 0)
+	if err != nil || acc != 2 || dropped != 1 {
+		t.Fatalf("Ingest = %d, %d, %v; want 2 accepted, 1 dropped", acc, dropped, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(stored.get()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // two more flush intervals: nothing else comes
+	if got := stored.get(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("stored %v, want a and b only", got)
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if len(reg.settled) != 0 {
+		t.Fatalf("settled %v: the claim's outcome was known", reg.settled)
 	}
 }
 

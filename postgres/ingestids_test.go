@@ -2,96 +2,191 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpscope/telemetry/ingest"
 )
 
-func TestIngestIDsReserveReleaseExpire(t *testing.T) {
+// claimNow claims with the payload already durable.
+func claimNow(r *IngestIDs, node, mcpID string, ids []string, at time.Time) ([]string, error) {
+	durable := make(chan error, 1)
+	durable <- nil
+	return r.Claim(context.Background(), node, mcpID, ids, at, durable)
+}
+
+// A claim owns the ids no record accepted in the window before; claims
+// are per MCP, idempotent for their record (node and receipt), and ids
+// older than the window are new again, before and after Expire.
+func TestIngestIDsClaimExpire(t *testing.T) {
 	db := testDB(t)
 	ctx := context.Background()
-	r := NewIngestIDs(db, 24*time.Hour, 0)
-	now := time.Now().Truncate(time.Microsecond)
+	r := NewIngestIDs(db, 24*time.Hour)
+	now := time.Now()
 	mcp := fmt.Sprintf("mcp-%d", now.UnixNano())
 
-	fresh, busy, err := r.Reserve(ctx, mcp, []string{"a", "b", "it's"}, now)
-	if err != nil || len(fresh) != 3 || len(busy) != 0 {
-		t.Fatalf("first reserve: %v, %v, %v", fresh, busy, err)
+	own, err := claimNow(r, "a", mcp, []string{"a", "b", "it's"}, now)
+	if err != nil || len(own) != 3 {
+		t.Fatalf("first claim: %v, %v", own, err)
 	}
-	if own, err := r.Confirm(ctx, mcp, []string{"a", "b", "it's"}, now); err != nil || len(own) != 3 {
-		t.Fatalf("confirm: %v, %v", own, err)
+	if own, err := claimNow(r, "a", mcp, []string{"a", "b", "it's"}, now); err != nil || len(own) != 3 {
+		t.Fatalf("the same record's claim again = %v, %v; want all its own (idempotent)", own, err)
 	}
-	fresh, busy, err = r.Reserve(ctx, mcp, []string{"a", "c"}, now.Add(time.Second))
-	if err != nil || !slices.Equal(fresh, []string{"c"}) || len(busy) != 0 {
-		t.Fatalf("second reserve = %v, %v, %v; want only c fresh, nothing busy (a is accepted)", fresh, busy, err)
+	if own, err := claimNow(r, "b", mcp, []string{"a", "c"}, now.Add(time.Second)); err != nil || !slices.Equal(own, []string{"c"}) {
+		t.Fatalf("another node's claim = %v, %v; want only c (a is accepted)", own, err)
 	}
-	if fresh, _, _ := r.Reserve(ctx, "other-"+mcp, []string{"a"}, now); len(fresh) != 1 {
-		t.Fatalf("ids are per MCP: %v", fresh)
+	if own, err := claimNow(r, "a", mcp, []string{"b"}, now.Add(time.Nanosecond)); err != nil || len(own) != 0 {
+		t.Fatalf("another record of the same node = %v, %v; want nothing", own, err)
 	}
-	// Release removes only the reservation made at that time.
-	if err := r.Release(ctx, mcp, []string{"a", "c"}, now.Add(time.Second)); err != nil {
-		t.Fatal(err)
+	if own, _ := claimNow(r, "a", "other-"+mcp, []string{"a"}, now); len(own) != 1 {
+		t.Fatalf("ids are per MCP: %v", own)
 	}
-	if fresh, _, _ := r.Reserve(ctx, mcp, []string{"a", "c"}, now.Add(2*time.Second)); !slices.Equal(fresh, []string{"c"}) {
-		t.Fatalf("after release: %v, want c only (a's reservation is older)", fresh)
-	}
-	r.Confirm(ctx, mcp, []string{"c"}, now.Add(2*time.Second))
 	// A day later the ids are new again, before and after Expire.
 	later := now.Add(24*time.Hour + 3*time.Second)
-	if fresh, _, _ := r.Reserve(ctx, mcp, []string{"a"}, later); len(fresh) != 1 {
-		t.Fatalf("a day later: %v", fresh)
+	if own, _ := claimNow(r, "b", mcp, []string{"a"}, later); len(own) != 1 {
+		t.Fatalf("a day later: %v", own)
 	}
 	n, err := r.Expire(ctx, later, 1000)
 	if err != nil || n < 3 {
-		t.Fatalf("Expire = %d, %v; want b, it's and c's reservations gone at least", n, err)
+		t.Fatalf("Expire = %d, %v; want b, it's and c gone at least", n, err)
 	}
-	if fresh, _, _ := r.Reserve(ctx, mcp, []string{"a", "b"}, later); !slices.Equal(fresh, []string{"b"}) {
-		t.Fatalf("after expiry: %v, want b only", fresh)
+	if own, _ := claimNow(r, "b", mcp, []string{"a", "b"}, later.Add(time.Nanosecond)); !slices.Equal(own, []string{"b"}) {
+		t.Fatalf("after expiry: %v, want b only (a was claimed a day later)", own)
 	}
 }
 
-// A reservation is not an acceptance: while pending it is busy for every
-// other reservation; unconfirmed past its pending time, the next one takes
-// it over, and the first holder's late confirmation finds it is not its
-// own any more. Confirm also reserves ids nobody holds.
-func TestIngestIDsPending(t *testing.T) {
+// A claim commits only once its payload is durable: until then another
+// claim of the same ids waits; when the log refuses the payload, the
+// claim is rolled back and the other one gets the ids.
+func TestIngestIDsClaimWaitsForTheLog(t *testing.T) {
 	db := testDB(t)
 	ctx := context.Background()
-	r := NewIngestIDs(db, 24*time.Hour, 400*time.Millisecond)
-	now := time.Now().Truncate(time.Microsecond)
-	mcp := fmt.Sprintf("mcp-pending-%d", now.UnixNano())
-	first, second := now, now.Add(time.Millisecond)
-
-	if fresh, busy, err := r.Reserve(ctx, mcp, []string{"x", "y"}, first); err != nil || len(fresh) != 2 || len(busy) != 0 {
-		t.Fatalf("reserve: %v %v %v", fresh, busy, err)
-	}
-	if fresh, busy, err := r.Reserve(ctx, mcp, []string{"x", "y", "z"}, second); err != nil ||
-		!slices.Equal(fresh, []string{"z"}) || !slices.Equal(busy, []string{"x", "y"}) {
-		t.Fatalf("reserve while pending = fresh %v busy %v (%v); want z fresh, x and y busy", fresh, busy, err)
-	}
-	if own, err := r.Confirm(ctx, mcp, []string{"y"}, first); err != nil || !slices.Equal(own, []string{"y"}) {
-		t.Fatalf("confirm y: %v %v", own, err)
-	}
-	time.Sleep(600 * time.Millisecond) // x's pending time passes
-	third := now.Add(2 * time.Millisecond)
-	if fresh, busy, err := r.Reserve(ctx, mcp, []string{"x", "y"}, third); err != nil ||
-		!slices.Equal(fresh, []string{"x"}) || len(busy) != 0 {
-		t.Fatalf("reserve after expiry = fresh %v busy %v (%v); want x taken over, y accepted", fresh, busy, err)
-	}
-	if own, err := r.Confirm(ctx, mcp, []string{"x"}, first); err != nil || len(own) != 0 {
-		t.Fatalf("late confirm by the first holder = %v %v; want nothing (taken over)", own, err)
-	}
-	if own, err := r.Confirm(ctx, mcp, []string{"x", "w"}, third); err != nil || !slices.Equal(own, []string{"w", "x"}) {
-		t.Fatalf("confirm by the new holder = %v %v; want w (nobody held it) and x", own, err)
+	r := NewIngestIDs(db, 24*time.Hour)
+	now := time.Now()
+	mcp := fmt.Sprintf("mcp-durable-%d", now.UnixNano())
+	refused := errors.New("log full")
+	for _, tc := range []struct {
+		durable error
+		want    []string // the second claim's
+	}{{refused, []string{"x", "y"}}, {nil, []string{"y"}}} {
+		first := make(chan error, 1)
+		firstDone := make(chan error, 1)
+		go func() {
+			_, err := r.Claim(ctx, "a", mcp, []string{"x"}, now, first)
+			firstDone <- err
+		}()
+		time.Sleep(100 * time.Millisecond) // the first claim's insert is in
+		secondDone := make(chan []string, 1)
+		go func() {
+			own, err := claimNow(r, "b", mcp, []string{"x", "y"}, now.Add(time.Second))
+			if err != nil {
+				t.Error(err)
+			}
+			secondDone <- own
+		}()
+		select {
+		case own := <-secondDone:
+			t.Fatalf("second claim answered %v while the first was not committed", own)
+		case <-time.After(200 * time.Millisecond):
+		}
+		first <- tc.durable
+		if err := <-firstDone; !errors.Is(err, tc.durable) {
+			t.Fatalf("first claim: %v, want %v", err, tc.durable)
+		}
+		if own := <-secondDone; !slices.Equal(own, tc.want) {
+			t.Fatalf("log answered %v: second claim got %v, want %v", tc.durable, own, tc.want)
+		}
+		if _, err := db.Pool.Exec(ctx, `DELETE FROM ingest_claims WHERE node IN ($1, $2)`, nodeHash("a"), nodeHash("b")); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-// Concurrent reservations of the same ids: each id goes to exactly one.
+// Settle claims the ids of many records at once: a record keeps what it
+// claimed before, loses what another record owns, and an id repeated
+// across records goes to the first that owns it.
+func TestIngestIDsSettle(t *testing.T) {
+	db := testDB(t)
+	ctx := context.Background()
+	r := NewIngestIDs(db, 24*time.Hour)
+	now := time.Now()
+	mcp := fmt.Sprintf("mcp-settle-%d", now.UnixNano())
+
+	// Record 2 of node a claimed x before its instance died; node b
+	// accepted y (a retry of record 1, whose claim never committed).
+	if own, err := claimNow(r, "a", mcp, []string{"x"}, now); err != nil || len(own) != 1 {
+		t.Fatal(own, err)
+	}
+	if own, err := claimNow(r, "b", mcp, []string{"y"}, now); err != nil || len(own) != 1 {
+		t.Fatal(own, err)
+	}
+	lost, err := r.Settle(ctx, "a", []ingest.Claim{
+		{Seq: 1, MCPID: mcp, IDs: []string{"x", "y", "z"}, At: now.Add(-time.Second)},
+		{Seq: 2, MCPID: mcp, IDs: []string{"x"}, At: now},
+		{Seq: 3, MCPID: mcp, IDs: []string{"z", "w"}, At: now.Add(time.Second)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x: record 2's (claimed before). y: node b's. z: record 1 owns it
+	// (first), record 3's copy is a repeat. w: record 3's.
+	want := [][]string{{"x", "y"}, nil, {"z"}}
+	for i := range want {
+		slices.Sort(lost[i])
+		if !slices.Equal(lost[i], want[i]) {
+			t.Errorf("record %d lost %v, want %v", i+1, lost[i], want[i])
+		}
+	}
+	// Settling again gives the same answer (a replay after a crash).
+	again, err := r.Settle(ctx, "a", []ingest.Claim{{Seq: 3, MCPID: mcp, IDs: []string{"z", "w"}, At: now.Add(time.Second)}})
+	if err != nil || !slices.Equal(again[0], []string{"z"}) {
+		t.Fatalf("settle again = %v, %v; want z lost, w kept", again, err)
+	}
+}
+
+// The ids confirmed under the previous protocol carry over (node 0): the
+// hash is the same in Go and in SQL, and a replayed record of the same
+// receipt owns them, while any other claim finds them accepted.
+func TestIngestIDsCarriedOver(t *testing.T) {
+	db := testDB(t)
+	ctx := context.Background()
+	r := NewIngestIDs(db, 24*time.Hour)
+	now := time.Now().Truncate(time.Microsecond) // as the previous protocol stored it
+	mcp := fmt.Sprintf("mcp-ü-%d", now.UnixNano())
+	var h [16]byte
+	if err := db.Pool.QueryRow(ctx, `SELECT md5(octet_length($1::text)::text || ':' || $1 || $2)::uuid`, mcp, "ïd").Scan(&h); err != nil {
+		t.Fatal(err)
+	}
+	if h != idHash(mcp, "ïd") {
+		t.Fatalf("the migration's hash %x differs from idHash's %x", h, idHash(mcp, "ïd"))
+	}
+	for _, id := range []string{"ïd", "other"} {
+		// As migration 013 carries a confirmed row over.
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO ingest_claims (h, node, at)
+			VALUES (md5(octet_length($1::text)::text || ':' || $1 || $2)::uuid, 0,
+				(extract(epoch FROM $3::timestamptz) * 1000000)::bigint * 1000)`, mcp, id, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if own, err := claimNow(r, "b", mcp, []string{"ïd"}, now.Add(time.Second)); err != nil || len(own) != 0 {
+		t.Fatalf("claim of a carried-over id = %v, %v; want none", own, err)
+	}
+	// The replayed record's receipt in nanoseconds; the old rows kept
+	// microseconds.
+	lost, err := r.Settle(ctx, "a", []ingest.Claim{{Seq: 7, MCPID: mcp, IDs: []string{"ïd", "other"}, At: now.Add(789 * time.Nanosecond)}})
+	if err != nil || len(lost[0]) != 0 {
+		t.Fatalf("replay of the record that confirmed them lost %v (%v), want none", lost, err)
+	}
+}
+
+// Concurrent claims of the same ids: each id goes to exactly one record.
 func TestIngestIDsConcurrent(t *testing.T) {
 	db := testDB(t)
-	r := NewIngestIDs(db, 24*time.Hour, 0)
+	r := NewIngestIDs(db, 24*time.Hour)
 	mcp := fmt.Sprintf("mcp-race-%d", time.Now().UnixNano())
 	ids := make([]string, 200)
 	for i := range ids {
@@ -100,15 +195,15 @@ func TestIngestIDsConcurrent(t *testing.T) {
 	var mu sync.Mutex
 	got := map[string]int{}
 	var wg sync.WaitGroup
-	for range 8 {
+	for i := range 8 {
 		wg.Go(func() {
-			fresh, _, err := r.Reserve(context.Background(), mcp, ids, time.Now())
+			own, err := claimNow(r, fmt.Sprint("node", i), mcp, ids, time.Now())
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			mu.Lock()
-			for _, id := range fresh {
+			for _, id := range own {
 				got[id]++
 			}
 			mu.Unlock()
@@ -117,7 +212,7 @@ func TestIngestIDsConcurrent(t *testing.T) {
 	wg.Wait()
 	for _, id := range ids {
 		if got[id] != 1 {
-			t.Errorf("%s reserved %d times", id, got[id])
+			t.Errorf("%s claimed %d times", id, got[id])
 		}
 	}
 }

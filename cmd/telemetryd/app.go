@@ -303,7 +303,7 @@ func (m *Main) openIngest(ctx context.Context) error {
 		RedactionBudget: ic.RedactionBudget,
 	}
 	if ic.SharedDedup {
-		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow, ic.PendingTTL), ic.CacheMaxIDs
+		iopts.Registry, iopts.CacheMaxIDs = postgres.NewIngestIDs(m.PG, ic.DedupWindow), ic.CacheMaxIDs
 	}
 	iopts.Failpoint = killAtFailpoint(os.Getenv("TELEMETRY_TEST_FAILPOINT"))
 	m.Ingest = ingest.New(wl, m.CH.Sink, iopts)
@@ -457,9 +457,9 @@ func (m *Main) Close() {
 
 // killAtFailpoint returns, for the crash tests, an ingest failpoint that
 // kills this process with SIGKILL when the pipeline reaches the point
-// named (TELEMETRY_TEST_FAILPOINT: "after-reserve", between the shared id
-// reservation and the log write; "after-append", between the log write and
-// the confirmation), or nil when none is named.
+// named (TELEMETRY_TEST_FAILPOINT, with shared dedup: "after-append",
+// between the log write and the claim of the payload's ids; "after-claim",
+// between the claim and the answer), or nil when none is named.
 func killAtFailpoint(name string) func(string) {
 	if name == "" {
 		return nil

@@ -175,9 +175,9 @@ type IngestConfig struct {
 	// CacheMaxIDs then bounds each instance's in-memory cache of them.
 	SharedDedup bool `mapstructure:"shared_dedup"`
 	CacheMaxIDs int  `mapstructure:"cache_max_ids"`
-	// PendingTTL: with SharedDedup, how long a payload's id reservation
-	// waits for its confirmation (the payload on disk in the log) before
-	// another instance may take it over (docs/exactly-once.md).
+	// PendingTTL has no effect: shared dedup claims a payload's ids once
+	// it is in the log, with nothing pending (docs/exactly-once.md). The
+	// key is still accepted so that existing configurations load.
 	PendingTTL time.Duration `mapstructure:"pending_ttl"`
 	// DecodeBudgetBytes bounds the ingest and OTLP bytes being decoded at
 	// once across requests; past it, bodies wait up to 1 s, then 503.

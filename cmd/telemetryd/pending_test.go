@@ -76,15 +76,16 @@ func exactlyOnce(t *testing.T, cfg Config, mcp, prefix string, n int) {
 	})
 }
 
-// With shared dedup, an instance killed (SIGKILL) between its reservation
-// of a payload's ids and its log write leaves a pending reservation, not an
-// acceptance: the client's retry on another instance is refused 503 while
-// the reservation is pending, then accepted once it expires, and stored
-// once. Killed after its log write and before its confirmation, the
-// instance holds the payload in its log: a retry elsewhere takes the
-// expired reservation over and the restarted instance leaves its copy out;
-// without a retry the restarted instance stores it.
-func TestSharedDedupPendingReservation(t *testing.T) {
+// With shared dedup, a payload is appended to the instance's log before
+// its ids are claimed in PostgreSQL. An instance killed (SIGKILL) between
+// the two holds the payload in its log and no claim: the client's retry on
+// another instance is accepted whole there, and the restarted instance's
+// replay finds every id owned by the other instance's record and leaves
+// its copy out. Killed after its claim and before its answer, the
+// instance owns the ids: the retry elsewhere is a duplicate (202, nothing
+// accepted) and the restarted instance stores its copy. Without a retry
+// the restarted instance stores the payload. Every item is stored once.
+func TestSharedDedupCrashWindows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -92,14 +93,14 @@ func TestSharedDedupPendingReservation(t *testing.T) {
 	bin := buildBinary(t)
 	portA, portB := testenv.FreePort(t), testenv.FreePort(t)
 	walA := t.TempDir()
-	shared := []string{"TELEMETRY_INGEST_SHARED_DEDUP=true", "TELEMETRY_INGEST_PENDING_TTL=2s", "TELEMETRY_INGEST_FLUSH_INTERVAL=200ms"}
+	shared := []string{"TELEMETRY_INGEST_SHARED_DEDUP=true", "TELEMETRY_INGEST_FLUSH_INTERVAL=200ms"}
 	envA := append([]string{"TELEMETRY_INGEST_NODE_ID=node-a", "TELEMETRY_INGEST_WAL_DIR=" + walA}, shared...)
 	cfgB := cfg
 	cfgB.Ingest.WALDir = t.TempDir()
 	b := startBinary(t, bin, cfgB, portB, append([]string{"TELEMETRY_INGEST_NODE_ID=node-b"}, shared...)...)
-	_, mcp, key := api{t, b.base}.newTenant("pending")
+	_, mcp, key := api{t, b.base}.newTenant("crashwin")
 
-	killedAt := func(point, prefix string) *service {
+	killedAt := func(point, prefix string) {
 		a := startBinary(t, bin, cfg, portA, append(envA, "TELEMETRY_TEST_FAILPOINT="+point)...)
 		if status, res, err := tryIngest(a.base, key, testItems(prefix, 20)); err == nil {
 			t.Fatalf("%s: the instance answered %d %v instead of dying at its failpoint", point, status, res)
@@ -108,45 +109,44 @@ func TestSharedDedupPendingReservation(t *testing.T) {
 		if !strings.Contains(a.cmd.ProcessState.String(), "killed") {
 			t.Fatalf("%s: instance ended with %v, want killed", point, a.cmd.ProcessState)
 		}
-		return a
 	}
-	retryUntilAccepted := func(prefix string) {
+	retry := func(prefix string, wantAccepted float64) {
 		status, res, err := tryIngest(b.base, key, testItems(prefix, 20))
-		if err != nil || status != 503 {
-			t.Fatalf("%s: retry while the dead instance's reservation is pending = %d %v %v; want 503", prefix, status, res, err)
+		if err != nil || status != 202 || num(res["accepted"]) != wantAccepted {
+			t.Fatalf("%s: retry on the other instance = %d %v %v; want 202 with %v accepted", prefix, status, res, err, wantAccepted)
 		}
-		eventually(t, 10*time.Second, func() error {
-			status, res, err := tryIngest(b.base, key, testItems(prefix, 20))
-			if err != nil {
-				return err
-			}
-			if status != 202 {
-				return fmt.Errorf("retry: %d %v", status, res)
-			}
-			if num(res["accepted"]) != 20 {
-				t.Fatalf("%s: retry accepted %v, want all 20", prefix, res)
-			}
-			return nil
-		})
 		if status, res, _ := tryIngest(b.base, key, testItems(prefix, 20)); status != 202 || num(res["accepted"]) != 0 {
 			t.Fatalf("%s: a second retry = %d %v, want 202 with nothing accepted", prefix, status, res)
 		}
 	}
+	restartA := func() *service {
+		a := startBinary(t, bin, cfg, portA, envA...)
+		settled(t, a.base+"/metrics")
+		return a
+	}
+	stop := func(a *service) {
+		_ = a.cmd.Process.Kill()
+		_ = a.cmd.Wait()
+	}
 
-	killedAt("after-reserve", "reserved")
-	retryUntilAccepted("reserved")
-	exactlyOnce(t, cfg, mcp, "reserved", 20)
-
+	// In the log, not claimed; the retry elsewhere is the one stored.
 	killedAt("after-append", "appended")
-	retryUntilAccepted("appended")
-	a := startBinary(t, bin, cfg, portA, envA...) // replays its copy of "appended"
-	settled(t, a.base+"/metrics")
+	retry("appended", 20)
+	a := restartA()
 	exactlyOnce(t, cfg, mcp, "appended", 20)
+	if m := scrape(t, a.base+"/metrics"); m["telemetry_flush_duplicates_total"] < 20 {
+		t.Errorf("the restarted instance left out %v items at flush, want its 20 copies", m["telemetry_flush_duplicates_total"])
+	}
+	stop(a)
 
-	_ = a.cmd.Process.Kill()
-	_ = a.cmd.Wait()
+	// Claimed, not answered: the retry is a duplicate, the log's copy is stored.
+	killedAt("after-claim", "claimed")
+	retry("claimed", 0)
+	stop(restartA())
+	exactlyOnce(t, cfg, mcp, "claimed", 20)
+
+	// No retry: the restarted instance claims and stores the payload.
 	killedAt("after-append", "unretried")
-	a = startBinary(t, bin, cfg, portA, envA...)
-	settled(t, a.base+"/metrics")
+	restartA()
 	exactlyOnce(t, cfg, mcp, "unretried", 20)
 }
