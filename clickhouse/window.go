@@ -329,16 +329,7 @@ func (db *Reads) windowCounts(ctx context.Context, reads []windowRead, group []i
 		lengths                []int
 		windows                = make([]map[string][]int, len(group))
 	)
-	union := map[string]bool{}
-	for _, i := range group {
-		for _, id := range reads[i].ids {
-			if !union[id] {
-				union[id] = true
-				ids = append(ids, id)
-			}
-		}
-	}
-	sort.Strings(ids)
+	ids = unionIDs(reads, group)
 	for g, i := range group {
 		p := reads[i]
 		lengths = append(lengths, p.edges...)
@@ -387,11 +378,6 @@ func (db *Reads) windowCounts(ctx context.Context, reads []windowRead, group []i
 			GROUP BY mcp_id, key, r, edge
 		)
 		GROUP BY mcp_id, key, r`, sets.literal(), sets1, readExpr, intList(bands), bandOf(minute, bands), db.db, strings.Join(conds, " OR "))
-	type totalsRow struct {
-		mcpID, key    string
-		read          uint8
-		calls, errors []uint64
-	}
 	var rows []totalsRow
 	err := db.query(ctx, "window sets", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
 		r := appendRow(&rows)
@@ -400,6 +386,44 @@ func (db *Reads) windowCounts(ctx context.Context, reads []windowRead, group []i
 	if err != nil {
 		return err
 	}
+	return foldTotals(rows, group, windows, out)
+}
+
+// detailRow is a row of windowDetails' statement.
+type detailRow struct {
+	mcpID, key      string
+	w               uint32
+	withDur         uint64
+	qs              []float32
+	sessions, users int64
+}
+
+// totalsRow is a row of windowCounts' statement.
+type totalsRow struct {
+	mcpID, key    string
+	read          uint8
+	calls, errors []uint64
+}
+
+// unionIDs is the sorted union of the MCPs of the group's reads.
+func unionIDs(reads []windowRead, group []int) []string {
+	var ids []string
+	union := map[string]bool{}
+	for _, i := range group {
+		for _, id := range reads[i].ids {
+			if !union[id] {
+				union[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// foldTotals stores windowCounts' rows into out: each MCP's totals by
+// window, for the read of the group the row is of.
+func foldTotals(rows []totalsRow, group []int, windows []map[string][]int, out []map[string]map[int]map[string]analytics.WindowStat) error {
 	for _, r := range rows {
 		if int(r.read) >= len(group) {
 			return fmt.Errorf("window sets: read %d of %d", r.read, len(group))
@@ -459,39 +483,12 @@ func (db *Reads) windowDetails(ctx context.Context, p windowRead) (map[string]ma
 			}
 		}
 	}
-	var keyConds []string
-	if len(allKeys) > 0 {
-		keyConds = append(keyConds, fmt.Sprintf("mcp_id IN (%s)", strings.Join(allKeys, ",")))
-	}
-	if len(keyed) > 0 {
-		if len(wanted)*len(named) <= 2*len(keyed) {
-			// The MCPs name much the same keys (a pass's p95 rules on
-			// the whole MCP or on its main tools): the keys named by any,
-			// at most twice the pairs wanted, are cheaper to filter on
-			// than the pairs; the others are dropped below.
-			names := make([]string, 0, len(named))
-			for k := range named {
-				names = append(names, QuoteString(k))
-			}
-			slices.Sort(names)
-			keyConds = append(keyConds, fmt.Sprintf("key IN (%s)", strings.Join(names, ",")))
-		} else {
-			slices.Sort(keyed)
-			keyConds = append(keyConds, fmt.Sprintf("concat(mcp_id, '\\0', key) IN (%s)", strings.Join(keyed, ",")))
-		}
-	}
+	keyConds := detailKeyConds(allKeys, keyed, wanted, named)
 	if len(keyConds) == 0 {
 		return out, nil
 	}
 	idx := setOf(ids, pos)
-	// The distinct counts, unless every MCP wants the percentiles only.
-	distinctStates, distinct := "", "toInt64(0), toInt64(0)"
-	for _, id := range ids {
-		if !reqs[id].QuantilesOnly {
-			distinctStates, distinct = ", uniqExactState(session_id) AS s, uniqExactState(user_key) AS u", "toInt64(uniqExactMerge(s)), toInt64(uniqExactMerge(u))"
-			break
-		}
-	}
+	distinctStates, distinct := distinctExprs(ids, reqs)
 	to := p.to
 	minute := minuteOf(strconv.FormatInt(to.UnixMilli(), 10))
 	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to))
@@ -513,13 +510,6 @@ func (db *Reads) windowDetails(ctx context.Context, p windowRead) (map[string]ma
 		ARRAY JOIN arrayElement(%s, %s) AS w
 		WHERE w >= edge
 		GROUP BY mcp_id, key, w`, distinct, intList(edges), bandOf(minute, edges), distinctStates, db.db, where, sets.literal(), idx)
-	type detailRow struct {
-		mcpID, key      string
-		w               uint32
-		withDur         uint64
-		qs              []float32
-		sessions, users int64
-	}
 	var rows []detailRow
 	err := db.query(ctx, "window set details", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
 		r := appendRow(&rows)
@@ -529,19 +519,62 @@ func (db *Reads) windowDetails(ctx context.Context, p windowRead) (map[string]ma
 		return nil, err
 	}
 	for _, r := range rows {
-		if w := wanted[r.mcpID]; w != nil && !w[r.key] {
-			continue
+		if w := wanted[r.mcpID]; w == nil || w[r.key] {
+			windowEntry(out, r.mcpID, int(r.w))[r.key] = r.stat(reqs[r.mcpID].QuantilesOnly)
 		}
-		var s analytics.WindowStat
-		if !reqs[r.mcpID].QuantilesOnly {
-			s.Sessions, s.Users = r.sessions, r.users
-		}
-		if r.withDur > 0 {
-			setQuantiles(&s, r.qs)
-		}
-		windowEntry(out, r.mcpID, int(r.w))[r.key] = s
 	}
 	return out, nil
+}
+
+// stat is the row's figures; the distinct counts unless quantilesOnly.
+func (r *detailRow) stat(quantilesOnly bool) analytics.WindowStat {
+	var s analytics.WindowStat
+	if !quantilesOnly {
+		s.Sessions, s.Users = r.sessions, r.users
+	}
+	if r.withDur > 0 {
+		setQuantiles(&s, r.qs)
+	}
+	return s
+}
+
+// distinctExprs are the distinct counts' states and merges of
+// windowDetails' statement, unless every MCP wants the percentiles only.
+func distinctExprs(ids []string, reqs map[string]analytics.WindowRequest) (states, merges string) {
+	for _, id := range ids {
+		if !reqs[id].QuantilesOnly {
+			return ", uniqExactState(session_id) AS s, uniqExactState(user_key) AS u", "toInt64(uniqExactMerge(s)), toInt64(uniqExactMerge(u))"
+		}
+	}
+	return "", "toInt64(0), toInt64(0)"
+}
+
+// detailKeyConds are the conditions that choose windowDetails' keys: every
+// key of the MCPs in allKeys, and the named ones (keyed, as "mcp\0key"
+// literals) of the others.
+func detailKeyConds(allKeys, keyed []string, wanted map[string]map[string]bool, named map[string]bool) []string {
+	var keyConds []string
+	if len(allKeys) > 0 {
+		keyConds = append(keyConds, fmt.Sprintf("mcp_id IN (%s)", strings.Join(allKeys, ",")))
+	}
+	if len(keyed) > 0 {
+		if len(wanted)*len(named) <= 2*len(keyed) {
+			// The MCPs name much the same keys (a pass's p95 rules on
+			// the whole MCP or on its main tools): the keys named by any,
+			// at most twice the pairs wanted, are cheaper to filter on
+			// than the pairs; the others are dropped below.
+			names := make([]string, 0, len(named))
+			for k := range named {
+				names = append(names, QuoteString(k))
+			}
+			slices.Sort(names)
+			keyConds = append(keyConds, fmt.Sprintf("key IN (%s)", strings.Join(names, ",")))
+		} else {
+			slices.Sort(keyed)
+			keyConds = append(keyConds, fmt.Sprintf("concat(mcp_id, '\\0', key) IN (%s)", strings.Join(keyed, ",")))
+		}
+	}
+	return keyConds
 }
 
 // setQuantiles stores quantilesTDigest(0.5, 0.95, 0.99) into st.
