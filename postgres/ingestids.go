@@ -65,33 +65,33 @@ func nodeHash(node string) int64 {
 	return 1
 }
 
-// claimSQL claims ids for one record ($2, $3: its owner), or takes over
-// a row older than the window before the record's receipt ($4), a row
-// this record owns already (claims are idempotent: the flusher settling a
-// record whose claim it does not know), or a row the previous protocol
-// confirmed at this receipt (node 0, microseconds). Keys in one lock
-// order: no deadlock between payloads.
-const claimSQL = `
-	INSERT INTO ingest_claims (h, node, at)
-	SELECT u, $2, $3 FROM unnest($1::uuid[]) AS u ORDER BY u
-	ON CONFLICT (h) DO UPDATE SET node = EXCLUDED.node, at = EXCLUDED.at
-		WHERE ingest_claims.at <= $4
-			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.at = EXCLUDED.at)
-			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)`
-
-// claimNewSQL is claimSQL for the usual case, ids no row holds: a plain
-// insert, cheaper than ON CONFLICT's speculative one, that fails whole
-// (unique_violation) when any id has a row, and Claim then runs claimSQL.
-const claimNewSQL = `INSERT INTO ingest_claims (h, node, at) SELECT u, $2, $3 FROM unnest($1::uuid[]) AS u ORDER BY u`
-
-// settleSQL is claimSQL for the items of many records at once.
-const settleSQL = `
-	INSERT INTO ingest_claims (h, node, at)
-	SELECT u.h, $2, u.at FROM unnest($1::uuid[], $3::bigint[]) AS u (h, at) ORDER BY u.h
+// takeOverSQL is the rule every claim follows on an id that has a row:
+// the record (EXCLUDED) takes over a row older than the window ($4, in
+// nanoseconds) before its receipt, a row it owns already (claims are
+// idempotent: the flusher settling a record whose claim it does not
+// know), or a row the previous protocol confirmed at this receipt (node
+// 0, microseconds).
+const takeOverSQL = `
 	ON CONFLICT (h) DO UPDATE SET node = EXCLUDED.node, at = EXCLUDED.at
 		WHERE ingest_claims.at <= EXCLUDED.at - $4
 			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.at = EXCLUDED.at)
-			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)
+			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)`
+
+// claimNewSQL claims ids ($1) for one record ($2, $3: its owner) in the
+// usual case, ids no row holds: a plain insert, cheaper than ON
+// CONFLICT's speculative one, that fails whole (unique_violation) when
+// any id has a row, and Claim then runs claimSQL. Keys in one lock order:
+// no deadlock between payloads.
+const claimNewSQL = `INSERT INTO ingest_claims (h, node, at) SELECT u, $2, $3 FROM unnest($1::uuid[]) AS u ORDER BY u`
+
+// claimSQL is claimNewSQL taking over rows by takeOverSQL.
+const claimSQL = claimNewSQL + takeOverSQL
+
+// settleSQL claims the items of many records at once ($3: each item's
+// receipt), by the same rule, and returns the ids they own.
+const settleSQL = `
+	INSERT INTO ingest_claims (h, node, at)
+	SELECT u.h, $2, u.at FROM unnest($1::uuid[], $3::bigint[]) AS u (h, at) ORDER BY u.h` + takeOverSQL + `
 	RETURNING h`
 
 // Claim claims ids of an MCP for the log record of node received at at
@@ -131,7 +131,7 @@ func (r *IngestIDs) Claim(ctx context.Context, node, mcpID string, ids []string,
 		if q == claimNewSQL {
 			tag, err = tx.Exec(ctx, q, keys, nh, atNs)
 		} else {
-			tag, err = tx.Exec(ctx, q, keys, nh, atNs, atNs-r.window.Nanoseconds())
+			tag, err = tx.Exec(ctx, q, keys, nh, atNs, r.window.Nanoseconds())
 		}
 		if err == nil {
 			break
