@@ -1,18 +1,23 @@
 package ingest
 
+import "time"
+
 // batchIDs is what the bounded duplicate filter (Dedup.Limit) needs to
-// know of a flushed batch: the keys of its ids, marked stored once the
-// batch is in ClickHouse, and its unverified ids (accepted while the
-// filter said "maybe"), which ClickHouse is asked about first.
+// know of a flushed batch: its unverified ids (accepted while the filter
+// said "maybe"), which are checked against ClickHouse and the batch's
+// earlier rows first.
 type batchIDs struct {
-	keys       []uint64
-	unverified map[[2]string]uint64 // (MCP, id) -> key
+	unverified map[[2]string]unverifiedID // by (MCP, id)
 }
 
-func (b *batchIDs) reset() {
-	b.keys = b.keys[:0]
-	clear(b.unverified)
+// unverifiedID is an unverified id's key and its latest receipt in the
+// batch.
+type unverifiedID struct {
+	key uint64
+	at  time.Time
 }
+
+func (b *batchIDs) reset() { clear(b.unverified) }
 
 // noteRecord adds a record read for the next flush to b (only with the
 // bounded filter: without it nothing is ever let go of).
@@ -25,13 +30,19 @@ func (p *Pipeline) noteRecord(b *batchIDs, rec Record) {
 		if it.ID == "" {
 			continue
 		}
-		k := p.dedup.Key(rec.MCPID, it.ID)
-		b.keys = append(b.keys, k)
-		if p.dedup.Unverified(k) {
+		if k := p.dedup.Key(rec.MCPID, it.ID); p.dedup.Unverified(k) {
 			if b.unverified == nil {
-				b.unverified = map[[2]string]uint64{}
+				b.unverified = map[[2]string]unverifiedID{}
 			}
-			b.unverified[[2]string{rec.MCPID, it.ID}] = k
+			b.unverified[[2]string{rec.MCPID, it.ID}] = unverifiedID{k, rec.ReceivedAt}
 		}
+	}
+}
+
+// verified tells the filter that the batch's unverified ids are checked
+// (and stored, or left out as duplicates).
+func (p *Pipeline) verified(b *batchIDs) {
+	for _, u := range b.unverified {
+		p.dedup.Verified(u.key, u.at)
 	}
 }

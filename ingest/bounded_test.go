@@ -6,16 +6,6 @@ import (
 	"time"
 )
 
-// flushAll marks every id reserved so far as stored, as the flusher does
-// once ClickHouse holds them.
-func flushAll(d *Dedup, mcp string, from, to int) {
-	keys := make([]uint64, 0, to-from)
-	for i := from; i < to; i++ {
-		keys = append(keys, d.Key(mcp, strconv.Itoa(i)))
-	}
-	d.MarkStored(keys)
-}
-
 // The bounded filter's memory does not grow with the ids; what it let go
 // of it still answers "maybe" for within the window (never "new", which
 // would let a duplicate through), and "new" once past it; a fresh id it
@@ -34,9 +24,6 @@ func TestBoundedDedupMemoryAndWindow(t *testing.T) {
 				t.Fatalf("fresh id %d refused", j)
 			}
 		}
-		if i > 0 {
-			flushAll(d, "m", i-1000, i) // the flusher one batch behind
-		}
 		peak = max(peak, d.Stats().ExactBytes)
 		if st := d.Stats(); st.ExactIDs > 64<<10+2000 {
 			t.Fatalf("after %d ids: %d kept exactly, want at most about %d", i+1000, st.ExactIDs, 64<<10)
@@ -51,7 +38,6 @@ func TestBoundedDedupMemoryAndWindow(t *testing.T) {
 		t.Fatalf("%d of %d fresh ids were maybes: the filter's false-positive rate is off", st.Unverified, n)
 	}
 	later := t0.Add(time.Hour)
-	flushAll(d, "m", n-1000, n)
 	// The latest ids are still exact: plain duplicates.
 	if d.Reserve("m", strconv.Itoa(n-1), later) {
 		t.Fatal("a recent id was accepted again")
@@ -90,12 +76,10 @@ func TestBoundedDedupWindowBoundary(t *testing.T) {
 		d := NewDedup(24 * time.Hour)
 		d.Limit(1024, 1<<20)
 		d.Reserve("m", "x", t0)
-		d.MarkStored([]uint64{d.Key("m", "x")})
 		if evicted {
 			for i := 0; i < 10_000; i++ {
 				d.Reserve("m", strconv.Itoa(i), t0.Add(time.Minute))
 			}
-			flushAll(d, "m", 0, 10_000)
 			for i := 10_000; i < 20_000; i++ {
 				d.Reserve("m", strconv.Itoa(i), t0.Add(2*time.Minute))
 			}
@@ -119,21 +103,61 @@ func TestBoundedDedupWindowBoundary(t *testing.T) {
 	}
 }
 
-// Ids not stored yet are never let go of, whatever the bound: the table
-// grows with the backlog instead (ClickHouse behind or down).
-func TestBoundedDedupKeepsUnstored(t *testing.T) {
+// Ids not stored yet leave the exact table too (ClickHouse behind or
+// down): the table does not grow with the backlog, and each of them is
+// still refused or accepted only as unverified, never as certainly new.
+func TestBoundedDedupBoundsUnstored(t *testing.T) {
 	d := NewDedup(24 * time.Hour)
 	d.Limit(1024, 1<<20)
 	t0 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < 50_000; i++ {
 		d.Reserve("m", strconv.Itoa(i), t0)
 	}
+	if st := d.Stats(); st.ExactIDs > 2*1024 || st.FilterIDs < 45_000 {
+		t.Fatalf("%+v: the exact table grew with the ids not stored", st)
+	}
 	for i := 0; i < 50_000; i++ {
-		if d.Reserve("m", strconv.Itoa(i), t0.Add(time.Hour)) {
-			t.Fatalf("unstored id %d forgotten", i)
+		k := d.Key("m", strconv.Itoa(i))
+		if d.Reserve("m", strconv.Itoa(i), t0.Add(time.Hour)) && !d.Unverified(k) {
+			t.Fatalf("unstored id %d accepted as certainly new", i)
 		}
 	}
-	if st := d.Stats(); st.FilterIDs != 0 || st.ExactIDs != 50_000 {
-		t.Fatalf("%+v: unstored ids went to the filter", st)
+}
+
+// An unverified id stays in the exact table, flagged, until the flusher
+// checked the acceptance it made (Verified with its receipt), however
+// many ids come after it; then it may go to the filter like the others.
+func TestBoundedDedupKeepsUnverifiedUntilChecked(t *testing.T) {
+	d := NewDedup(24 * time.Hour)
+	d.Limit(1024, 1<<20)
+	t0 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	more := func(prefix string, at time.Time) {
+		for i := 0; i < 20_000; i++ {
+			d.Reserve("m", prefix+strconv.Itoa(i), at)
+		}
+	}
+	k := d.Key("m", "x")
+	d.Reserve("m", "x", t0)
+	more("a", t0)
+	t1 := t0.Add(time.Minute)
+	if !d.Reserve("m", "x", t1) || !d.Unverified(k) {
+		t.Fatal("x, handed to the filter, was not accepted as unverified")
+	}
+	more("b", t1.Add(time.Second))
+	d.Verified(k, t0) // the first copy's batch: not this acceptance
+	more("c", t1.Add(2*time.Second))
+	if !d.Unverified(k) {
+		t.Fatal("an unverified id left the exact table before it was checked")
+	}
+	d.Verified(k, t1)
+	if d.Unverified(k) {
+		t.Fatal("still unverified once checked")
+	}
+	more("d", t1.Add(3*time.Second))
+	if st := d.Stats(); st.ExactIDs > 2*1024 {
+		t.Fatalf("%+v: the exact table grew", st)
+	}
+	if !d.Reserve("m", "x", t1.Add(4*time.Second)) || !d.Unverified(k) {
+		t.Fatal("x, checked and handed to the filter, was not unverified again")
 	}
 }

@@ -17,10 +17,12 @@ import (
 //
 // With Limit, its memory does not grow with the ids (docs/exactly-once.md,
 // "Bounded memory"): the table keeps the most recent ids exactly, up to a
-// number, and hands the older ones, once ClickHouse stores them
-// (MarkStored), to a fixed-size filter (idFilter). An id the filter may
-// hold is accepted as unverified, and the flusher asks ClickHouse before
-// storing it (Unverified, Settle): no false drop, no double.
+// number, and hands the older ones, stored in ClickHouse or not, to a
+// fixed-size filter (idFilter). An id the filter may hold is accepted as
+// unverified and kept exactly until the flusher checked it (Unverified,
+// Verified): the flusher stores the log's records in order, so an
+// earlier copy is in ClickHouse by then or in the same batch. No false
+// drop, no double.
 //
 // It is rebuilt on start from ClickHouse (ids received in the window) and
 // from the write-ahead log (ids accepted but not flushed yet). It lives in
@@ -29,7 +31,7 @@ type Dedup struct {
 	window   uint32 // seconds
 	maxShard int    // ids a shard may hold before it is emptied; 0: no bound
 	// maxExact: ids a shard keeps exactly before it hands its oldest
-	// stored ones to filter (Limit); 0: no bound.
+	// half to filter (Limit); 0: no bound.
 	maxExact   int
 	filter     *idFilter
 	unverified atomic.Int64 // ids accepted while the filter said maybe
@@ -39,7 +41,7 @@ type Dedup struct {
 
 // Entry flags.
 const (
-	flagStored = 1 << iota // the flusher stored the item: the entry may go to the filter
+	flagStored = 1 << iota // loaded from ClickHouse at start: certainly no maybe
 	flagMaybe              // accepted while the filter said maybe: ClickHouse decides at flush
 )
 
@@ -55,8 +57,8 @@ type dedupShard struct {
 	flags []uint8
 	used  int // slots with a key
 	// evictAt: with Limit, the next eviction's threshold: the bound, or
-	// twice the ids not stored yet when those alone pass it (amortized
-	// work while ClickHouse is behind).
+	// twice the unverified ids when those alone pass it (amortized work
+	// while the filter says "maybe" to most ids).
 	evictAt int
 }
 
@@ -147,38 +149,39 @@ func (d *Dedup) reserve(k uint64, at uint32, flags uint8) bool {
 
 // Limit bounds the memory of a filter that is the authority on
 // duplicates (no shared registry): about exactIDs ids are kept exactly,
-// and the older ones ClickHouse stores go to a filter of about
-// filterBytes. Ids not stored yet are never let go of, so while
-// ClickHouse is unreachable the table grows with the log's backlog
-// (bounded by ingest.wal_max_bytes). Call before use.
+// and the older ones go to a filter of about filterBytes, whether
+// ClickHouse stores them yet or not, so memory does not grow with the
+// flush backlog. Only unverified ids stay until the flusher checked them.
+// Call before use.
 func (d *Dedup) Limit(exactIDs, filterBytes int) {
 	d.maxExact = max(16, exactIDs/len(d.shards))
 	d.filter = newIDFilter(d.window, filterBytes)
 }
 
-// evict hands about half of the shard's ids to the filter, the oldest of
-// those stored first, and drops those past the window; a shard whose ids
-// are mostly not stored yet grows instead. It returns the next eviction's
-// threshold.
+// evict hands about half of the shard's ids to the filter, the oldest
+// first, and drops those past the window. Unverified ids stay until the
+// flusher checked them (Verified): their flag tells it to. A shard
+// whose ids are mostly unverified grows instead; it returns the next
+// eviction's threshold.
 func (d *Dedup) evict(s *dedupShard, now uint32) (next int) {
 	cutoff := now - min(now, d.window)
-	var stored []uint32
+	var candidates []uint32
 	live := 0
 	for i, k := range s.keys {
 		if k != 0 && s.at[i] > cutoff {
 			live++
-			if s.flags[i]&flagStored != 0 {
-				stored = append(stored, s.at[i])
+			if s.flags[i]&flagMaybe == 0 {
+				candidates = append(candidates, s.at[i])
 			}
 		}
 	}
-	var limit uint32 // stored ids received at or before it go
-	if len(stored) > 0 {
-		slices.Sort(stored)
-		limit = stored[min(len(stored), max(1, live/2))-1]
+	var limit uint32 // ids received at or before it go
+	if len(candidates) > 0 {
+		slices.Sort(candidates)
+		limit = candidates[min(len(candidates), max(1, live/2))-1]
 	}
 	// Room for the next eviction's threshold, at most three quarters full.
-	next = max(d.maxExact, 2*(live-len(stored)))
+	next = max(d.maxExact, 2*(live-len(candidates)))
 	size := 1024
 	for size*3 < next*4 {
 		size *= 2
@@ -187,7 +190,7 @@ func (d *Dedup) evict(s *dedupShard, now uint32) (next int) {
 		if at <= cutoff {
 			return false
 		}
-		if len(stored) > 0 && flags&flagStored != 0 && at <= limit {
+		if len(candidates) > 0 && flags&flagMaybe == 0 && at <= limit {
 			d.filter.add(k, at, now)
 			return false
 		}
@@ -212,6 +215,21 @@ func (d *Dedup) Unverified(k uint64) bool {
 	return s.keys[i] == k && s.at[i] != 0 && s.flags[i]&flagMaybe != 0
 }
 
+// Verified records that the flusher checked the unverified id of key k
+// accepted at at: it may now go to the filter. A later acceptance of the
+// id (another at) stays unverified.
+func (d *Dedup) Verified(k uint64, at time.Time) {
+	s := d.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.keys) == 0 {
+		return
+	}
+	if i := s.slot(k); s.keys[i] == k && s.at[i] == stamp(at) {
+		s.flags[i] &^= flagMaybe
+	}
+}
+
 // Duplicate forgets the acceptance of an unverified id that ClickHouse
 // showed to be a duplicate (its item is left out): the id's window runs
 // from its first receipt, which the filter or ClickHouse still knows.
@@ -226,24 +244,6 @@ func (d *Dedup) release(k uint64) {
 	}
 	if i := s.slot(k); s.keys[i] == k {
 		s.at[i], s.flags[i] = 0, 0
-	}
-}
-
-// MarkStored records that the items of keys are in ClickHouse: their
-// entries may now go to the filter.
-func (d *Dedup) MarkStored(keys []uint64) {
-	if d.filter == nil {
-		return
-	}
-	for _, k := range keys {
-		s := d.shard(k)
-		s.mu.Lock()
-		if len(s.keys) > 0 {
-			if i := s.slot(k); s.keys[i] == k && s.at[i] != 0 {
-				s.flags[i] = flagStored
-			}
-		}
-		s.mu.Unlock()
 	}
 }
 

@@ -84,7 +84,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		p.opts.Metrics.flushed(len(b.rows), time.Since(start))
 		p.ack(b.lastSeq)
-		p.dedup.MarkStored(b.ids.keys)
+		p.verified(&b.ids)
 		b.ids.reset()
 		b.rows = b.rows[:0]
 	}
@@ -295,12 +295,13 @@ func retry[T any](p *Pipeline, ctx context.Context, what string, f func() (T, er
 	return v, err
 }
 
-// withoutStoredIDs drops the rows whose item id ClickHouse already holds
-// from the window before their receipt, among the rows of records up to
-// verifyUntil (accepted before the duplicate filter knew the ids stored
-// before this start) and the unverified ones (accepted while the bounded
-// filter said "maybe"; keys by MCP and id).
-func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64, unverified map[[2]string]uint64) ([]analytics.StoredRow, error) {
+// withoutStoredIDs drops the rows whose item id ClickHouse or an earlier
+// row of the batch already holds from the window before their receipt
+// (every earlier record is stored before the batch is), among the rows of
+// records up to verifyUntil (accepted before the duplicate filter knew
+// the ids stored before this start) and the unverified ones (accepted
+// while the bounded filter said "maybe"; keys by MCP and id).
+func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64, unverified map[[2]string]unverifiedID) ([]analytics.StoredRow, error) {
 	check := func(r *analytics.StoredRow) bool {
 		if r.Item.ID == "" {
 			return false
@@ -335,12 +336,16 @@ func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.Stored
 		r := &rows[i]
 		if check(r) {
 			at, ok := stored[[2]string{r.MCPID, r.Item.ID}]
-			if now := stamp(r.ReceivedAt); ok && now-min(now, at) < window {
-				if k, ok := unverified[[2]string{r.MCPID, r.Item.ID}]; ok {
-					p.dedup.Duplicate(k)
+			now := stamp(r.ReceivedAt)
+			if ok && now-min(now, at) < window {
+				if u, ok := unverified[[2]string{r.MCPID, r.Item.ID}]; ok {
+					p.dedup.Duplicate(u.key)
 				}
 				continue
 			}
+			// A later copy in this batch (its first copy left the exact
+			// table before it was stored) is a duplicate of this one.
+			stored[[2]string{r.MCPID, r.Item.ID}] = now
 		}
 		kept = append(kept, *r)
 	}

@@ -55,7 +55,8 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "soak: %.0f items/s over %d connections for %v; a sample every %v\n", *target, *conns, *duration, *every)
-	fmt.Fprintf(out, "  %8s %12s %10s %9s %11s %11s %12s %11s\n", "elapsed", "accepted", "items/s", "RSS MiB", "exact ids", "exact MiB", "filter ids", "filter MiB")
+	fmt.Fprintf(out, "  %8s %12s %10s %9s %11s %11s %12s %11s %12s\n", "elapsed", "accepted", "items/s", "RSS MiB",
+		"exact ids", "exact MiB", "filter ids", "filter MiB", "log backlog")
 
 	runCtx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
@@ -140,10 +141,11 @@ func takeSoakSample(ctx context.Context, out io.Writer, endpoint string, pid int
 	s := soakSample{at: time.Since(start), accepted: accepted}
 	s.rssMiB, _ = procStatusKiB(pid, "VmRSS")
 	s.rssMiB /= 1024
-	s.gauges, _ = scrapeGauges(ctx, endpoint+"/metrics", "telemetry_dedup_")
-	fmt.Fprintf(out, "  %7.0fs %12d %10.0f %9.0f %11.0f %11.1f %12.0f %11.1f\n", s.at.Seconds(), s.accepted,
+	s.gauges, _ = scrapeGauges(ctx, endpoint+"/metrics", "telemetry_")
+	fmt.Fprintf(out, "  %7.0fs %12d %10.0f %9.0f %11.0f %11.1f %12.0f %11.1f %12.0f\n", s.at.Seconds(), s.accepted,
 		float64(s.accepted)/max(s.at.Seconds(), 1e-9), s.rssMiB, s.gauges["telemetry_dedup_exact_ids"],
-		s.gauges["telemetry_dedup_exact_bytes"]/(1<<20), s.gauges["telemetry_dedup_filter_ids"], s.gauges["telemetry_dedup_filter_bytes"]/(1<<20))
+		s.gauges["telemetry_dedup_exact_bytes"]/(1<<20), s.gauges["telemetry_dedup_filter_ids"],
+		s.gauges["telemetry_dedup_filter_bytes"]/(1<<20), s.gauges["telemetry_wal_backlog_records"])
 	return s
 }
 
