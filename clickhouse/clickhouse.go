@@ -119,6 +119,7 @@ import (
 	"syscall"
 	"time"
 
+	chproto "github.com/ClickHouse/ch-go/proto"
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
@@ -283,6 +284,8 @@ type Sink struct {
 	*core
 	// shardWeight caches the cluster's total shard weight (ledger.go).
 	shardWeight atomic.Uint64
+	// ins holds the insert connections and a spare block (inserter.go).
+	ins inserts
 }
 
 // Lifecycle removes data: retention, telemetry deletion; and runs the
@@ -302,6 +305,10 @@ type testKnobs struct {
 	// proveExport, set by the ClickHouse 26 proof, is given each export
 	// query (which runs on a connection of its own, not conn).
 	proveExport func(ctx context.Context, query string)
+	// proveInsert, set by the ClickHouse 26 proof, is given each insert
+	// into events (INSERT INTO ... (columns)) and its block once 18.16
+	// stored it (it does not go through conn).
+	proveInsert func(query string, block chproto.Input, rows int)
 	// exportChunk and exportCompress override exportChunkRows and the
 	// choice of compression by address (1 on, -1 off).
 	exportChunk    uint64
@@ -424,8 +431,9 @@ func (db *core) Ping(ctx context.Context) error {
 	return wrapErr("ping", db.conn.Ping(ctx))
 }
 
-// Close closes the connection pool.
+// Close closes the connection pool and the idle insert connections.
 func (db *DB) Close() error {
+	db.ins.close()
 	return db.conn.Close()
 }
 
@@ -448,16 +456,22 @@ func (db *core) local(name string) string {
 // default the receiving host queues it and sends it later). Unchanged on a
 // single server.
 func (db *core) writeContext(ctx context.Context, settings clickhouse.Settings) context.Context {
+	if settings = db.writeSettings(settings); settings == nil {
+		return ctx
+	}
+	return clickhouse.Context(ctx, clickhouse.WithSettings(settings))
+}
+
+// writeSettings adds to settings (nil: none) those of a statement that
+// writes through a Distributed table (writeContext), and returns them.
+func (db *core) writeSettings(settings clickhouse.Settings) clickhouse.Settings {
 	if db.cluster != "" {
 		if settings == nil {
 			settings = clickhouse.Settings{}
 		}
 		settings["insert_distributed_sync"] = 1
 	}
-	if settings == nil {
-		return ctx
-	}
-	return clickhouse.Context(ctx, clickhouse.WithSettings(settings))
+	return settings
 }
 
 // Server exception codes that mean "try again later" rather than a bug.

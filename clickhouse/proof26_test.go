@@ -87,6 +87,7 @@ func ProveOn26(t testing.TB, db *DB) bool {
 	}
 	pc := &proofConn{Conn: db.conn, t: t, s: proofSession, db: db.db, http: "http://" + http + "/"}
 	db.conn = pc
+	db.knobs.proveInsert = pc.mirrorInsert
 	db.knobs.proveExport = func(ctx context.Context, q string) {
 		pc.compare(ctx, q, nil)
 		pc.compareExportBlocks(ctx, q)
@@ -269,79 +270,26 @@ func httpQuery(ctx context.Context, url, text string) (string, error) {
 	return string(body), nil
 }
 
-func (c *proofConn) PrepareBatch(ctx context.Context, q string, opts ...driver.PrepareBatchOption) (driver.Batch, error) {
-	b, err := c.Conn.PrepareBatch(ctx, q, opts...)
-	if err != nil {
-		return b, err
-	}
-	return &proofBatch{Batch: b, c: c, query: q, cols: map[int]any{}}, nil
-}
-
-// proofBatch records the batch's values, to insert them on 26 as VALUES
-// once 18.16 took them.
-type proofBatch struct {
-	driver.Batch
-	c     *proofConn
-	query string
-	cols  map[int]any // column index: the slice appended
-	rows  [][]any
-}
-
-type proofColumn struct {
-	driver.BatchColumn
-	b *proofBatch
-	i int
-}
-
-func (p proofColumn) Append(v any) error {
-	if err := p.BatchColumn.Append(v); err != nil {
-		return err
-	}
-	p.b.cols[p.i] = v
-	return nil
-}
-
-func (b *proofBatch) Column(i int) driver.BatchColumn {
-	return proofColumn{BatchColumn: b.Batch.Column(i), b: b, i: i}
-}
-
-func (b *proofBatch) Append(v ...any) error {
-	if err := b.Batch.Append(v...); err != nil {
-		return err
-	}
-	b.rows = append(b.rows, v)
-	return nil
-}
-
-func (b *proofBatch) Send() error {
-	if err := b.Batch.Send(); err != nil {
-		return err
-	}
-	rows := b.rows
-	if len(b.cols) > 0 {
-		n := reflect.ValueOf(b.cols[0]).Len()
-		for r := 0; r < n; r++ {
-			row := make([]any, len(b.cols))
-			for i := range row {
-				row[i] = reflect.ValueOf(b.cols[i]).Index(r).Interface()
-			}
-			rows = append(rows, row)
-		}
-	}
-	if len(rows) == 0 {
-		return nil
+// mirrorInsert inserts on 26 as VALUES the block 18.16 took: each row's
+// values read back from the block's columns (their Row methods).
+func (c *proofConn) mirrorInsert(query string, block chproto.Input, n int) {
+	if n == 0 {
+		return
 	}
 	var sb strings.Builder
-	sb.WriteString(b.query + " VALUES ")
-	marks := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
-	for i, row := range rows {
-		if i > 0 {
+	sb.WriteString(query + " VALUES ")
+	marks := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(block)), ", ") + ")"
+	row := make([]any, len(block))
+	for r := range n {
+		for i, col := range block {
+			row[i] = reflect.ValueOf(col.Data).MethodByName("Row").Call([]reflect.Value{reflect.ValueOf(r)})[0].Interface()
+		}
+		if r > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString(b.c.bind(marks, row))
+		sb.WriteString(c.bind(marks, row))
 	}
-	b.c.mirror(sb.String())
-	return nil
+	c.mirror(sb.String())
 }
 
 // compareTSV compares two TSVWithNamesAndTypes answers as multisets of

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/ClickHouse/ch-go/compress"
@@ -42,6 +41,9 @@ type Options struct {
 	// loopback address, where it costs more CPU than the bytes it
 	// saves), 1 on, -1 off.
 	Compress int
+	// ClientName is what the server's query log names the client
+	// ("telemetry-export" if empty).
+	ClientName string
 }
 
 // Conn is one native-protocol connection running one query.
@@ -51,6 +53,8 @@ type Conn struct {
 	r        *chproto.Reader
 	revision int
 	compress bool
+	client   string
+	zw       *compress.Writer // compressFrom's, made on first use
 }
 
 // Dial connects and says hello. Compression (LZ4, as the driver's pool
@@ -83,7 +87,10 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 			nc.Close()
 		}
 	}()
-	c := &Conn{conn: nc, br: bufio.NewReaderSize(nc, 256<<10), compress: !isLoopback(nc.RemoteAddr())}
+	c := &Conn{conn: nc, br: bufio.NewReaderSize(nc, 256<<10), compress: !isLoopback(nc.RemoteAddr()), client: o.ClientName}
+	if c.client == "" {
+		c.client = "telemetry-export"
+	}
 	if o.Compress != 0 {
 		c.compress = o.Compress > 0
 	}
@@ -95,7 +102,7 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 	}
 	var b chproto.Buffer
 	b.PutByte(proto.ClientHello)
-	proto.ClientHandshake{ProtocolVersion: Revision, ClientName: "telemetry-export",
+	proto.ClientHandshake{ProtocolVersion: Revision, ClientName: c.client,
 		ClientVersion: proto.Version{Major: 1}}.Encode(&b)
 	b.PutString("default")
 	user := o.Username
@@ -146,90 +153,18 @@ func (c *Conn) exception() error {
 // by the next block. When ctx ends the query is cancelled on the server
 // and the connection closed; Query returns ctx's error then.
 func (c *Conn) Query(ctx context.Context, id, body string, result chproto.Results, onBlock func(rows int) error) (err error) {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-ctx.Done():
-			var b chproto.Buffer
-			b.PutByte(proto.ClientCancel)
-			_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = c.conn.Write(b.Buf)
-			_ = c.conn.Close()
-		case <-stop:
-		}
-	}()
+	stop := c.watch(ctx)
 	defer func() {
-		close(stop)
-		wg.Wait()
+		stop()
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
 	}()
-
-	if err := c.sendQuery(id, body); err != nil {
+	if err := c.send(c.query(id, body, nil)); err != nil {
 		return err
 	}
 
-	for {
-		code, err := c.r.UInt8()
-		if err != nil {
-			return err
-		}
-		switch code {
-		case proto.ServerData: // the query has no totals nor extremes
-			if err := c.readData(result, onBlock); err != nil {
-				return err
-			}
-		case proto.ServerException:
-			return c.exception()
-		case proto.ServerProgress:
-			var p proto.Progress
-			if err := p.Decode(c.r, uint64(c.revision)); err != nil {
-				return err
-			}
-		case proto.ServerProfileInfo:
-			var p proto.ProfileInfo
-			if err := p.Decode(c.r, uint64(c.revision)); err != nil {
-				return err
-			}
-		case proto.ServerEndOfStream:
-			return nil
-		default:
-			return fmt.Errorf("unexpected packet %d", code)
-		}
-	}
-}
-
-// sendQuery sends the query body under the query id id, then the empty
-// block that ends the (absent) external tables.
-func (c *Conn) sendQuery(id, body string) error {
-	var b chproto.Buffer
-	b.PutByte(proto.ClientQuery)
-	q := proto.Query{ClientTCPProtocolVersion: Revision, ClientName: "telemetry-export",
-		ClientVersion: proto.Version{Major: 1}, ID: id, Body: body, Compression: c.compress,
-		InitialAddress: c.conn.LocalAddr().String()}
-	if err := q.Encode(&b, uint64(c.revision)); err != nil {
-		return err
-	}
-	// The empty block that ends the (absent) external tables.
-	b.PutByte(proto.ClientData)
-	b.PutString("")
-	start := len(b.Buf)
-	if err := proto.NewBlock().Encode(&b, uint64(c.revision)); err != nil {
-		return err
-	}
-	if c.compress {
-		w := compress.NewWriter(compress.LevelZero, compress.LZ4)
-		if err := w.Compress(b.Buf[start:]); err != nil {
-			return err
-		}
-		b.Buf = append(b.Buf[:start], w.Data...)
-	}
-	_, err := c.conn.Write(b.Buf)
-	return err
+	return c.untilEnd(func() error { return c.readData(result, onBlock) })
 }
 
 // readData decodes a data packet's block into result and calls onBlock

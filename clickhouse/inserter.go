@@ -1,0 +1,253 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	chproto "github.com/ClickHouse/ch-go/proto"
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
+
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse/native"
+)
+
+// Inserts go over native-protocol connections of the Sink's own (package
+// native), not through the driver's batches: the driver appends
+// LowCardinality and Array columns by reflection, a boxed copy per row,
+// which cost about 4 µs of CPU per row (docs/benchmarks.md, "Ingest").
+// InsertRows encodes the rows straight into ch-go's proto columns
+// (eventBlock), reused by the next insert, and sends them as one block.
+
+// eventBlock holds an insert's rows as the events columns, in the order of
+// EventColumns.
+type eventBlock struct {
+	account, mcp, id, session, name, errMsg, user, userKey chproto.ColStr
+	ts, received                                           chproto.ColDateTime
+	ms                                                     chproto.ColUInt16
+	isErr, hasDur                                          chproto.ColUInt8
+	dur                                                    chproto.ColFloat64
+	seq                                                    chproto.ColUInt64
+	method, errType, client, clientVer, serv, proto, node  *chproto.ColLowCardinality[string]
+	attrK, attrV                                           *chproto.ColArr[string]
+	input                                                  chproto.Input
+	rows                                                   int
+	keys                                                   []string // an item's attribute keys, sorted
+}
+
+func newEventBlock() *eventBlock {
+	lc := func() *chproto.ColLowCardinality[string] { return new(chproto.ColStr).LowCardinality() }
+	b := &eventBlock{method: lc(), errType: lc(), client: lc(), clientVer: lc(), serv: lc(), proto: lc(), node: lc(),
+		attrK: new(chproto.ColStr).Array(), attrV: new(chproto.ColStr).Array()}
+	b.ts.Location, b.received.Location = time.UTC, time.UTC
+	cols := []chproto.ColInput{&b.account, &b.mcp, &b.ts, &b.ms, &b.received, &b.id, &b.session, b.method, &b.name,
+		&b.isErr, b.errType, &b.errMsg, &b.dur, &b.hasDur, b.client, b.clientVer,
+		b.serv, b.proto, &b.user, &b.userKey, b.attrK, b.attrV, b.node, &b.seq}
+	for i, name := range strings.Split(EventColumns, ",") {
+		b.input = append(b.input, chproto.InputColumn{Name: strings.TrimSpace(name), Data: cols[i]})
+	}
+	return b
+}
+
+// reset empties the columns, dropping what refers to the last insert's
+// rows (the LowCardinality columns hold their strings).
+func (b *eventBlock) reset() {
+	for _, c := range []*chproto.ColLowCardinality[string]{b.method, b.errType, b.client, b.clientVer, b.serv, b.proto, b.node} {
+		clear(c.Values)
+	}
+	for _, c := range b.input {
+		c.Data.(chproto.Resettable).Reset()
+	}
+	b.rows = 0
+}
+
+// add appends one row.
+func (b *eventBlock) add(r *analytics.StoredRow) {
+	it := &r.Item
+	t := it.Timestamp.UTC()
+	b.account.Append(r.AccountID)
+	b.mcp.Append(r.MCPID)
+	b.ts.Data = append(b.ts.Data, chproto.DateTime(t.Unix()))
+	b.ms.Append(uint16(t.Nanosecond() / int(time.Millisecond)))
+	b.received.Data = append(b.received.Data, chproto.DateTime(r.ReceivedAt.Unix()))
+	b.id.Append(it.ID)
+	b.session.Append(it.SessionID)
+	b.method.Append(it.Method)
+	b.name.Append(it.Name)
+	b.isErr.Append(boolByte(it.Status == analytics.StatusError || it.ErrorType != ""))
+	b.errType.Append(it.ErrorType)
+	b.errMsg.Append(it.ErrorMessage)
+	var dur float64
+	if it.DurationMs != nil {
+		dur = *it.DurationMs
+	}
+	b.dur.Append(dur)
+	b.hasDur.Append(boolByte(it.DurationMs != nil))
+	b.client.Append(it.ClientName)
+	b.clientVer.Append(it.ClientVersion)
+	b.serv.Append(it.ServerVersion)
+	b.proto.Append(it.ProtocolVersion)
+	b.user.Append(it.UserID)
+	appendUserKey(&b.userKey, it.UserID, it.SessionID)
+	b.addAttributes(it.Attributes)
+	b.node.Append(r.Node)
+	b.seq.Append(r.Seq)
+	b.rows++
+}
+
+// appendUserKey appends UserKey(userID, sessionID) without making it.
+func appendUserKey(c *chproto.ColStr, userID, sessionID string) {
+	start := len(c.Buf)
+	if userID != "" {
+		c.Buf = append(append(c.Buf, "u:"...), userID...)
+	} else {
+		c.Buf = append(append(c.Buf, "s:"...), sessionID...)
+	}
+	c.Pos = append(c.Pos, chproto.Position{Start: start, End: len(c.Buf)})
+}
+
+// addAttributes appends the attributes as parallel key and value arrays,
+// sorted by key so that equal maps store equally.
+func (b *eventBlock) addAttributes(attrs map[string]string) {
+	b.keys = b.keys[:0]
+	for k := range attrs {
+		b.keys = append(b.keys, k)
+	}
+	slices.Sort(b.keys)
+	for _, k := range b.keys {
+		b.attrK.Data.Append(k)
+		b.attrV.Data.Append(attrs[k])
+	}
+	b.attrK.Offsets.Append(uint64(b.attrK.Data.Rows()))
+	b.attrV.Offsets.Append(uint64(b.attrV.Data.Rows()))
+}
+
+func boolByte(v bool) uint8 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// inserts are the Sink's idle insert connections and a spare block.
+type inserts struct {
+	mu    sync.Mutex
+	idle  []idleConn
+	spare *eventBlock
+}
+
+type idleConn struct {
+	c     *native.Conn
+	since time.Time
+}
+
+// Idle insert connections: at most maxIdleInserts kept, none reused after
+// maxInsertIdle (the server may have dropped it; a dropped one costs a
+// redial, see sendBlock).
+const (
+	maxIdleInserts = 2
+	maxInsertIdle  = time.Minute
+)
+
+// takeBlock returns the spare block, or a new one when another insert
+// holds it.
+func (s *inserts) takeBlock() *eventBlock {
+	s.mu.Lock()
+	b := s.spare
+	s.spare = nil
+	s.mu.Unlock()
+	if b == nil {
+		b = newEventBlock()
+	}
+	return b
+}
+
+func (s *inserts) putBlock(b *eventBlock) {
+	b.reset()
+	s.mu.Lock()
+	s.spare = b
+	s.mu.Unlock()
+}
+
+// conn returns an idle connection (reused true) or dials one.
+func (db *Sink) insertConn(ctx context.Context) (c *native.Conn, reused bool, err error) {
+	s := &db.ins
+	s.mu.Lock()
+	for len(s.idle) > 0 && c == nil {
+		ic := s.idle[len(s.idle)-1]
+		s.idle = s.idle[:len(s.idle)-1]
+		if time.Since(ic.since) < maxInsertIdle {
+			c = ic.c
+		} else {
+			ic.c.Close()
+		}
+	}
+	s.mu.Unlock()
+	if c != nil {
+		return c, true, nil
+	}
+	c, err = native.Dial(ctx, native.Options{Addrs: db.cfg.Addr, DialTimeout: db.cfg.DialTimeout,
+		Username: db.cfg.Username, Password: db.cfg.Password, ClientName: "telemetry-insert"})
+	return c, false, err
+}
+
+// release keeps c for the next insert, or closes it.
+func (s *inserts) release(c *native.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.idle) < maxIdleInserts {
+		s.idle = append(s.idle, idleConn{c: c, since: time.Now()})
+		return
+	}
+	c.Close()
+}
+
+// close closes the idle connections (DB.Close).
+func (s *inserts) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ic := range s.idle {
+		ic.c.Close()
+	}
+	s.idle = nil
+}
+
+// sendBlock inserts b into events under the query id id. An idle
+// connection that fails before the block is sent is replaced and the
+// insert sent again: the server stored nothing of it.
+func (db *Sink) sendBlock(ctx context.Context, id string, b *eventBlock) error {
+	query := "INSERT INTO " + db.db + ".events (" + EventColumns + ")"
+	settings := protoSettings(db.insertSettings())
+	for {
+		c, reused, err := db.insertConn(ctx)
+		if err != nil {
+			return wrapErr("insert events", err)
+		}
+		err = c.Insert(ctx, id, query+" FORMAT Native", settings, b.input, b.rows)
+		if err == nil {
+			db.ins.release(c)
+			if db.knobs.proveInsert != nil {
+				db.knobs.proveInsert(query, b.input, b.rows)
+			}
+			return nil
+		}
+		c.Close()
+		if !reused || !errors.Is(err, native.ErrBeforeData) || ctx.Err() != nil {
+			return wrapErr("insert events", err)
+		}
+	}
+}
+
+// protoSettings are settings as the query packet carries them.
+func protoSettings(s clickhouse.Settings) proto.Settings {
+	out := make(proto.Settings, 0, len(s))
+	for k, v := range s {
+		out = append(out, proto.Setting{Key: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b proto.Setting) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
