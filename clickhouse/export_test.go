@@ -191,3 +191,15 @@ func LifecycleTables() (withMCP, perPerson []string, err error) {
 	perPerson, err = tableNames(func(t lifecycleTable) bool { return t.person != "" })
 	return withMCP, perPerson, err
 }
+
+// BreakIdleInserts closes the sockets of the idle insert connections and
+// leaves them in the pool, as a server that dropped them would. It
+// returns how many there were. Tests only.
+func (db *DB) BreakIdleInserts() int {
+	db.ins.mu.Lock()
+	defer db.ins.mu.Unlock()
+	for _, ic := range db.ins.idle {
+		ic.c.Close()
+	}
+	return len(db.ins.idle)
+}

@@ -159,3 +159,46 @@ func BenchmarkInsertRows(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// An insert goes over an idle connection of an earlier one; one the server
+// dropped meanwhile is replaced before the block is sent, so the insert
+// is stored once. A cancelled insert answers the context's error.
+func TestInsertAfterTheIdleConnectionDropped(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	batch := func(from int) []analytics.StoredRow {
+		var rows []analytics.StoredRow
+		for i := from; i < from+5; i++ {
+			rows = append(rows, itemSpec{account: acct1, mcp: "m-idle", ts: now, session: "s", method: "ping",
+				id: fmt.Sprint("idle-", i)}.row(uint64(i+1)))
+		}
+		return rows
+	}
+	if err := db.InsertRows(ctx, batch(0)); err != nil {
+		t.Fatal(err)
+	}
+	if n := db.BreakIdleInserts(); n != 1 {
+		t.Fatalf("%d idle insert connections after an insert, want 1", n)
+	}
+	if err := db.InsertRows(analytics.WithInsertID(ctx, "n/idle-1"), batch(5)); err != nil {
+		t.Fatalf("insert over a dropped connection: %v", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := db.InsertRows(cancelled, batch(10)); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled insert: %v", err)
+	}
+	got := map[string]int{}
+	if err := db.RecentIDs(ctx, now.Add(-time.Hour), func(mcpID, id string, _ time.Time) { got[id]++ }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 10 {
+		t.Errorf("%d ids stored, want idle-0..idle-9: %v", len(got), got)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("%s stored %d times", id, n)
+		}
+	}
+}

@@ -55,6 +55,7 @@ type Conn struct {
 	compress bool
 	client   string
 	zw       *compress.Writer // compressFrom's, made on first use
+	buf      chproto.Buffer   // Insert's, kept for the next one
 }
 
 // Dial connects and says hello. Compression (LZ4, as the driver's pool

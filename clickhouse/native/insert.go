@@ -50,22 +50,33 @@ func (c *Conn) Insert(ctx context.Context, id, body string, settings proto.Setti
 	if err := c.header(input); err != nil {
 		return err
 	}
-	var b chproto.Buffer
+	b := &c.buf
+	b.Reset()
+	defer func() {
+		if cap(b.Buf) > maxKeptBuffer {
+			b.Buf = nil
+		}
+	}()
 	b.PutByte(proto.ClientData)
 	b.PutString("")
 	start := len(b.Buf)
 	block := chproto.Block{Info: chproto.BlockInfo{BucketNum: -1}, Columns: len(input), Rows: rows}
-	if err := block.EncodeBlock(&b, c.revision, input); err != nil {
+	if err := block.EncodeBlock(b, c.revision, input); err != nil {
 		return err
 	}
-	if err := c.compressFrom(&b, start); err != nil {
+	if err := c.compressFrom(b, start); err != nil {
 		return err
 	}
-	if err := c.send(append(b.Buf, c.emptyBlock()...)); err != nil {
+	b.Buf = append(b.Buf, c.emptyBlock()...)
+	if err := c.send(b.Buf); err != nil {
 		return err
 	}
 	return c.untilEnd(nil)
 }
+
+// maxKeptBuffer bounds the encoding buffer a connection keeps for its
+// next insert.
+const maxKeptBuffer = 64 << 20
 
 // watch cancels the query on the server and closes the connection when
 // ctx ends before the returned stop is called.
