@@ -8,7 +8,7 @@
 //
 // Every statement works on ClickHouse 18.16 (the development server) and on
 // current releases: native protocol only (the HTTP interface of 18.16
-// rejects the driver), inserts through PrepareBatch with a column list,
+// rejects the driver), inserts as one native block with a column list,
 // no DateTime64, Map, TTL, codecs, window functions, CTEs or WITH FILL.
 //
 // # Schema

@@ -5,7 +5,9 @@
 // per cell), which capped the export at about a third of its goal. A Conn
 // decodes each block into reused columns (ch-go's proto columns, the
 // decoders under the driver, and the Str, LCString and ArrStr of this
-// package, which keep their strings as sent).
+// package, which keep their strings as sent). Conn.Insert sends the
+// inserts of clickhouse.Sink the same way, a block of ch-go columns
+// (insert.go).
 package native
 
 import (
