@@ -691,3 +691,29 @@ SELECT
 FROM telemetry.events_local
 GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
 
+-- 007_event_ids.sql
+CREATE TABLE IF NOT EXISTS telemetry.event_ids_local
+(
+    mcp_id      String,
+    id_hash     UInt64,
+    id_hash2    UInt32,
+    received_at DateTime('UTC')
+)
+ENGINE = MergeTree()
+PARTITION BY toDate(received_at)
+ORDER BY (mcp_id, id_hash)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.event_ids AS telemetry.event_ids_local ENGINE = Distributed('telemetry', 'telemetry', 'event_ids_local', cityHash64(mcp_id));
+
+INSERT INTO telemetry.event_ids_local (mcp_id, id_hash, id_hash2, received_at)
+SELECT mcp_id, cityHash64(id) AS id_hash, toUInt32(cityHash64(reverse(id))) AS id_hash2, received_at
+FROM telemetry.events_local
+WHERE ts >= now() - INTERVAL 32 DAY AND received_at >= now() - INTERVAL 25 HOUR AND id != ''
+  AND (SELECT count() FROM telemetry.event_ids_local) = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.event_ids_mv TO telemetry.event_ids_local AS
+SELECT mcp_id, cityHash64(id) AS id_hash, toUInt32(cityHash64(reverse(id))) AS id_hash2, received_at
+FROM telemetry.events_local
+WHERE id != '' OR substring(mcp_id, 1, 5) = '~wal/';
+

@@ -650,3 +650,27 @@ SELECT
 FROM telemetry.events
 GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
 
+-- 007_event_ids.sql
+CREATE TABLE IF NOT EXISTS telemetry.event_ids
+(
+    mcp_id      String,
+    id_hash     UInt64,
+    id_hash2    UInt32,
+    received_at DateTime('UTC')
+)
+ENGINE = MergeTree()
+PARTITION BY toDate(received_at)
+ORDER BY (mcp_id, id_hash)
+SETTINGS index_granularity = 256;
+
+INSERT INTO telemetry.event_ids (mcp_id, id_hash, id_hash2, received_at)
+SELECT mcp_id, cityHash64(id) AS id_hash, toUInt32(cityHash64(reverse(id))) AS id_hash2, received_at
+FROM telemetry.events
+WHERE ts >= now() - INTERVAL 32 DAY AND received_at >= now() - INTERVAL 25 HOUR AND id != ''
+  AND (SELECT count() FROM telemetry.event_ids) = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.event_ids_mv TO telemetry.event_ids AS
+SELECT mcp_id, cityHash64(id) AS id_hash, toUInt32(cityHash64(reverse(id))) AS id_hash2, received_at
+FROM telemetry.events
+WHERE id != '' OR substring(mcp_id, 1, 5) = '~wal/';
+
