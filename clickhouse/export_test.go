@@ -2,7 +2,8 @@ package clickhouse
 
 import (
 	"context"
-
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -72,16 +73,61 @@ func (db *DB) LocalMCPs(ctx context.Context) (events, rollups [][]string, err er
 	return events, rollups, err
 }
 
-// DetachView detaches the view into rollup (mcp_daily, ...) on every host,
-// so that inserts reach events and the other rollups only: an insert cut
-// short between its views. AttachView puts it back. Tests only.
+// DetachView detaches the views into rollup (mcp_daily, ...) on every
+// host, so that inserts reach events and the other rollups only: an insert
+// cut short between its views. A rollup fed through rollup_input
+// (migration 008) has two views, one for each kind of server version:
+// both are detached. AttachView puts them back. Tests only.
 func (db *DB) DetachView(ctx context.Context, rollup string) error {
-	return db.ExecOnEveryHost(ctx, "DETACH TABLE "+db.db+"."+rollup+"_mv")
+	for _, v := range rollupViewNames(rollup) {
+		if err := db.ExecOnEveryHost(ctx, "DETACH TABLE "+db.db+"."+v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // AttachView undoes DetachView.
 func (db *DB) AttachView(ctx context.Context, rollup string) error {
-	return db.ExecOnEveryHost(ctx, "ATTACH TABLE "+db.db+"."+rollup+"_mv")
+	for _, v := range rollupViewNames(rollup) {
+		if err := db.ExecOnEveryHost(ctx, "ATTACH TABLE "+db.db+"."+v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chainedRollups are the rollups that migration 008 feeds from
+// rollup_input, through a name_mv and a name_chained_mv.
+var chainedRollups = []string{"protocol_daily", "breakdown_daily"}
+
+// rollupViewNames names the views into rollup.
+func rollupViewNames(rollup string) []string {
+	if slices.Contains(chainedRollups, rollup) {
+		return []string{rollup + "_mv", rollup + "_chained_mv"}
+	}
+	return []string{rollup + "_mv"}
+}
+
+// dropRollups drops the rollups named, their views and, with input, the
+// input aggregate of migration 008 with its view, on the host of conn.
+func (db *DB) dropRollups(ctx context.Context, conn driver.Conn, input bool, rollups ...string) error {
+	var drop []string
+	if input {
+		drop = append(drop, db.db+".rollup_input_mv", db.local("rollup_input"))
+	}
+	for _, name := range rollups {
+		for _, v := range rollupViewNames(name) {
+			drop = append(drop, db.db+"."+v)
+		}
+		drop = append(drop, db.db+"."+name, db.local(name))
+	}
+	for _, t := range drop {
+		if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ForgetMonthly drops the monthly rollups and their views, as before
@@ -89,14 +135,7 @@ func (db *DB) AttachView(ctx context.Context, rollup string) error {
 // again (the older ones are idempotent) and backfills them. Tests only.
 func (db *DB) ForgetMonthly(ctx context.Context) error {
 	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
-		for _, name := range []string{"tool_monthly", "error_monthly", "client_monthly"} {
-			for _, t := range []string{db.db + "." + name + "_mv", db.db + "." + name, db.local(name)} {
-				if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return db.dropRollups(ctx, conn, false, "tool_monthly", "error_monthly", "client_monthly")
 	})
 }
 
@@ -104,14 +143,7 @@ func (db *DB) ForgetMonthly(ctx context.Context) error {
 // it; with ForgetMigrations, the next Migrate backfills them. Tests only.
 func (db *DB) ForgetAnalyst(ctx context.Context) error {
 	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
-		for _, name := range []string{"session_span", "breakdown_daily", "mcp_hourly", "tool_hourly"} {
-			for _, t := range []string{db.db + "." + name + "_mv", db.db + "." + name, db.local(name)} {
-				if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return db.dropRollups(ctx, conn, false, "session_span", "breakdown_daily", "mcp_hourly", "tool_hourly")
 	})
 }
 
@@ -131,10 +163,10 @@ func (db *DB) ShardReplicas(ctx context.Context) ([][]string, error) { return db
 // only.
 func (db *DB) ForgetProtocolVersion(ctx context.Context) error {
 	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
-		for _, t := range []string{db.db + ".protocol_daily_mv", db.db + ".protocol_daily", db.local("protocol_daily")} {
-			if err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
-				return err
-			}
+		// rollup_input reads protocol_version (migration 008, which
+		// runs again after 006).
+		if err := db.dropRollups(ctx, conn, true, "protocol_daily"); err != nil {
+			return err
 		}
 		tables := []string{db.local("events")}
 		if db.cluster != "" {
@@ -161,13 +193,14 @@ func (db *DB) ForgetProtocolVersion(ctx context.Context) error {
 }
 
 // TablesWith lists the tables of the store's database (the Distributed
-// ones on a cluster) that have a column named column, as the server
-// describes them (not as the migrations do). Tests only.
+// ones on a cluster; no Null table, which holds no rows) that have a
+// column named column, as the server describes them (not as the
+// migrations do). Tests only.
 func (db *DB) TablesWith(ctx context.Context, column string) ([]string, error) {
 	var names []string
 	err := db.query(ctx, "tables with "+column, `SELECT DISTINCT table FROM system.columns
 		WHERE database = ? AND name = ? AND table NOT LIKE '%\_local'
-			AND table IN (SELECT name FROM system.tables WHERE database = ? AND engine NOT LIKE '%View')
+			AND table IN (SELECT name FROM system.tables WHERE database = ? AND engine NOT LIKE '%View' AND engine != 'Null')
 		ORDER BY table`,
 		[]any{db.db, column, db.db}, func() []any { return []any{appendRow(&names)} })
 	return names, err
@@ -190,6 +223,69 @@ func LifecycleTables() (withMCP, perPerson []string, err error) {
 	}
 	perPerson, err = tableNames(func(t lifecycleTable) bool { return t.person != "" })
 	return withMCP, perPerson, err
+}
+
+// MigrateTo runs the migrations up to version only, as an installation
+// of that version would have. Tests only.
+func (db *DB) MigrateTo(ctx context.Context, version uint32) error {
+	migs, err := loadMigrations(db.templateData())
+	if err != nil {
+		return err
+	}
+	migs = slices.DeleteFunc(migs, func(m migration) bool { return m.version > version })
+	if db.cfg.Replicated {
+		return db.migrateReplicated(ctx, migs)
+	}
+	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db.db); err != nil {
+			return err
+		}
+		return migrateHost(ctx, conn, db.db, migs)
+	})
+}
+
+// RollupTotals reads a rollup (through its Distributed table on a
+// cluster) merged by its key: each row's key columns and finalized values
+// as one string, its t-digest percentiles (dur_q, if any) apart, in key
+// order. Summed plain counts (calls, events) are values, the other plain
+// columns the key. Tests only.
+func (db *DB) RollupTotals(ctx context.Context, rollup string) (rows []string, quantiles [][]float64, err error) {
+	type column struct{ name, typ string }
+	var cols []column
+	if err := db.query(ctx, "columns of "+rollup, "SELECT name, type FROM system.columns WHERE database = ? AND table = ?",
+		[]any{db.db, rollup}, func() []any { c := appendRow(&cols); return []any{&c.name, &c.typ} }); err != nil {
+		return nil, nil, err
+	}
+	var keys, values []string
+	quantile := "emptyArrayFloat64()"
+	for _, c := range cols {
+		f, isAgg := strings.CutPrefix(c.typ, "AggregateFunction(")
+		switch {
+		case c.name == "dur_q":
+			quantile = "quantilesTDigestIfMerge(0.5, 0.95, 0.99)(dur_q)"
+		case isAgg:
+			fn := f[:strings.IndexAny(f, "(,)")]
+			values = append(values, "toString("+fn+"Merge("+c.name+"))")
+		case c.name == "calls" || c.name == "events":
+			values = append(values, "toString(sum("+c.name+"))")
+		default:
+			keys = append(keys, c.name)
+		}
+	}
+	if len(cols) == 0 {
+		return nil, nil, fmt.Errorf("no rollup %s", rollup)
+	}
+	fields := make([]string, 0, len(keys)+len(values))
+	for _, k := range keys {
+		fields = append(fields, "toString("+k+")")
+	}
+	q := fmt.Sprintf("SELECT arrayStringConcat([%s], '|'), %s FROM %s.%s GROUP BY %s ORDER BY %s",
+		strings.Join(append(fields, values...), ", "), quantile, db.db, rollup, strings.Join(keys, ", "), strings.Join(keys, ", "))
+	err = db.query(ctx, "totals of "+rollup, q, nil, func() []any {
+		rows, quantiles = append(rows, ""), append(quantiles, nil)
+		return []any{&rows[len(rows)-1], &quantiles[len(quantiles)-1]}
+	})
+	return rows, quantiles, err
 }
 
 // BreakIdleInserts closes the sockets of the idle insert connections and

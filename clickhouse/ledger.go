@@ -237,36 +237,98 @@ func (db *core) syncReplica(ctx context.Context, conn driver.Conn, tables []stri
 
 // rollupView is a materialized view on events: the rollup it writes to and
 // its SELECT, as the migrations render them for this store, split around
-// the events table it reads (which a completion replaces).
+// the table it reads (which a completion replaces). A view may read
+// another view's output instead of events (parent: the breakdown of 008,
+// fed through a Null table); a completion then derives its rows from the
+// insert's events through the parent's SELECT first.
 type rollupView struct {
 	table         string // the rollup's name ("mcp_daily"), local or not
 	target        string // what the view writes to: db.table or db.table_local
-	before, after string // the view's SELECT up to "FROM <events>", and after it
+	before, after string // the view's SELECT up to "FROM <source>", and after it
+	parent        *rollupView
 }
 
-var viewStatement = regexp.MustCompile(`(?s)^CREATE MATERIALIZED VIEW IF NOT EXISTS \S+(?: ON CLUSTER '(?:[^'\\]|\\.)*')? TO (\S+) AS\s+(SELECT.*)$`)
+var (
+	viewStatement = regexp.MustCompile(`(?s)^CREATE MATERIALIZED VIEW IF NOT EXISTS (\S+)(?: ON CLUSTER '(?:[^'\\]|\\.)*')? TO (\S+) AS\s+(SELECT.*)$`)
+	dropStatement = regexp.MustCompile(`^DROP TABLE IF EXISTS (\S+)(?: ON CLUSTER .*)?$`)
+	nullTable     = regexp.MustCompile(`(?s)^CREATE TABLE IF NOT EXISTS (\S+)(?: ON CLUSTER '(?:[^'\\]|\\.)*')?\s*\(.*\)\s*ENGINE = Null$`)
+)
 
-// rollupViews lists the views on events from the rendered migrations.
+// derive renders the SELECT of the view's rows from the events rows that
+// source selects.
+func (v *rollupView) derive(source string) string {
+	if v.parent != nil {
+		source = "(" + v.parent.derive(source) + ")"
+	}
+	return v.before + "FROM " + source + "\n" + v.after
+}
+
+// rollupViews lists the views into rollups from the rendered migrations,
+// as the last of them leaves them (a view dropped and created again reads
+// what its last CREATE says). A view into a Null table is no rollup (it
+// stores nothing) but the parent of the views that read it; two views with
+// the same SELECT from one parent (008: one fires on 18.16, the other on
+// later versions) count as one.
 func (db *Sink) rollupViews() ([]rollupView, error) {
 	migs, err := loadMigrations(db.templateData())
 	if err != nil {
 		return nil, err
 	}
-	from := regexp.MustCompile(`FROM ` + regexp.QuoteMeta(db.local("events")) + `(\s|$)`)
-	var views []rollupView
+	type named struct {
+		name string
+		view *rollupView
+		null bool // writes to a Null table
+	}
+	var all []named
+	nulls := map[string]bool{}
+	from := func(table string) *regexp.Regexp {
+		return regexp.MustCompile(`FROM ` + regexp.QuoteMeta(table) + `(\s|$)`)
+	}
 	for _, m := range migs {
 		for _, stmt := range m.statements {
+			if t := nullTable.FindStringSubmatch(stmt); t != nil {
+				nulls[t[1]] = true
+			}
+			if d := dropStatement.FindStringSubmatch(stmt); d != nil {
+				all = slices.DeleteFunc(all, func(n named) bool { return n.name == d[1] })
+				continue
+			}
 			v := viewStatement.FindStringSubmatch(stmt)
 			if v == nil {
 				continue
 			}
-			at := from.FindAllStringIndex(v[2], -1)
-			if len(at) != 1 {
-				return nil, fmt.Errorf("clickhouse: view into %s: its SELECT must read events once", v[1])
+			view := &rollupView{table: strings.TrimSuffix(strings.TrimPrefix(v[2], db.db+"."), "_local"), target: v[2]}
+			sources := map[string]*rollupView{db.local("events"): nil}
+			for _, n := range all {
+				sources[n.name], sources[n.view.target] = n.view, n.view
 			}
-			name := strings.TrimSuffix(strings.TrimPrefix(v[1], db.db+"."), "_local")
-			views = append(views, rollupView{table: name, target: v[1], before: v[2][:at[0][0]], after: v[2][at[0][1]:]})
+			found := 0
+			for table, parent := range sources {
+				at := from(table).FindAllStringIndex(v[3], -1)
+				if len(at) == 0 {
+					continue
+				}
+				found += len(at)
+				view.before, view.after, view.parent = v[3][:at[0][0]], v[3][at[0][1]:], parent
+			}
+			if found != 1 {
+				return nil, fmt.Errorf("clickhouse: view into %s: its SELECT must read events or one earlier view once", v[2])
+			}
+			all = append(all, named{name: v[1], view: view, null: nulls[v[2]]})
 		}
+	}
+	var views []rollupView
+	for _, n := range all {
+		if n.null {
+			continue
+		}
+		if i := slices.IndexFunc(views, func(w rollupView) bool { return w.target == n.view.target }); i >= 0 {
+			if w := views[i]; w.parent != n.view.parent || w.before != n.view.before || w.after != n.view.after {
+				return nil, fmt.Errorf("clickhouse: two different views write %s: the ledger cannot tell their parts apart", n.view.target)
+			}
+			continue
+		}
+		views = append(views, *n.view)
 	}
 	return views, nil
 }
@@ -428,7 +490,7 @@ func (db *Sink) completeView(ctx context.Context, conn driver.Conn, v rollupView
 	source := fmt.Sprintf("(SELECT * FROM %s WHERE ts >= %s AND ts < %s AND ingest_node = %s AND (mcp_id IN (%s) OR %s))",
 		db.local("events"), timeLit(day), timeLit(day.AddDate(0, 0, 1)), QuoteString(node), quoteList(markers), strings.Join(seqs, " OR "))
 	list := strings.Join(cols, ", ")
-	stmt := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%sFROM %s\n%s)", v.target, list, list, v.before, source, v.after)
+	stmt := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s)", v.target, list, list, v.derive(source))
 	return wrapErr("complete "+v.table, conn.Exec(clickhouse.Context(ctx, clickhouse.WithSettings(oneBlockPerView(clickhouse.Settings{}))), stmt))
 }
 

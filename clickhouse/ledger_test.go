@@ -130,3 +130,82 @@ func rollupReads(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range)
 	}
 	return o, tl, b
 }
+
+// The breakdown's rows derive from events through a second view
+// (migration 008: breakdown_input, a Null table, then one of two views
+// into breakdown_daily, whichever the server version runs). An insert cut
+// short before that view ran is completed through both SELECTs: the
+// breakdowns then equal those of the same items inserted whole.
+func TestCompleteViewsThroughTheBreakdownInput(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	items := func(mcp, node string) []analytics.StoredRow {
+		var rows []analytics.StoredRow
+		for i := range 30 {
+			s := itemSpec{account: acct1, mcp: mcp, ts: now.Add(-time.Duration(i*50) * time.Minute), session: fmt.Sprint("s", i%4),
+				method: []string{analytics.MethodToolsCall, "resources/read"}[i%2], name: fmt.Sprint("n", i%3), dur: ms(float64(i)),
+				isErr: i%5 == 0, errType: map[bool]string{true: "Timeout"}[i%5 == 0], client: fmt.Sprint("c", i%2), clientVer: "2", user: fmt.Sprint("u", i%7),
+				id: fmt.Sprint(mcp, i)}
+			r := s.row(uint64(1 + i/10))
+			r.Node = node
+			rows = append(rows, r)
+		}
+		return rows
+	}
+	if err := db.InsertRows(ctx, items("mcp_whole", "node-w")); err != nil {
+		t.Fatal(err)
+	}
+	views := []string{"breakdown_daily"} // both views, the one of each server version
+	for _, v := range views {
+		if err := db.DetachView(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := db.InsertRows(ctx, items("mcp_cut", "node-c"))
+	for _, v := range views {
+		if err := db.AttachView(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := analytics.NewRange(now.Add(-26*time.Hour), now)
+	breakdowns := func(mcp string) string {
+		var all []any
+		for _, by := range []string{"tool", "method", "client_name", "error_type"} {
+			b, err := db.Breakdown(ctx, mcp, r, analytics.BreakdownQuery{By: by, Limit: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b)
+		}
+		out, _ := json.Marshal(all)
+		return string(out)
+	}
+	if b, err := db.Breakdown(ctx, "mcp_cut", r, analytics.BreakdownQuery{By: "method", Limit: 20}); err != nil || len(b.Items) != 0 {
+		t.Fatalf("the cut insert's breakdown before the completion: %+v, %v; want nothing (the view did not run)", b, err)
+	}
+	days := 1
+	if analytics.DayOf(now) != analytics.DayOf(now.Add(-29*50*time.Minute)) {
+		days = 2
+	}
+	if testenv.ClickHouseCluster() != "" { // each shard holds the insert's markers
+		s, err := db.ShardReplicas(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		days *= len(s)
+	}
+	n, err := db.CompleteViews(ctx, "node-c", 1, 3, now.Add(-26*time.Hour), now)
+	if err != nil || n != days {
+		t.Fatalf("CompleteViews = %d, %v; want %d (breakdown_daily, one per day and shard)", n, err, days)
+	}
+	if got, want := breakdowns("mcp_cut"), strings.ReplaceAll(breakdowns("mcp_whole"), "mcp_whole", "mcp_cut"); got != want {
+		t.Errorf("breakdowns of the completed insert:\n got %s\nwant %s", got, want)
+	}
+	if n, err := db.CompleteViews(ctx, "node-c", 1, 3, now.Add(-26*time.Hour), now); err != nil || n != 0 {
+		t.Errorf("second CompleteViews = %d, %v; want 0", n, err)
+	}
+}

@@ -110,8 +110,8 @@ func deriveTables() ([]lifecycleTable, error) {
 	for _, m := range migs {
 		for _, stmt := range m.statements {
 			c := createTable.FindStringSubmatch(stmt)
-			if c == nil {
-				continue
+			if c == nil || strings.TrimSpace(c[3]) == "Null" {
+				continue // a Null table (008) holds no rows to delete or expire
 			}
 			t, err := deriveTable(c[1], c[2], c[3])
 			if err != nil {

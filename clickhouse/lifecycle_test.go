@@ -160,7 +160,7 @@ func TestDeletionReachesEveryTable(t *testing.T) {
 func timeCond(t *testing.T, db *clickhouse.DB, table string, cutoff time.Time) string {
 	t.Helper()
 	for _, c := range []struct{ col, cond string }{
-		{"ts", "ts < toDateTime(%d)"}, {"hour", "hour < toDateTime(%d)"}, {"day", "day < toDate(toDateTime(%d))"},
+		{"ts", "ts < toDateTime(%d)"}, {"received_at", "received_at < toDateTime(%d)"}, {"hour", "hour < toDateTime(%d)"}, {"day", "day < toDate(toDateTime(%d))"},
 		{"month", "month < toStartOfMonth(toDate(toDateTime(%d)))"}, {"last_seen", "finalizeAggregation(last_seen) < %d000"},
 	} {
 		ts, err := db.TablesWith(context.Background(), c.col)

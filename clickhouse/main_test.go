@@ -37,6 +37,12 @@ func openUnprovenTestDB(t testing.TB) *clickhouse.DB {
 
 func openDB(t testing.TB, prove bool, options ...func(*clickhouse.Config)) *clickhouse.DB {
 	t.Helper()
+	return openDBAt(t, prove, 0, options...)
+}
+
+// openDBAt is openDB migrated up to version only (0: every migration).
+func openDBAt(t testing.TB, prove bool, version uint32, options ...func(*clickhouse.Config)) *clickhouse.DB {
+	t.Helper()
 	addr := testenv.ClickHouseAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -60,7 +66,11 @@ func openDB(t testing.TB, prove bool, options ...func(*clickhouse.Config)) *clic
 		}
 		db.Close()
 	})
-	if err := db.Migrate(ctx); err != nil {
+	migrate := db.Migrate
+	if version > 0 {
+		migrate = func(ctx context.Context) error { return db.MigrateTo(ctx, version) }
+	}
+	if err := migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	return db

@@ -34,7 +34,7 @@ func Schema(cfg Config) (string, error) {
 	case cfg.Replicated:
 		fmt.Fprintf(&b, "-- telemetry schema, database %s, replicated cluster %s.\n", cfg.Database, QuoteString(cfg.Cluster))
 		b.WriteString("-- Run once on any host: CREATE statements run ON CLUSTER (distributed DDL, ZooKeeper);\n")
-		b.WriteString("-- run each INSERT once per shard (on a fresh cluster they insert nothing), each ALTER on every host.\n")
+		b.WriteString("-- run each INSERT once per shard (on a fresh cluster they insert nothing), each ALTER and DROP on every host.\n")
 		b.WriteString("-- Tables are Replicated*MergeTree under " + cfg.ZooKeeperPath + "/" + cfg.Database + "/<table>, replica '{replica}'.\n")
 		b.WriteString("-- On ClickHouse 18.x, set allow_experimental_low_cardinality_type = 1 in the servers' default profile.\n")
 	case cfg.Cluster != "":
@@ -98,8 +98,8 @@ func ddlContext(ctx context.Context, conn driver.Conn) (context.Context, error) 
 // CLUSTER, through the store's connection (the server waits until every
 // host has run it, distributed_ddl_task_timeout at most, and fails if one
 // did not); each INSERT backfill once per shard, on its first replica that
-// answers (replication copies it to the others); each ALTER on every host
-// in turn, where its column is missing (a replicated table's ALTER reaches
+// answers (replication copies it to the others); each ALTER (and DROP of a
+// view) on every host in turn, where its column is missing (a replicated table's ALTER reaches
 // the shard's other replicas through ZooKeeper, and the host that already
 // has the column skips it). A version counts as
 // applied when every host records it, and is recorded on every host.
@@ -138,7 +138,7 @@ func (db *Migrator) migrateReplicated(ctx context.Context, migs []migration) err
 			switch {
 			case strings.HasPrefix(stmt, "CREATE "):
 				err = db.conn.Exec(ctx, stmt)
-			case strings.HasPrefix(stmt, "ALTER "):
+			case strings.HasPrefix(stmt, "ALTER "), strings.HasPrefix(stmt, "DROP "):
 				err = db.onEveryHost(ctx, func(_ context.Context, conn driver.Conn) error {
 					hctx, err := ddlContext(ctx, conn)
 					if err == nil {

@@ -374,7 +374,8 @@ func (db *Reads) windowCounts(ctx context.Context, reads []windowRead, group []i
 			SELECT mcp_id, key, %[3]s AS r, arrayElement(CAST(%[4]s AS Array(UInt32)), %[5]s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
 			FROM %[6]s.events
 			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
-			WHERE mcp_id IN ? AND (%[7]s)
+			PREWHERE %[7]s
+			WHERE mcp_id IN ?
 			GROUP BY mcp_id, key, r, edge
 		)
 		GROUP BY mcp_id, key, r`, sets.literal(), sets1, readExpr, intList(bands), bandOf(minute, bands), db.db, strings.Join(conds, " OR "))
@@ -491,7 +492,7 @@ func (db *Reads) windowDetails(ctx context.Context, p windowRead) (map[string]ma
 	distinctStates, distinct := distinctExprs(ids, reqs)
 	to := p.to
 	minute := minuteOf(strconv.FormatInt(to.UnixMilli(), 10))
-	where := fmt.Sprintf("mcp_id IN ? AND %s", msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to))
+	prewhere, where := msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to), "mcp_id IN ?"
 	if len(longest) > 1 {
 		where += fmt.Sprintf(" AND %s < arrayElement(CAST([%s] AS Array(UInt32)), %s)", minute, strings.Join(longest, ","), idx)
 	}
@@ -504,12 +505,13 @@ func (db *Reads) windowDetails(ctx context.Context, p windowRead) (map[string]ma
 				quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS q%s
 			FROM %s.events
 			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
+			PREWHERE %s
 			WHERE %s
 			GROUP BY mcp_id, key, edge
 		)
 		ARRAY JOIN arrayElement(%s, %s) AS w
 		WHERE w >= edge
-		GROUP BY mcp_id, key, w`, distinct, intList(edges), bandOf(minute, edges), distinctStates, db.db, where, sets.literal(), idx)
+		GROUP BY mcp_id, key, w`, distinct, intList(edges), bandOf(minute, edges), distinctStates, db.db, prewhere, where, sets.literal(), idx)
 	var rows []detailRow
 	err := db.query(ctx, "window set details", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
 		r := appendRow(&rows)

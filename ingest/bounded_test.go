@@ -46,7 +46,7 @@ func TestBoundedDedupMemoryAndWindow(t *testing.T) {
 	// (the flusher asks ClickHouse), never as certainly new.
 	for i := 0; i < 1000; i++ {
 		id := strconv.Itoa(i)
-		if !d.Reserve("m", id, later) || !d.Unverified(d.Key("m", id)) {
+		if ok, maybe := d.Admit("m", id, later); !ok || !maybe {
 			t.Fatalf("evicted id %d: not an unverified acceptance", i)
 		}
 	}
@@ -56,10 +56,11 @@ func TestBoundedDedupMemoryAndWindow(t *testing.T) {
 	fresh := 0
 	for i := 1000; i < 2000; i++ {
 		id := strconv.Itoa(i)
-		if !d.Reserve("m", id, past) {
+		ok, maybe := d.Admit("m", id, past)
+		if !ok {
 			t.Fatalf("id %d refused a day later", i)
 		}
-		if !d.Unverified(d.Key("m", id)) {
+		if !maybe {
 			fresh++
 		}
 	}
@@ -85,11 +86,11 @@ func TestBoundedDedupWindowBoundary(t *testing.T) {
 			}
 		}
 		before := t0.Add(24*time.Hour - time.Second)
-		got := d.Reserve("m", "x", before)
+		got, maybe := d.Admit("m", "x", before)
 		if !evicted && got {
 			t.Fatal("exact: accepted a second before the window's end")
 		}
-		if evicted && (!got || !d.Unverified(d.Key("m", "x"))) {
+		if evicted && (!got || !maybe) {
 			t.Fatal("filter: not unverified a second before the window's end")
 		}
 		if evicted {
@@ -97,7 +98,7 @@ func TestBoundedDedupWindowBoundary(t *testing.T) {
 		}
 		after := t0.Add(24*time.Hour + 2*time.Minute + time.Second)
 		d.Sweep(after)
-		if !d.Reserve("m", "x", after) || d.Unverified(d.Key("m", "x")) {
+		if ok, maybe := d.Admit("m", "x", after); !ok || maybe {
 			t.Fatalf("evicted=%v: not certainly new after the window", evicted)
 		}
 	}
@@ -117,47 +118,8 @@ func TestBoundedDedupBoundsUnstored(t *testing.T) {
 		t.Fatalf("%+v: the exact table grew with the ids not stored", st)
 	}
 	for i := 0; i < 50_000; i++ {
-		k := d.Key("m", strconv.Itoa(i))
-		if d.Reserve("m", strconv.Itoa(i), t0.Add(time.Hour)) && !d.Unverified(k) {
+		if ok, maybe := d.Admit("m", strconv.Itoa(i), t0.Add(time.Hour)); ok && !maybe {
 			t.Fatalf("unstored id %d accepted as certainly new", i)
 		}
-	}
-}
-
-// An unverified id stays in the exact table, flagged, until the flusher
-// checked the acceptance it made (Verified with its receipt), however
-// many ids come after it; then it may go to the filter like the others.
-func TestBoundedDedupKeepsUnverifiedUntilChecked(t *testing.T) {
-	d := NewDedup(24 * time.Hour)
-	d.Limit(1024, 1<<20)
-	t0 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-	more := func(prefix string, at time.Time) {
-		for i := 0; i < 20_000; i++ {
-			d.Reserve("m", prefix+strconv.Itoa(i), at)
-		}
-	}
-	k := d.Key("m", "x")
-	d.Reserve("m", "x", t0)
-	more("a", t0)
-	t1 := t0.Add(time.Minute)
-	if !d.Reserve("m", "x", t1) || !d.Unverified(k) {
-		t.Fatal("x, handed to the filter, was not accepted as unverified")
-	}
-	more("b", t1.Add(time.Second))
-	d.Verified(k, t0) // the first copy's batch: not this acceptance
-	more("c", t1.Add(2*time.Second))
-	if !d.Unverified(k) {
-		t.Fatal("an unverified id left the exact table before it was checked")
-	}
-	d.Verified(k, t1)
-	if d.Unverified(k) {
-		t.Fatal("still unverified once checked")
-	}
-	more("d", t1.Add(3*time.Second))
-	if st := d.Stats(); st.ExactIDs > 2*1024 {
-		t.Fatalf("%+v: the exact table grew", st)
-	}
-	if !d.Reserve("m", "x", t1.Add(4*time.Second)) || !d.Unverified(k) {
-		t.Fatal("x, checked and handed to the filter, was not unverified again")
 	}
 }

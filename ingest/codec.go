@@ -29,6 +29,10 @@ const (
 const (
 	flagDuration = 1 << iota
 	flagError
+	// flagUnverified: the item was accepted while the duplicate filter
+	// said "maybe" (Dedup.Admit); the flusher checks it before storing it.
+	// Older builds never set it and ignore it.
+	flagUnverified
 )
 
 // Record is one accepted batch as the write-ahead log stores it.
@@ -37,6 +41,9 @@ type Record struct {
 	MCPID      string
 	ReceivedAt time.Time
 	Items      []analytics.Item
+	// Unverified holds the indices, ascending, of the items accepted while
+	// the duplicate filter said "maybe".
+	Unverified []int
 }
 
 var errCorrupt = errors.New("ingest: corrupt write-ahead-log record")
@@ -48,6 +55,7 @@ func (r Record) Encode(dst []byte) []byte {
 	dst = appendString(dst, r.MCPID)
 	dst = binary.AppendVarint(dst, r.ReceivedAt.UnixNano())
 	dst = binary.AppendUvarint(dst, uint64(len(r.Items)))
+	unverified := r.Unverified
 	for i := range r.Items {
 		it := &r.Items[i]
 		dst = appendString(dst, it.ID)
@@ -61,6 +69,10 @@ func (r Record) Encode(dst []byte) []byte {
 		}
 		if it.Status == analytics.StatusError {
 			flags |= flagError
+		}
+		if len(unverified) > 0 && unverified[0] == i {
+			flags |= flagUnverified
+			unverified = unverified[1:]
 		}
 		dst = append(dst, flags)
 		if it.DurationMs != nil {
@@ -114,6 +126,9 @@ func DecodeRecord(b []byte) (Record, error) {
 		it.Status = analytics.StatusOK
 		if flags&flagError != 0 {
 			it.Status = analytics.StatusError
+		}
+		if flags&flagUnverified != 0 {
+			r.Unverified = append(r.Unverified, i)
 		}
 		it.ErrorType = d.string()
 		it.ErrorMessage = d.string()

@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/hex"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -159,5 +160,24 @@ func TestDedupGrowsAndSweeps(t *testing.T) {
 	}
 	if d.Reserve("m", "0", now.Add(24*time.Hour+2*time.Minute)) || !d.Reserve("m", "1", now.Add(24*time.Hour+2*time.Minute)) {
 		t.Fatal("the sweep kept or dropped the wrong ids")
+	}
+}
+
+// A record keeps which of its items were accepted unverified, and a
+// record without any (an older build's) decodes with none.
+func TestRecordUnverified(t *testing.T) {
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	its := make([]analytics.Item, 5)
+	for i := range its {
+		its[i] = analytics.Item{ID: strconv.Itoa(i), Timestamp: now, Method: "tools/call", Status: analytics.StatusOK}
+	}
+	for _, want := range [][]int{nil, {0}, {1, 4}, {0, 1, 2, 3, 4}} {
+		r, err := DecodeRecord(Record{AccountID: "a", MCPID: "m", ReceivedAt: now, Items: its, Unverified: want}.Encode(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Unverified, want) || len(r.Items) != 5 || r.Items[4].ID != "4" {
+			t.Fatalf("unverified %v decoded as %v", want, r.Unverified)
+		}
 	}
 }

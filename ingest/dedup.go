@@ -19,10 +19,10 @@ import (
 // "Bounded memory"): the table keeps the most recent ids exactly, up to a
 // number, and hands the older ones, stored in ClickHouse or not, to a
 // fixed-size filter (idFilter). An id the filter may hold is accepted as
-// unverified and kept exactly until the flusher checked it (Unverified,
-// Verified): the flusher stores the log's records in order, so an
-// earlier copy is in ClickHouse by then or in the same batch. No false
-// drop, no double.
+// unverified (Admit), which its log record carries, and the flusher
+// checks it before storing it: the flusher stores the log's records in
+// order, so an earlier copy is in ClickHouse by then or in the same
+// batch. No false drop, no double.
 //
 // It is rebuilt on start from ClickHouse (ids received in the window) and
 // from the write-ahead log (ids accepted but not flushed yet). It lives in
@@ -39,10 +39,9 @@ type Dedup struct {
 	shards     [64]dedupShard
 }
 
-// Entry flags.
+// Reservation flags.
 const (
 	flagStored = 1 << iota // loaded from ClickHouse at start: certainly no maybe
-	flagMaybe              // accepted while the filter said maybe: ClickHouse decides at flush
 )
 
 // dedupEpoch is 2020-01-01T00:00:00Z: 32-bit seconds from it last until 2156.
@@ -52,14 +51,9 @@ type dedupShard struct {
 	mu sync.Mutex
 	// keys[i] is a hash (0: empty slot); at[i] when it was accepted, 0 for
 	// a released id (its slot stays, so probing goes on past it).
-	keys  []uint64
-	at    []uint32
-	flags []uint8
-	used  int // slots with a key
-	// evictAt: with Limit, the next eviction's threshold: the bound, or
-	// twice the unverified ids when those alone pass it (amortized work
-	// while the filter says "maybe" to most ids).
-	evictAt int
+	keys []uint64
+	at   []uint32
+	used int // slots with a key
 }
 
 // NewDedup returns an empty filter for the given window.
@@ -104,9 +98,16 @@ func (s *dedupShard) slot(k uint64) int {
 }
 
 // Reserve records (mcp, id) as accepted at now and reports true, or reports
-// false when it was already accepted within the window. With Limit, an id
-// the filter may hold is accepted unverified (Unverified).
+// false when it was already accepted within the window.
 func (d *Dedup) Reserve(mcpID, id string, now time.Time) bool {
+	ok, _ := d.reserve(d.key(mcpID, id), stamp(now), 0)
+	return ok
+}
+
+// Admit is Reserve that also reports, with Limit, whether the id was
+// accepted unverified: the filter may hold it, so the flusher must check
+// it before storing it.
+func (d *Dedup) Admit(mcpID, id string, now time.Time) (accepted, unverified bool) {
 	return d.reserve(d.key(mcpID, id), stamp(now), 0)
 }
 
@@ -116,35 +117,35 @@ func (d *Dedup) reserveStored(mcpID, id string, at time.Time) {
 	d.reserve(d.key(mcpID, id), stamp(at), flagStored)
 }
 
-func (d *Dedup) reserve(k uint64, at uint32, flags uint8) bool {
+func (d *Dedup) reserve(k uint64, at uint32, flags uint8) (accepted, unverified bool) {
 	s := d.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d.maxShard > 0 && s.used >= d.maxShard {
 		// A bounded cache in front of a shared registry: forgetting is
 		// safe (the registry answers), so the shard simply starts over.
-		s.keys, s.at, s.flags, s.used = nil, nil, nil, 0
+		s.keys, s.at, s.used = nil, nil, 0
 	}
-	if d.maxExact > 0 && s.used >= max(d.maxExact, s.evictAt) {
-		s.evictAt = d.evict(s, at)
+	if d.maxExact > 0 && s.used >= d.maxExact {
+		d.evict(s, at)
 	}
 	if (s.used+1)*4 > len(s.keys)*3 {
 		s.rebuild(max(1024, len(s.keys)*2), nil)
 	}
 	i := s.slot(k)
 	if s.keys[i] == k && s.at[i] != 0 && at-min(at, s.at[i]) < d.window {
-		return false
+		return false, false
 	}
 	if flags&flagStored == 0 && d.filter != nil && d.filter.mayContain(k, at) {
-		flags |= flagMaybe
+		unverified = true
 		d.unverified.Add(1)
 	}
 	if s.keys[i] == 0 {
 		s.keys[i] = k
 		s.used++
 	}
-	s.at[i], s.flags[i] = at, flags
-	return true
+	s.at[i] = at
+	return true, unverified
 }
 
 // Limit bounds the memory of a filter that is the authority on
@@ -158,77 +159,39 @@ func (d *Dedup) Limit(exactIDs, filterBytes int) {
 	d.filter = newIDFilter(d.window, filterBytes)
 }
 
-// evict hands about half of the shard's ids to the filter, the oldest
-// first, and drops those past the window. Unverified ids stay until the
-// flusher checked them (Verified): their flag tells it to. A shard
-// whose ids are mostly unverified grows instead; it returns the next
-// eviction's threshold.
-func (d *Dedup) evict(s *dedupShard, now uint32) (next int) {
+// evict hands the older half of the shard's ids to the filter, whether
+// ClickHouse stores them yet or not, and drops those past the window.
+func (d *Dedup) evict(s *dedupShard, now uint32) {
 	cutoff := now - min(now, d.window)
-	var candidates []uint32
-	live := 0
+	live := make([]uint32, 0, s.used)
 	for i, k := range s.keys {
 		if k != 0 && s.at[i] > cutoff {
-			live++
-			if s.flags[i]&flagMaybe == 0 {
-				candidates = append(candidates, s.at[i])
-			}
+			live = append(live, s.at[i])
 		}
 	}
 	var limit uint32 // ids received at or before it go
-	if len(candidates) > 0 {
-		slices.Sort(candidates)
-		limit = candidates[min(len(candidates), max(1, live/2))-1]
+	if len(live) > 0 {
+		slices.Sort(live)
+		limit = live[max(1, len(live)/2)-1]
 	}
-	// Room for the next eviction's threshold, at most three quarters full.
-	next = max(d.maxExact, 2*(live-len(candidates)))
-	size := 1024
-	for size*3 < next*4 {
+	size := 1024 // room for the bound, at most three quarters full
+	for size*3 < d.maxExact*4 {
 		size *= 2
 	}
-	s.rebuild(size, func(k uint64, at uint32, flags uint8) bool {
+	s.rebuild(size, func(k uint64, at uint32) bool {
 		if at <= cutoff {
 			return false
 		}
-		if len(candidates) > 0 && flags&flagMaybe == 0 && at <= limit {
+		if at <= limit {
 			d.filter.add(k, at, now)
 			return false
 		}
 		return true
 	})
-	return next
 }
 
 // Key is the filter's hash of an MCP's item id (for the flusher).
 func (d *Dedup) Key(mcpID, id string) uint64 { return d.key(mcpID, id) }
-
-// Unverified reports whether the id of key k was accepted while the filter
-// said it may be a duplicate: ClickHouse must be asked before it is stored.
-func (d *Dedup) Unverified(k uint64) bool {
-	s := d.shard(k)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.keys) == 0 {
-		return false
-	}
-	i := s.slot(k)
-	return s.keys[i] == k && s.at[i] != 0 && s.flags[i]&flagMaybe != 0
-}
-
-// Verified records that the flusher checked the unverified id of key k
-// accepted at at: it may now go to the filter. A later acceptance of the
-// id (another at) stays unverified.
-func (d *Dedup) Verified(k uint64, at time.Time) {
-	s := d.shard(k)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.keys) == 0 {
-		return
-	}
-	if i := s.slot(k); s.keys[i] == k && s.at[i] == stamp(at) {
-		s.flags[i] &^= flagMaybe
-	}
-}
 
 // Duplicate forgets the acceptance of an unverified id that ClickHouse
 // showed to be a duplicate (its item is left out): the id's window runs
@@ -243,7 +206,7 @@ func (d *Dedup) release(k uint64) {
 		return
 	}
 	if i := s.slot(k); s.keys[i] == k {
-		s.at[i], s.flags[i] = 0, 0
+		s.at[i] = 0
 	}
 }
 
@@ -260,13 +223,13 @@ func (d *Dedup) Release(mcpID, id string) { d.release(d.key(mcpID, id)) }
 
 // rebuild rehashes into size slots, keeping the entries keep accepts (all
 // of them when keep is nil).
-func (s *dedupShard) rebuild(size int, keep func(k uint64, at uint32, flags uint8) bool) {
-	keys, at, flags := s.keys, s.at, s.flags
-	s.keys, s.at, s.flags, s.used = make([]uint64, size), make([]uint32, size), make([]uint8, size), 0
+func (s *dedupShard) rebuild(size int, keep func(k uint64, at uint32) bool) {
+	keys, at := s.keys, s.at
+	s.keys, s.at, s.used = make([]uint64, size), make([]uint32, size), 0
 	for i, k := range keys {
-		if k != 0 && (keep == nil || keep(k, at[i], flags[i])) {
+		if k != 0 && (keep == nil || keep(k, at[i])) {
 			j := s.slot(k)
-			s.keys[j], s.at[j], s.flags[j] = k, at[i], flags[i]
+			s.keys[j], s.at[j] = k, at[i]
 			s.used++
 		}
 	}
@@ -274,7 +237,7 @@ func (s *dedupShard) rebuild(size int, keep func(k uint64, at uint32, flags uint
 
 // resize rehashes into size slots, keeping the ids accepted after cutoff.
 func (s *dedupShard) resize(size int, cutoff uint32) {
-	s.rebuild(size, func(_ uint64, at uint32, _ uint8) bool { return at > cutoff })
+	s.rebuild(size, func(_ uint64, at uint32) bool { return at > cutoff })
 }
 
 // Sweep drops ids older than the window, shrinking tables that emptied;
@@ -323,7 +286,7 @@ func (d *Dedup) Stats() DedupStats {
 		s := &d.shards[i]
 		s.mu.Lock()
 		st.ExactIDs += s.used
-		st.ExactBytes += len(s.keys) * 13
+		st.ExactBytes += len(s.keys) * 12
 		s.mu.Unlock()
 	}
 	if d.filter != nil {

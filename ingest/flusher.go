@@ -84,7 +84,6 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		p.opts.Metrics.flushed(len(b.rows), time.Since(start))
 		p.ack(b.lastSeq)
-		p.verified(&b.ids)
 		b.ids.reset()
 		b.rows = b.rows[:0]
 	}
@@ -301,7 +300,7 @@ func retry[T any](p *Pipeline, ctx context.Context, what string, f func() (T, er
 // records up to verifyUntil (accepted before the duplicate filter knew
 // the ids stored before this start) and the unverified ones (accepted
 // while the bounded filter said "maybe"; keys by MCP and id).
-func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64, unverified map[[2]string]unverifiedID) ([]analytics.StoredRow, error) {
+func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64, unverified map[[2]string]uint64) ([]analytics.StoredRow, error) {
 	check := func(r *analytics.StoredRow) bool {
 		if r.Item.ID == "" {
 			return false
@@ -338,8 +337,8 @@ func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.Stored
 			at, ok := stored[[2]string{r.MCPID, r.Item.ID}]
 			now := stamp(r.ReceivedAt)
 			if ok && now-min(now, at) < window {
-				if u, ok := unverified[[2]string{r.MCPID, r.Item.ID}]; ok {
-					p.dedup.Duplicate(u.key)
+				if k, ok := unverified[[2]string{r.MCPID, r.Item.ID}]; ok {
+					p.dedup.Duplicate(k)
 				}
 				continue
 			}

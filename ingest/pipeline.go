@@ -237,7 +237,7 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 	if p.opts.Registry != nil {
 		now = p.uniqueReceipt(now)
 	}
-	kept, reserved, dup := p.reserveLocal(mcpID, items, now)
+	kept, reserved, unverified, dup := p.reserveLocal(mcpID, items, now)
 	dropped += dup
 	if len(kept) == 0 {
 		return 0, dropped, nil
@@ -252,7 +252,7 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 				Message: "Sessions cannot be given to items sent without a session_id right now; the payload was not accepted. Retry after the Retry-After delay."}
 		}
 	}
-	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept}
+	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept, Unverified: unverified}
 	if p.opts.Registry != nil {
 		lost, err := p.appendClaimed(ctx, rec, reserved)
 		if err != nil {
@@ -274,20 +274,25 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 
 // reserveLocal reserves the ids of items in the duplicate filter and
 // returns the items kept (those without an id or with an id reserved
-// now), the ids reserved and the count of duplicates dropped.
-func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.Time) (kept []analytics.Item, reserved []string, dropped int) {
+// now), the ids reserved, the indices in kept of those reserved while the
+// filter said "maybe", and the count of duplicates dropped.
+func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.Time) (kept []analytics.Item, reserved []string, unverified []int, dropped int) {
 	kept = items[:0:0]
 	for i := range items {
 		if id := items[i].ID; id != "" {
-			if !p.dedup.Reserve(mcpID, id, now) {
+			ok, maybe := p.dedup.Admit(mcpID, id, now)
+			if !ok {
 				dropped++
 				continue
+			}
+			if maybe {
+				unverified = append(unverified, len(kept))
 			}
 			reserved = append(reserved, id)
 		}
 		kept = append(kept, items[i])
 	}
-	return kept, reserved, dropped
+	return kept, reserved, unverified, dropped
 }
 
 // releaseLocal releases the ids reserved by reserveLocal.

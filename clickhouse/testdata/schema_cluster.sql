@@ -691,3 +691,156 @@ SELECT
 FROM telemetry.events_local
 GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
 
+-- 007_event_ids.sql
+CREATE TABLE IF NOT EXISTS telemetry.event_ids_local
+(
+    mcp_id      String,
+    id_hash     UInt64,
+    id_hash2    UInt32,
+    received_at DateTime('UTC')
+)
+ENGINE = MergeTree()
+PARTITION BY toDate(received_at)
+ORDER BY (mcp_id, id_hash)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.event_ids AS telemetry.event_ids_local ENGINE = Distributed('telemetry', 'telemetry', 'event_ids_local', cityHash64(mcp_id));
+
+INSERT INTO telemetry.event_ids_local (mcp_id, id_hash, id_hash2, received_at)
+SELECT mcp_id, cityHash64(id) AS id_hash, toUInt32(cityHash64(reverse(id))) AS id_hash2, received_at
+FROM telemetry.events_local
+WHERE ts >= now() - INTERVAL 32 DAY AND received_at >= now() - INTERVAL 25 HOUR AND id != ''
+  AND (SELECT count() FROM telemetry.event_ids_local) = 0;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.event_ids_mv TO telemetry.event_ids_local AS
+SELECT mcp_id, cityHash64(id) AS id_hash, toUInt32(cityHash64(reverse(id))) AS id_hash2, received_at
+FROM telemetry.events_local
+WHERE id != '' OR substring(mcp_id, 1, 5) = '~wal/';
+
+-- 008_rollup_input.sql
+CREATE TABLE IF NOT EXISTS telemetry.rollup_input_local
+(
+    mcp_id           String,
+    day              Date,
+    tool             String,
+    method           String,
+    client_name      String,
+    client_version   String,
+    server_version   String,
+    protocol_version String,
+    error_type       String,
+    is_error         UInt8,
+    calls            AggregateFunction(count),
+    errors           AggregateFunction(sum, UInt64),
+    sessions         AggregateFunction(uniqHLL12, String),
+    users            AggregateFunction(uniqHLL12, String),
+    dur_n            AggregateFunction(sum, UInt64),
+    dur_sum          AggregateFunction(sum, Float64),
+    dur_q            AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+)
+ENGINE = Null;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.rollup_input_mv TO telemetry.rollup_input_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    if(method = 'tools/call', name, '') AS tool,
+    CAST(method AS String) AS method,
+    CAST(client_name AS String) AS client_name,
+    CAST(client_version AS String) AS client_version,
+    CAST(server_version AS String) AS server_version,
+    CAST(protocol_version AS String) AS protocol_version,
+    CAST(error_type AS String) AS error_type,
+    is_error,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events_local
+GROUP BY mcp_id, day, tool, method, client_name, client_version, server_version, protocol_version, error_type, is_error;
+
+DROP TABLE IF EXISTS telemetry.protocol_daily_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.protocol_daily_mv TO telemetry.protocol_daily_local AS
+SELECT
+    mcp_id,
+    day,
+    protocol_version,
+    client_name,
+    client_version,
+    is_error,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    uniqHLL12MergeState(users) AS users,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
+FROM telemetry.rollup_input_mv
+GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.protocol_daily_chained_mv TO telemetry.protocol_daily_local AS
+SELECT
+    mcp_id,
+    day,
+    protocol_version,
+    client_name,
+    client_version,
+    is_error,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    uniqHLL12MergeState(users) AS users,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
+FROM telemetry.rollup_input_local
+GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
+
+DROP TABLE IF EXISTS telemetry.breakdown_daily_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.breakdown_daily_mv TO telemetry.breakdown_daily_local AS
+SELECT
+    mcp_id,
+    day,
+    dim,
+    dim_value,
+    is_error,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    uniqHLL12MergeState(users) AS users,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
+FROM telemetry.rollup_input_mv
+ARRAY JOIN
+    ['tool', 'method', 'client_name', 'client_version', 'server_version', 'error_type'] AS dim,
+    [tool, method, client_name, client_version, server_version, error_type] AS dim_value
+WHERE (dim != 'tool' OR method = 'tools/call') AND (dim != 'error_type' OR is_error = 1)
+GROUP BY mcp_id, day, dim, dim_value, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.breakdown_daily_chained_mv TO telemetry.breakdown_daily_local AS
+SELECT
+    mcp_id,
+    day,
+    dim,
+    dim_value,
+    is_error,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    uniqHLL12MergeState(users) AS users,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
+FROM telemetry.rollup_input_local
+ARRAY JOIN
+    ['tool', 'method', 'client_name', 'client_version', 'server_version', 'error_type'] AS dim,
+    [tool, method, client_name, client_version, server_version, error_type] AS dim_value
+WHERE (dim != 'tool' OR method = 'tools/call') AND (dim != 'error_type' OR is_error = 1)
+GROUP BY mcp_id, day, dim, dim_value, is_error;
+

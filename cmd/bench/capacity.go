@@ -30,6 +30,10 @@ const (
 	defaultRetention  = 1096 // storage.retention_days by default
 	serviceRAMHeadroo = 2.0  // RAM per instance: the measured peak RSS times this
 	minInstances      = 2    // behind a load balancer: one may fail
+	// filterIDsPerMiB: ids of the 24-hour window a MiB of the bounded
+	// duplicate filter holds at about 1% "maybe"s (docs/exactly-once.md).
+	filterIDsPerMiB  = 500_000
+	defaultFilterMiB = 64 // ingest.dedup_filter_mib by default, within the measured RSS
 )
 
 // capacityScales are the daily volumes the model sizes.
@@ -69,6 +73,7 @@ type capacityRow struct {
 	Instances, Shards, Nodes                int
 	DiskPerDayGiB, DiskTiB, DiskDefaultTiB  float64
 	ServiceRAMGiB, CHRAMGiB, DiskPerNodeTiB float64
+	FilterMiB                               float64
 	ShardsForCPU, ShardsForDisk             int
 }
 
@@ -143,7 +148,9 @@ func capacityModel(in capacityInput) []capacityRow {
 		r.Shards = max(1, r.ShardsForCPU, r.ShardsForDisk)
 		r.Nodes = r.Shards * replicas
 		r.DiskPerNodeTiB = r.DiskTiB / float64(r.Shards)
-		r.ServiceRAMGiB = math.Ceil(in.RSSMiB * serviceRAMHeadroo / 1024)
+		// Each instance's filter holds the ids it accepts in 24 hours.
+		r.FilterMiB = max(defaultFilterMiB, math.Ceil(s.items/float64(r.Instances)/filterIDsPerMiB))
+		r.ServiceRAMGiB = math.Ceil((in.RSSMiB*serviceRAMHeadroo + r.FilterMiB - defaultFilterMiB) / 1024)
 		r.CHRAMGiB = chRAMPerCoreGiB * chCores
 		rows = append(rows, r)
 	}
@@ -165,7 +172,8 @@ func capacityDoc(figs []figure) ([]byte, error) {
 		"ServiceCores": serviceCores, "CHCores": chCores, "CHRAMPerCore": chRAMPerCoreGiB,
 		"DiskPerNode": chDiskPerNodeTiB, "DiskFill": diskFill * 100, "Replicas": replicas,
 		"Retention": retentionDays, "DefaultRetention": defaultRetention, "RAMHeadroom": serviceRAMHeadroo,
-		"MinInstances":       minInstances,
+		"MinInstances":    minInstances,
+		"FilterIDsPerMiB": filterIDsPerMiB / 1e3, "DefaultFilterMiB": defaultFilterMiB,
 		"ItemsPerCoreSecond": 1e6 / (in.ServiceCPU + in.CHCPU),
 		"ItemsPerCoreDayB":   86400 / (in.ServiceCPU + in.CHCPU) / 1e3,
 	}
@@ -228,10 +236,13 @@ makes them):
   ` + "`storage.retention_days`" + ` = {{.DefaultRetention}}, is shown beside it) with the bytes per item
   measured after OPTIMIZE FINAL; real items with more distinct tools,
   clients or attributes take more.
-- telemetryd RAM: the measured peak RSS times {{f 0 .RAMHeadroom}}. The in-memory duplicate
-  filter grows with the ids of the last 24 hours, so at 1 B items a day and
-  more use ` + "`ingest.shared_dedup`" + ` or a bounded filter (see
-  [operations](operations.md)).
+- telemetryd RAM: the measured peak RSS times {{f 0 .RAMHeadroom}}, plus the duplicate
+  filter beyond its default {{.DefaultFilterMiB}} MiB: each instance's filter
+  (` + "`ingest.dedup_filter_mib`" + `) holds about {{f 0 .FilterIDsPerMiB}},000 ids of the
+  24-hour window per MiB at 1% "maybe"s, each looked up in ClickHouse at
+  flush ([exactly-once](exactly-once.md#bounded-memory)); a filter much
+  smaller than the instance's ids a day makes most ids "maybe"s, and the
+  lookups then slow its flushes.
 - PostgreSQL holds accounts, rules and deliveries, not items: one small
   primary with a standby at every scale.
 
@@ -242,6 +253,7 @@ makes them):
 | average / peak items/s |{{range .Rows}} {{n .AvgRate}} / {{n .PeakRate}} |{{end}}
 | telemetryd cores at peak |{{range .Rows}} {{f 2 .ServiceCores}} |{{end}}
 | telemetryd instances ({{.ServiceCores}} cores, RAM each) |{{range .Rows}} {{.Instances}} ({{f 0 .ServiceRAMGiB}} GiB) |{{end}}
+| duplicate filter per instance |{{range .Rows}} {{f 0 .FilterMiB}} MiB |{{end}}
 | ClickHouse cores for ingest at peak |{{range .Rows}} {{f 2 .CHIngestCores}} |{{end}}
 | disk per day (one replica) |{{range .Rows}} {{f 1 .DiskPerDayGiB}} GiB |{{end}}
 | disk for {{.Retention}} days (one replica) |{{range .Rows}} {{f 2 .DiskTiB}} TiB |{{end}}
