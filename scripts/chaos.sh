@@ -7,8 +7,10 @@
 #
 #   CHAOS_MINUTES=10 CHAOS_SEED=42 scripts/chaos.sh
 #
-# Ports (defaults): CHAOS_CH_PORT 49000, CHAOS_CH_HTTP_PORT 49123,
-# CHAOS_PG_PORT 45432, CHAOS_HTTP_PORTS 48080,48081. The work directory
+# Ports (defaults): CHAOS_CH_PORT 31000, CHAOS_CH_HTTP_PORT 31123,
+# CHAOS_PG_PORT 31432, CHAOS_HTTP_PORTS 31080,31081 (below the kernel's
+# ephemeral range, 32768 and up, so that no client connection holds one
+# when a server restarts on it). The work directory
 # (logs of every instance start) is kept when the run fails, or with
 # CHAOS_KEEP=1.
 set -euo pipefail

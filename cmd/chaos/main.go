@@ -94,14 +94,14 @@ func run() int {
 	}
 	h := &harness{
 		dir: env("CHAOS_DIR", ""), repo: env("CHAOS_REPO", "."), bin: env("CHAOS_BIN", "bin/telemetryd"),
-		chPort: envInt("CHAOS_CH_PORT", 49000), chHTTP: envInt("CHAOS_CH_HTTP_PORT", 49123), pgPort: envInt("CHAOS_PG_PORT", 45432),
+		chPort: envInt("CHAOS_CH_PORT", 31000), chHTTP: envInt("CHAOS_CH_HTTP_PORT", 31123), pgPort: envInt("CHAOS_PG_PORT", 31432),
 		walFS: os.Getenv("CHAOS_WAL_FS"), database: fmt.Sprintf("chaos_%d", seed),
 		acked: map[string]bool{}, statuses: map[int]int{}, rules: map[string]bool{},
 	}
 	if h.dir == "" {
 		fatalf("CHAOS_DIR must name a work directory (scripts/chaos.sh makes one)")
 	}
-	ports := strings.Split(env("CHAOS_HTTP_PORTS", "48080,48081"), ",")
+	ports := strings.Split(env("CHAOS_HTTP_PORTS", "31080,31081"), ",")
 	if len(ports) != 2 {
 		fatalf("CHAOS_HTTP_PORTS: want two ports")
 	}
