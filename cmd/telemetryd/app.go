@@ -91,6 +91,8 @@ type Main struct {
 	listener net.Listener
 	// metricsListener serves /metrics when metrics.addr is set.
 	metricsListener net.Listener
+	// pprofListener serves the Go profiler when server.pprof_addr is set.
+	pprofListener net.Listener
 	closers         []func()
 }
 
@@ -255,7 +257,7 @@ func (m *Main) listen() error {
 		m.metricsListener = mln
 		m.closers = append(m.closers, func() { _ = mln.Close() })
 	}
-	return nil
+	return m.listenPprof()
 }
 
 // migrateAtStart applies the migrations of both databases. ClickHouse
@@ -383,6 +385,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { return m.Ingest.Run(gctx) })
+	m.servePprof(gctx, g)
 	if m.metricsListener != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))

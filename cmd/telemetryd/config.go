@@ -104,6 +104,9 @@ type ServerConfig struct {
 	// TrustedProxies are the addresses or CIDRs of reverse proxies whose
 	// X-Forwarded-For names the client (per-client limits, logs).
 	TrustedProxies []string `mapstructure:"trusted_proxies"`
+	// PprofAddr, when set, serves the Go profiler (net/http/pprof) on
+	// this loopback address; empty, the default, serves nothing.
+	PprofAddr string `mapstructure:"pprof_addr"`
 }
 
 // LogConfig is the log output.
@@ -382,6 +385,9 @@ func (c Config) validateServer(p *problems) {
 	}
 	if c.Server.ShutdownTimeout <= 0 {
 		p.bad("server.shutdown_timeout", "must be positive")
+	}
+	if a := c.Server.PprofAddr; a != "" && !loopbackAddr(a) {
+		p.bad("server.pprof_addr", "must be a loopback address (127.0.0.1:PORT or [::1]:PORT), got %q", a)
 	}
 	if c.Server.MemoryLimitMiB < 0 || (c.Server.MemoryLimitMiB > 0 && c.Server.MemoryLimitMiB < 64) {
 		p.bad("server.memory_limit_mib", "must be 0 (no limit) or at least 64")
