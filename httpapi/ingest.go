@@ -137,7 +137,11 @@ func (s *Server) ingest(ctx context.Context, in *rawBodyInput) (*ingestOutput, e
 		return nil, s.refusedWhole(p.KeyID, err)
 	}
 	defer release()
-	batch, err := wire.ParseBatch(body, time.Now())
+	parse := wire.ParseBatch
+	if compressed(in.ContentEncoding) {
+		parse = wire.ParseCountedBatch // decodeBody counted the items as it inflated them
+	}
+	batch, err := parse(body, time.Now())
 	if err != nil {
 		return nil, s.refusedWhole(p.KeyID, err)
 	}
@@ -202,7 +206,7 @@ const decodeWait = time.Second
 // once the decoded body and everything built from it are no longer used.
 func (s *Server) decodeBudgeted(ctx context.Context, raw []byte, encoding string, limit int64, precheck func([]byte) error) (body []byte, release func(), err error) {
 	reserve := min(int64(len(raw)), limit)
-	if enc := strings.ToLower(strings.TrimSpace(encoding)); enc != "" && enc != "identity" {
+	if compressed(encoding) {
 		reserve = limit
 	}
 	releaseReserve, err := s.reserveDecoding(ctx, reserve)
@@ -232,16 +236,24 @@ func (s *Server) reserveDecoding(ctx context.Context, n int64) (release func(), 
 	return func() { s.decoding.Release(n) }, nil
 }
 
+// compressed reports whether a body sent with Content-Encoding encoding is
+// to be inflated (decodeBody): anything but none or identity.
+func compressed(encoding string) bool {
+	enc := strings.ToLower(strings.TrimSpace(encoding))
+	return enc != "" && enc != "identity"
+}
+
 // decodeBody undoes Content-Encoding and enforces the size limit on the
 // decompressed bytes, reading at most limit+1 of them: a gzip bomb is never
 // inflated into memory. precheck, when set, judges the inflated prefix as
-// it grows (item counting) and its error refuses the body at once. Call
-// release once the body is no longer used.
+// it grows (item counting), the whole body last, and its error refuses the
+// body at once. Call release once the body is no longer used.
 func decodeBody(raw []byte, encoding string, limit int64, precheck func([]byte) error) (body []byte, release func(), err error) {
 	noop := func() {}
-	switch strings.ToLower(strings.TrimSpace(encoding)) {
-	case "", "identity":
+	if !compressed(encoding) {
 		return raw, noop, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "gzip", "x-gzip":
 	default:
 		return nil, noop, telemetry.Errorf(telemetry.EUNSUPPORTEDMEDIA, "Content-Encoding %q is not supported; use gzip or none.", encoding)

@@ -96,8 +96,11 @@ func (r Record) Encode(dst []byte) []byte {
 
 // DecodeRecord parses a record written by Encode. It never panics on
 // arbitrary input; anything malformed is errCorrupt.
+//
+// The strings of the record share one copy of b: one allocation a record
+// instead of one a field (they live as long as the record's items anyway).
 func DecodeRecord(b []byte) (Record, error) {
-	d := decoder{b: b}
+	d := decoder{b: b, all: string(b)}
 	version := d.byte()
 	if version != codecVersion && version != codecVersionV1 {
 		return Record{}, errCorrupt
@@ -167,6 +170,7 @@ func appendString(dst []byte, s string) []byte {
 
 type decoder struct {
 	b   []byte
+	all string // b as a string, from its start: what string returns slices
 	err error
 }
 
@@ -218,7 +222,7 @@ func (d *decoder) string() string {
 		d.fail()
 		return ""
 	}
-	s := string(d.b[:n])
+	off := len(d.all) - len(d.b)
 	d.b = d.b[n:]
-	return s
+	return d.all[off : off+int(n)]
 }

@@ -219,7 +219,8 @@ func (p *Pipeline) Refused(keyID string) {
 
 // Ingest makes the valid items of one payload durable and reports how many
 // were accepted; duplicates of ids accepted within the window are dropped
-// (counted with the invalid items the caller already dropped).
+// (counted with the invalid items the caller already dropped). The derived
+// sessions (Options.Sessions) may be written into items in place.
 func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (accepted, totalDropped int, err error) {
 	select {
 	case <-p.ready:
@@ -275,22 +276,32 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 // reserveLocal reserves the ids of items in the duplicate filter and
 // returns the items kept (those without an id or with an id reserved
 // now), the ids reserved, the indices in kept of those reserved while the
-// filter said "maybe", and the count of duplicates dropped.
+// filter said "maybe", and the count of duplicates dropped. kept is items
+// itself while none is dropped (the common case costs no copy), else a
+// copy: items is never rearranged.
 func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.Time) (kept []analytics.Item, reserved []string, unverified []int, dropped int) {
-	kept = items[:0:0]
+	kept = items
 	for i := range items {
 		if id := items[i].ID; id != "" {
 			ok, maybe := p.dedup.Admit(mcpID, id, now)
 			if !ok {
+				if dropped == 0 {
+					kept = append(make([]analytics.Item, 0, len(items)-1), items[:i]...)
+				}
 				dropped++
 				continue
 			}
 			if maybe {
-				unverified = append(unverified, len(kept))
+				unverified = append(unverified, i-dropped)
+			}
+			if reserved == nil {
+				reserved = make([]string, 0, len(items)-i)
 			}
 			reserved = append(reserved, id)
 		}
-		kept = append(kept, items[i])
+		if dropped > 0 {
+			kept = append(kept, items[i])
+		}
 	}
 	return kept, reserved, unverified, dropped
 }

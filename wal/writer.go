@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -11,10 +12,24 @@ import (
 // system call; it bounds the writer's buffer whatever the batch size.
 const writeChunk = 1 << 20
 
+// framesPool keeps Append's frame buffers: the writer copies each round's
+// frames into its own buffer, so they are free again once it answered.
+var framesPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// putFrames returns a frame buffer holding frames to framesPool, unless
+// it outgrew writeChunk (a huge record went through).
+func putFrames(buf *[]byte, frames []byte) {
+	if cap(frames) <= writeChunk {
+		*buf = frames[:0]
+		framesPool.Put(buf)
+	}
+}
+
 // appendReq is one Append call waiting for the writer.
 type appendReq struct {
-	frames      []byte // encoded by appendFrames, sealed by the writer
-	first, last uint64 // assigned by the writer
+	frames      []byte  // encoded by appendFrames, sealed by the writer
+	buf         *[]byte // frames' buffer, from framesPool
+	first, last uint64  // assigned by the writer
 	done        chan appendResult
 }
 
@@ -46,11 +61,13 @@ func (l *Log) Append(ctx context.Context, recs ...[]byte) (first, last uint64, e
 	if size > l.opts.MaxBytes {
 		return 0, 0, fmt.Errorf("wal: %d bytes of records can never fit MaxBytes (%d)", size, l.opts.MaxBytes)
 	}
-	frames, err := appendFrames(make([]byte, 0, size), recs)
+	buf := framesPool.Get().(*[]byte)
+	frames, err := appendFrames((*buf)[:0], recs)
 	if err != nil {
+		putFrames(buf, frames)
 		return 0, 0, err
 	}
-	req := &appendReq{frames: frames, done: make(chan appendResult, 1)}
+	req := &appendReq{frames: frames, buf: buf, done: make(chan appendResult, 1)}
 
 	l.mu.Lock()
 	switch {
@@ -64,6 +81,7 @@ func (l *Log) Append(ctx context.Context, recs ...[]byte) (first, last uint64, e
 	}
 	l.mu.Unlock()
 	if err != nil {
+		putFrames(buf, frames)
 		return 0, 0, err
 	}
 	select {
@@ -153,6 +171,8 @@ func (l *Log) commitPending() {
 	l.mu.Unlock()
 
 	for _, r := range batch {
+		putFrames(r.buf, r.frames)
+		r.frames, r.buf = nil, nil
 		if r.last != 0 && r.last <= committed {
 			r.done <- appendResult{first: r.first, last: r.last}
 		} else {

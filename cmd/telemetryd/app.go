@@ -93,7 +93,7 @@ type Main struct {
 	metricsListener net.Listener
 	// pprofListener serves the Go profiler when server.pprof_addr is set.
 	pprofListener net.Listener
-	closers         []func()
+	closers       []func()
 }
 
 // instrumentMCP sends the telemetry of /mcp through mcpgo when

@@ -186,3 +186,24 @@ func FuzzParseBatch(f *testing.F) {
 		}
 	})
 }
+
+// TestParseBatchReusesNothing: the fast path decodes into slices kept
+// between requests; no field of one request's items may show in the next
+// one's.
+func TestParseBatchReusesNothing(t *testing.T) {
+	full, _ := json.Marshal(map[string]any{"items": []any{with("id", "a-1", "user_id", "u-1", "error_type", "Timeout",
+		"client_name", "c", "duration_ms", 5, "attributes", map[string]string{"k": "v"})}})
+	bare, _ := json.Marshal(map[string]any{"items": []any{valid()}})
+	for range 20 {
+		if b, err := ParseBatch(full, testNow); err != nil || len(b.Items) != 1 || b.Items[0].UserID != "u-1" {
+			t.Fatalf("full item: %+v %v", b, err)
+		}
+		b, err := ParseBatch(bare, testNow)
+		if err != nil || len(b.Items) != 1 {
+			t.Fatalf("bare item: %+v %v", b, err)
+		}
+		if it := b.Items[0]; it.ID != "" || it.UserID != "" || it.ErrorType != "" || it.ClientName != "" || it.DurationMs != nil || it.Attributes != nil || it.Status != analytics.StatusOK {
+			t.Fatalf("a field of the previous request leaked into %+v", it)
+		}
+	}
+}

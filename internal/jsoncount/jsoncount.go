@@ -6,6 +6,7 @@
 package jsoncount
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -178,21 +179,29 @@ func (s *scanner) array(depth int) {
 	}
 }
 
-// str skips a string, from its opening quote to past its closing one.
+// str skips a string, from its opening quote to past its closing one. A
+// quote closes the string when an even number of backslashes precedes it
+// (each backslash escapes the next byte), so it jumps from quote to quote
+// (bytes.IndexByte, vectorised) instead of reading every byte.
 func (s *scanner) str() {
-	s.i++
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			s.i += 2
-			continue
-		case '"':
-			s.i++
+	start := s.i + 1
+	for i := start; ; {
+		q := bytes.IndexByte(s.b[i:], '"')
+		if q < 0 {
+			s.i, s.bad = len(s.b), true
 			return
 		}
-		s.i++
+		i += q
+		bs := 0
+		for j := i - 1; j >= start && s.b[j] == '\\'; j-- {
+			bs++
+		}
+		i++
+		if bs%2 == 0 {
+			s.i = i
+			return
+		}
 	}
-	s.bad = true
 }
 
 // keyMatches reports whether a quoted JSON key equals one of the

@@ -66,3 +66,36 @@ func TestValues(t *testing.T) {
 		t.Errorf("over the limit: %d %v", n, over)
 	}
 }
+
+// strByteByByte is the reference of scanner.str: it reads every byte, a
+// backslash escaping the next one.
+func strByteByByte(b []byte, i int) (end int, bad bool) {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, false
+		}
+	}
+	return len(b), true
+}
+
+// FuzzStr checks that the quote-to-quote string skip ends where reading
+// byte by byte does, on any input after an opening quote.
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{`"abc"x`, `"a\"b"`, `"a\\"b"`, `"a\\\"b"`, `"\`, `"abc`, `"\\\\"`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			return
+		}
+		s := scanner{b: b}
+		s.str()
+		end, bad := strByteByByte(b, 0)
+		if s.bad != bad || (!bad && s.i != end) {
+			t.Fatalf("%q: str ends at %d (bad %v), byte by byte at %d (bad %v)", b, s.i, s.bad, end, bad)
+		}
+	})
+}
