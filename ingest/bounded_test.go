@@ -123,3 +123,40 @@ func TestBoundedDedupBoundsUnstored(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmitAllIsAdmitInTurn: admitting a payload's ids shard by shard
+// answers, id by id, what Admit in the payload's order answers (repeats
+// within the payload, evictions to the filter and its "maybe" included).
+func TestAdmitAllIsAdmitInTurn(t *testing.T) {
+	one, all := NewDedup(24*time.Hour), NewDedup(24*time.Hour)
+	all.seed = one.seed
+	one.Limit(4096, 1<<20)
+	all.Limit(4096, 1<<20)
+	t0 := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	var maybes, dups int
+	for p := range 400 {
+		now := t0.Add(time.Duration(p) * time.Second)
+		ids := make([]string, 300)
+		for i := range ids {
+			ids[i] = strconv.Itoa((p*100 + i) % 60_000) // two thirds of a payload come back in the next
+		}
+		ids[len(ids)-1] = ids[0] // and one within the payload
+		ok, maybe := make([]bool, len(ids)), make([]bool, len(ids))
+		all.AdmitAll("m", ids, now, ok, maybe)
+		for i, id := range ids {
+			wantOK, wantMaybe := one.Admit("m", id, now)
+			if ok[i] != wantOK || maybe[i] != wantMaybe {
+				t.Fatalf("payload %d, id %s: AdmitAll %v/%v, Admit %v/%v", p, id, ok[i], maybe[i], wantOK, wantMaybe)
+			}
+			if !wantOK {
+				dups++
+			}
+			if wantMaybe {
+				maybes++
+			}
+		}
+	}
+	if dups == 0 || maybes == 0 {
+		t.Fatalf("the payloads exercised too little: %d duplicates, %d maybes", dups, maybes)
+	}
+}

@@ -121,6 +121,61 @@ func (d *Dedup) reserve(k uint64, at uint32, flags uint8) (accepted, unverified 
 	s := d.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return d.reserveLocked(s, k, at, flags)
+}
+
+// AdmitAll is Admit of each of ids of one MCP in turn, locking each shard
+// once for the ids it holds rather than once an id: accepted[i] and
+// unverified[i] answer for ids[i] (the slices must be as long as ids).
+// Within a shard the ids go in their order, so a payload that repeats an
+// id accepts its first copy, as with Admit.
+func (d *Dedup) AdmitAll(mcpID string, ids []string, now time.Time, accepted, unverified []bool) {
+	sc := admitScratch.Get().(*admitOrder)
+	defer admitScratch.Put(sc)
+	keys, order := sc.keys[:0], sc.order[:0]
+	var first [len(d.shards) + 1]int32 // ids of shard j start at order[first[j]]
+	for _, id := range ids {
+		k := d.key(mcpID, id)
+		keys = append(keys, k)
+		first[k>>58+1]++
+	}
+	for j := 1; j < len(first); j++ {
+		first[j] += first[j-1]
+	}
+	if cap(order) < len(ids) {
+		order = make([]int32, len(ids))
+	}
+	order = order[:len(ids)]
+	next := first
+	for i, k := range keys {
+		order[next[k>>58]] = int32(i)
+		next[k>>58]++
+	}
+	at := stamp(now)
+	for j := range d.shards {
+		if first[j] == first[j+1] {
+			continue
+		}
+		s := &d.shards[j]
+		s.mu.Lock()
+		for _, i := range order[first[j]:first[j+1]] {
+			accepted[i], unverified[i] = d.reserveLocked(s, keys[i], at, 0)
+		}
+		s.mu.Unlock()
+	}
+	sc.keys, sc.order = keys, order
+}
+
+// admitOrder is AdmitAll's scratch: the ids' keys and their order by shard.
+type admitOrder struct {
+	keys  []uint64
+	order []int32
+}
+
+var admitScratch = sync.Pool{New: func() any { return new(admitOrder) }}
+
+// reserveLocked is reserve with s, k's shard, locked.
+func (d *Dedup) reserveLocked(s *dedupShard, k uint64, at uint32, flags uint8) (accepted, unverified bool) {
 	if d.maxShard > 0 && s.used >= d.maxShard {
 		// A bounded cache in front of a shared registry: forgetting is
 		// safe (the registry answers), so the shard simply starts over.

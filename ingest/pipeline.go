@@ -280,10 +280,24 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 // itself while none is dropped (the common case costs no copy), else a
 // copy: items is never rearranged.
 func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.Time) (kept []analytics.Item, reserved []string, unverified []int, dropped int) {
-	kept = items
+	ids := make([]string, 0, len(items))
+	for i := range items {
+		if items[i].ID != "" {
+			ids = append(ids, items[i].ID)
+		}
+	}
+	if len(ids) == 0 {
+		return items, nil, nil, 0
+	}
+	answers := make([]bool, 2*len(ids))
+	admitted, maybe := answers[:len(ids)], answers[len(ids):]
+	p.dedup.AdmitAll(mcpID, ids, now, admitted, maybe)
+	kept, reserved = items, ids[:0] // the admitted ids, in place
+	j := 0
 	for i := range items {
 		if id := items[i].ID; id != "" {
-			ok, maybe := p.dedup.Admit(mcpID, id, now)
+			ok, unsure := admitted[j], maybe[j]
+			j++
 			if !ok {
 				if dropped == 0 {
 					kept = append(make([]analytics.Item, 0, len(items)-1), items[:i]...)
@@ -291,11 +305,8 @@ func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.T
 				dropped++
 				continue
 			}
-			if maybe {
+			if unsure {
 				unverified = append(unverified, i-dropped)
-			}
-			if reserved == nil {
-				reserved = make([]string, 0, len(items)-i)
 			}
 			reserved = append(reserved, id)
 		}
