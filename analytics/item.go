@@ -116,7 +116,13 @@ func (it *Item) Validate(now time.Time) bool {
 	return len(it.Attributes) <= MaxAttributes
 }
 
+// lenBetween reports whether s has lo to hi characters. A string has at
+// most as many characters as bytes, and at least one when it has a byte,
+// so most strings are judged by their length alone.
 func lenBetween(s string, lo, hi int) bool {
+	if len(s) <= hi && lo <= 1 {
+		return len(s) >= lo
+	}
 	n := utf8.RuneCountInString(s)
 	return n >= lo && n <= hi
 }
