@@ -236,6 +236,12 @@ func (s *Server) reserveDecoding(ctx context.Context, n int64) (release func(), 
 	return func() { s.decoding.Release(n) }, nil
 }
 
+// inflateStep is the first step of decodeBody's inflation. Each step
+// counts the items of everything inflated so far, so a body larger than
+// the step is counted more than once: the step holds a typical batch (500
+// items, about 150 KiB) whole, so that it is counted once.
+const inflateStep = 256 << 10
+
 // compressed reports whether a body sent with Content-Encoding encoding is
 // to be inflated (decodeBody): anything but none or identity.
 func compressed(encoding string) bool {
@@ -277,9 +283,9 @@ func decodeBody(raw []byte, encoding string, limit int64, precheck func([]byte) 
 	}
 	// Inflate in growing steps, checking the item count of what arrived
 	// at each one: a bomb of empty items is refused after its first
-	// kilobytes are inflated, not the whole megabyte.
+	// inflateStep bytes are inflated, not the whole megabyte.
 	r := io.LimitReader(zr, limit+1)
-	for step := int64(64 << 10); ; step *= 2 {
+	for step := int64(inflateStep); ; step *= 2 {
 		n, err := buf.ReadFrom(io.LimitReader(r, step))
 		if int64(buf.Len()) > limit {
 			release()
