@@ -32,6 +32,7 @@ type IngestIDs struct {
 	// while its payloads' log writes: the claims that arrive meanwhile
 	// queue and form the next group.
 	maxGroups int
+	insertMu  sync.Mutex // held by the group whose statement runs
 	mu        sync.Mutex
 	queue     []*claimReq
 	running   int
@@ -153,21 +154,24 @@ func (r *IngestIDs) Claim(ctx context.Context, node, mcpID string, ids []string,
 }
 
 // runGroups claims the queued payloads, group by group, until none is
-// left: the payloads that arrive while a group is in flight form the
-// next.
+// left. One group inserts at a time (insertMu): the payloads that arrive
+// meanwhile form the next group, which inserts while the previous one
+// waits for its log and commits.
 func (r *IngestIDs) runGroups() {
 	for {
+		r.insertMu.Lock()
 		r.mu.Lock()
 		group := r.queue
 		r.queue = nil
 		if len(group) == 0 {
 			r.running--
 			r.mu.Unlock()
+			r.insertMu.Unlock()
 			return
 		}
 		r.mu.Unlock()
 		r.groups.Add(1)
-		r.claimGroup(group)
+		r.claimGroup(group, r.insertMu.Unlock)
 	}
 }
 
@@ -188,13 +192,14 @@ func groupContext(group []*claimReq) (context.Context, context.CancelFunc) {
 }
 
 // claimGroup claims the ids of a group of payloads in one transaction: one
-// statement for all of them, committed once every payload is in the log.
+// statement for all of them (then it calls inserted), committed once
+// every payload is in the log.
 // When the log refuses any of them (or one's caller gives up first), the
 // whole transaction is rolled back and the survivors, whose records are
 // on disk already, are claimed again at once (claimDurable): a payload
 // refused by the log never holds a claim, and the others lose only ids
 // another record claimed in between, which they answer as duplicates.
-func (r *IngestIDs) claimGroup(group []*claimReq) {
+func (r *IngestIDs) claimGroup(group []*claimReq, inserted func()) {
 	ctx, cancel := groupContext(group)
 	defer cancel()
 	var tx pgx.Tx
@@ -205,6 +210,7 @@ func (r *IngestIDs) claimGroup(group []*claimReq) {
 	}()
 	g := newClaimRows(group)
 	owned, err := r.insertGroup(ctx, &tx, g)
+	inserted()
 	// Every payload's log answer; those refused are answered at once.
 	survivors := group[:0:0]
 	for _, q := range group {
