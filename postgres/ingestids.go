@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,24 +19,31 @@ import (
 // IngestIDs is the shared duplicate filter of ingest (ingest.IDRegistry):
 // the ids every instance accepted in the window, in PostgreSQL, each owned
 // by the log record that holds its item, so that exactly-once holds across
-// instances and no instance keeps them all in memory. A payload's claim is
-// one statement in a transaction committed only once the log holds the
-// payload (it runs while the log writes); the flusher stores only the
-// items its records own, and settles the records whose claim it does not
-// know (docs/exactly-once.md, "Shared dedup").
+// instances and no instance keeps them all in memory. The claims of the
+// payloads that arrive together are one statement in one transaction (a
+// group), committed only once the log holds every one of them (it runs
+// while the log writes); the flusher stores only the items its records
+// own, and settles the records whose claim it does not know
+// (docs/exactly-once.md, "Shared dedup").
 type IngestIDs struct {
 	db     *DB
 	window time.Duration
-	// inFlight bounds the claims holding a connection while their log
-	// writes, so that ingest never takes every connection of the pool.
-	inFlight chan struct{}
+	// maxGroups bounds the groups in flight, each holding a connection
+	// while its payloads' log writes: the claims that arrive meanwhile
+	// queue and form the next group.
+	maxGroups int
+	insertMu  sync.Mutex // held by the group whose statement runs
+	mu        sync.Mutex
+	queue     []*claimReq
+	running   int
+	groups    atomic.Int64 // groups claimed (tests)
 }
 
 // NewIngestIDs returns the registry for a duplicate window (24 h by
 // contract).
 func NewIngestIDs(db *DB, window time.Duration) *IngestIDs {
-	n := max(1, int(db.Pool.Config().MaxConns)/2)
-	return &IngestIDs{db: db, window: window, inFlight: make(chan struct{}, n)}
+	n := min(maxClaimGroups, max(1, int(db.Pool.Config().MaxConns)/2))
+	return &IngestIDs{db: db, window: window, maxGroups: n}
 }
 
 // idHash is the table's key of an MCP's item id: md5 of "<len(mcpID)>:"
@@ -77,113 +86,257 @@ const takeOverSQL = `
 			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.at = EXCLUDED.at)
 			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)`
 
-// claimNewSQL claims ids ($1) for one record ($2, $3: its owner) in the
-// usual case, ids no row holds: a plain insert, cheaper than ON
-// CONFLICT's speculative one, that fails whole (unique_violation) when
-// any id has a row, and Claim then runs claimSQL. Keys in one lock order:
-// no deadlock between payloads.
-const claimNewSQL = `INSERT INTO ingest_claims (h, node, at) SELECT u, $2, $3 FROM unnest($1::uuid[]) AS u ORDER BY u`
-
-// claimSQL is claimNewSQL taking over rows by takeOverSQL.
-const claimSQL = claimNewSQL + takeOverSQL
-
-// settleSQL claims the items of many records at once ($3: each item's
-// receipt), by the same rule, and returns the ids they own.
-const settleSQL = `
+// claimNewSQL claims keys ($1) for their records ($2, $3: each key's
+// owner) in the usual case, keys no row holds: a plain insert, cheaper
+// than ON CONFLICT's speculative one, that fails whole (unique_violation)
+// when any key has a row, and the group then runs claimSQL. Keys in one
+// lock order: no deadlock between groups.
+const claimNewSQL = `
 	INSERT INTO ingest_claims (h, node, at)
-	SELECT u.h, $2, u.at FROM unnest($1::uuid[], $3::bigint[]) AS u (h, at) ORDER BY u.h` + takeOverSQL + `
+	SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS u (h, node, at) ORDER BY h`
+
+// claimSQL is claimNewSQL taking over rows by takeOverSQL; it returns
+// the keys its records own.
+const claimSQL = claimNewSQL + takeOverSQL + `
 	RETURNING h`
+
+// maxClaimGroups bounds the claim groups in flight per instance: two, so
+// that one group's statement runs while another waits for its log.
+const maxClaimGroups = 2
+
+// claimReq is one payload's claim waiting for its group.
+type claimReq struct {
+	ctx     context.Context
+	ids     []string
+	keys    [][16]byte
+	node    int64
+	at      int64
+	durable <-chan error
+	done    chan claimResult // buffered: the group never waits for Claim
+}
+
+type claimResult struct {
+	own []string
+	err error
+}
 
 // Claim claims ids of an MCP for the log record of node received at at
 // (unique among node's records: the owner), and returns the ids that are
 // the record's: the others were accepted within the window before by
 // another record (of any instance), and must not be stored by this one.
-// The claim runs in a transaction committed only when durable yields nil
-// (the log holds the payload); on an error from durable it is rolled back
-// and that error returned. A process killed before the commit leaves no
-// claim (PostgreSQL rolls back the transaction of a closed connection).
-// ids must not repeat.
+// The claim joins a group (claimGroup) whose transaction commits only
+// when durable yields nil (the log holds the payload); on an error from
+// durable this payload's ids are not claimed and that error is returned.
+// A process killed before the commit leaves no claim (PostgreSQL rolls
+// back the transaction of a closed connection). ids must not repeat.
 func (r *IngestIDs) Claim(ctx context.Context, node, mcpID string, ids []string, at time.Time, durable <-chan error) ([]string, error) {
-	keys := make([][16]byte, len(ids))
+	q := &claimReq{ctx: ctx, ids: ids, keys: make([][16]byte, len(ids)), node: nodeHash(node), at: at.UnixNano(),
+		durable: durable, done: make(chan claimResult, 1)}
 	var buf [160]byte
 	for i, id := range ids {
-		keys[i] = idHashTo(buf[:0], mcpID, id)
+		q.keys[i] = idHashTo(buf[:0], mcpID, id)
 	}
-	nh, atNs := nodeHash(node), at.UnixNano()
+	r.mu.Lock()
+	r.queue = append(r.queue, q)
+	if r.running < r.maxGroups {
+		r.running++
+		go r.runGroups()
+	}
+	r.mu.Unlock()
 	select {
-	case r.inFlight <- struct{}{}:
-		defer func() { <-r.inFlight }()
+	case res := <-q.done:
+		return res.own, res.err
 	case <-ctx.Done():
+		// The group may still commit: the record's claim is then the
+		// flusher's to settle (idempotent).
 		return nil, wrap(ctx.Err())
 	}
+}
+
+// runGroups claims the queued payloads, group by group, until none is
+// left. One group inserts at a time (insertMu): the payloads that arrive
+// meanwhile form the next group, which inserts while the previous one
+// waits for its log and commits.
+func (r *IngestIDs) runGroups() {
+	for {
+		r.insertMu.Lock()
+		r.mu.Lock()
+		group := r.queue
+		r.queue = nil
+		if len(group) == 0 {
+			r.running--
+			r.mu.Unlock()
+			r.insertMu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		r.groups.Add(1)
+		r.claimGroup(group, r.insertMu.Unlock)
+	}
+}
+
+// groupContext bounds a group's statements by the earliest deadline of
+// its payloads' contexts, not by their cancellation: a claim no caller
+// waits for still ends, and its record is settled by the flusher.
+func groupContext(group []*claimReq) (context.Context, context.CancelFunc) {
+	var deadline time.Time
+	for _, q := range group {
+		if d, ok := q.ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+			deadline = d
+		}
+	}
+	if deadline.IsZero() {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithDeadline(context.Background(), deadline)
+}
+
+// claimGroup claims the ids of a group of payloads in one transaction: one
+// statement for all of them (then it calls inserted), committed once
+// every payload is in the log.
+// When the log refuses any of them (or one's caller gives up first), the
+// whole transaction is rolled back and the survivors, whose records are
+// on disk already, are claimed again at once (claimDurable): a payload
+// refused by the log never holds a claim, and the others lose only ids
+// another record claimed in between, which they answer as duplicates.
+func (r *IngestIDs) claimGroup(group []*claimReq, inserted func()) {
+	ctx, cancel := groupContext(group)
+	defer cancel()
 	var tx pgx.Tx
 	defer func() {
 		if tx != nil {
 			_ = tx.Rollback(context.WithoutCancel(ctx)) // after Commit: nothing
 		}
 	}()
-	var tag pgconn.CommandTag
-	for _, q := range []string{claimNewSQL, claimSQL} {
-		var err error
-		if tx, err = r.db.Pool.Begin(ctx); err != nil {
-			return nil, wrap(err)
+	g := newClaimRows(group)
+	owned, err := r.insertGroup(ctx, &tx, g)
+	inserted()
+	// Every payload's log answer; those refused are answered at once.
+	survivors := group[:0:0]
+	for _, q := range group {
+		var derr error
+		select {
+		case derr = <-q.durable:
+		case <-q.ctx.Done():
+			derr = wrap(q.ctx.Err())
 		}
-		if q == claimNewSQL {
-			tag, err = tx.Exec(ctx, q, keys, nh, atNs)
+		if derr != nil {
+			q.done <- claimResult{err: derr}
 		} else {
-			tag, err = tx.Exec(ctx, q, keys, nh, atNs, r.window.Nanoseconds())
-		}
-		if err == nil {
-			break
-		}
-		if pe := (*pgconn.PgError)(nil); q == claimNewSQL && errors.As(err, &pe) && pe.Code == "23505" {
-			// Some id has a row (a retry, or a row past the window):
-			// the transaction is aborted; again with ON CONFLICT.
-			_ = tx.Rollback(ctx)
-			continue
-		}
-		return nil, wrap(err)
-	}
-	own := ids
-	if int(tag.RowsAffected()) < len(ids) {
-		// Some were accepted before (a retry): the record's own are the
-		// rows it owns in its transaction.
-		var err error
-		if own, err = r.owned(ctx, tx, keys, ids, nh, atNs); err != nil {
-			return nil, err
+			survivors = append(survivors, q)
 		}
 	}
-	select {
-	case err := <-durable:
-		if err != nil {
-			return nil, err
-		}
-	case <-ctx.Done():
-		return nil, wrap(ctx.Err())
+	switch {
+	case err != nil:
+	case len(survivors) < len(group):
+		_ = tx.Rollback(ctx)
+		tx = nil
+		g = newClaimRows(survivors)
+		owned, err = r.claimDurable(ctx, g)
+	default:
+		err = wrap(tx.Commit(ctx))
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, wrap(err)
-	}
-	return own, nil
+	g.answer(survivors, owned, err)
 }
 
-// owned returns the ids among keys that the owner (nh, atNs) holds.
-func (r *IngestIDs) owned(ctx context.Context, tx pgx.Tx, keys [][16]byte, ids []string, nh, atNs int64) ([]string, error) {
-	rows, err := tx.Query(ctx, `SELECT h FROM ingest_claims WHERE h = ANY($1) AND node = $2 AND at = $3`, keys, nh, atNs)
+// insertGroup begins the group's transaction (into *tx) and claims its
+// rows: a plain insert, or when some key has a row, claimSQL. It returns
+// the keys owned, nil when all are.
+func (r *IngestIDs) insertGroup(ctx context.Context, tx *pgx.Tx, g claimRows) (map[[16]byte]bool, error) {
+	var err error
+	if *tx, err = r.db.Pool.Begin(ctx); err != nil {
+		*tx = nil
+		return nil, wrap(err)
+	}
+	_, err = (*tx).Exec(ctx, claimNewSQL, g.keys, g.nodes, g.ats)
+	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "23505" {
+		return nil, wrap(err)
+	}
+	// Some key has a row (a retry, or a row past the window): the
+	// transaction is aborted; again with ON CONFLICT.
+	_ = (*tx).Rollback(ctx)
+	if *tx, err = r.db.Pool.Begin(ctx); err != nil {
+		*tx = nil
+		return nil, wrap(err)
+	}
+	rows, err := (*tx).Query(ctx, claimSQL, g.keys, g.nodes, g.ats, r.window.Nanoseconds())
 	if err != nil {
 		return nil, wrap(err)
 	}
-	index := make(map[[16]byte]int, len(ids))
-	for i, k := range keys {
-		index[k] = i
+	owned := make(map[[16]byte]bool, len(g.keys))
+	return owned, scanKeys(rows, func(k [16]byte) { owned[k] = true })
+}
+
+// claimDurable claims rows whose records are on disk: one statement,
+// committed at once. It returns the keys owned.
+func (r *IngestIDs) claimDurable(ctx context.Context, g claimRows) (map[[16]byte]bool, error) {
+	owned := make(map[[16]byte]bool, len(g.keys))
+	if len(g.keys) == 0 {
+		return owned, nil
 	}
-	own := make([]string, 0, len(ids))
-	err = scanKeys(rows, func(k [16]byte) {
-		if i, ok := index[k]; ok {
-			own = append(own, ids[i])
+	rows, err := r.db.Pool.Query(ctx, claimSQL, g.keys, g.nodes, g.ats, r.window.Nanoseconds())
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return owned, scanKeys(rows, func(k [16]byte) { owned[k] = true })
+}
+
+// claimRows are the rows a group claims: each key once, for the first
+// payload of the group that has it (a later one loses it: another record
+// of the window has it), with that payload's owner.
+type claimRows struct {
+	keys     [][16]byte
+	nodes    []int64
+	ats      []int64
+	first    map[[16]byte]*claimReq // with more than one payload
+	repeated bool                   // a key is in several payloads
+}
+
+func newClaimRows(group []*claimReq) claimRows {
+	n := 0
+	for _, q := range group {
+		n += len(q.keys)
+	}
+	g := claimRows{keys: make([][16]byte, 0, n), nodes: make([]int64, 0, n), ats: make([]int64, 0, n)}
+	if len(group) > 1 {
+		g.first = make(map[[16]byte]*claimReq, n)
+	}
+	for _, q := range group {
+		for _, k := range q.keys {
+			if g.first != nil {
+				if _, ok := g.first[k]; ok {
+					g.repeated = true
+					continue
+				}
+				g.first[k] = q
+			}
+			g.keys = append(g.keys, k)
+			g.nodes = append(g.nodes, q.node)
+			g.ats = append(g.ats, q.at)
 		}
-	})
-	return own, err
+	}
+	return g
+}
+
+// answer tells each payload of the group the ids it owns (owned nil: every
+// key claimed), or err.
+func (g claimRows) answer(group []*claimReq, owned map[[16]byte]bool, err error) {
+	for _, q := range group {
+		if err != nil {
+			q.done <- claimResult{err: err}
+			continue
+		}
+		own := q.ids
+		if owned != nil || g.repeated {
+			own = make([]string, 0, len(q.ids))
+			for i, k := range q.keys {
+				if (owned == nil || owned[k]) && (g.first == nil || g.first[k] == q) {
+					own = append(own, q.ids[i])
+				}
+			}
+		}
+		q.done <- claimResult{own: own}
+	}
 }
 
 // Settle claims the items of many records of node at once (the flusher:
@@ -216,16 +369,12 @@ func (r *IngestIDs) Settle(ctx context.Context, node string, recs []ingest.Claim
 	nh := nodeHash(node)
 	for len(order) > 0 {
 		keys := order
-		ats := make([]int64, len(keys))
+		g := claimRows{keys: keys, nodes: make([]int64, len(keys)), ats: make([]int64, len(keys))}
 		for i, k := range keys {
-			ats[i] = recs[byKey[k][0].rec].At.UnixNano()
+			g.nodes[i], g.ats[i] = nh, recs[byKey[k][0].rec].At.UnixNano()
 		}
-		rows, err := r.db.Pool.Query(ctx, settleSQL, keys, nh, ats, r.window.Nanoseconds())
+		owned, err := r.claimDurable(ctx, g)
 		if err != nil {
-			return nil, wrap(err)
-		}
-		owned := make(map[[16]byte]bool, len(keys))
-		if err := scanKeys(rows, func(k [16]byte) { owned[k] = true }); err != nil {
 			return nil, err
 		}
 		order = nil

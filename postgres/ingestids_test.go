@@ -216,3 +216,76 @@ func TestIngestIDsConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// The claims of payloads that arrive while a group is in flight form one
+// group; when the log refuses one of them, the others keep their claims
+// (an id two of them carry goes to the first) and the refused one holds
+// none.
+func TestIngestIDsClaimGroupOneRefused(t *testing.T) {
+	db := testDB(t)
+	ctx := context.Background()
+	r := NewIngestIDs(db, 24*time.Hour)
+	r.maxGroups = 1
+	now := time.Now()
+	mcp := fmt.Sprintf("mcp-group-%d", now.UnixNano())
+
+	// A first claim holds the only group until its log answers.
+	held := make(chan error, 1)
+	first := make(chan error, 1)
+	go func() {
+		_, err := r.Claim(ctx, "a", mcp, []string{"h"}, now, held)
+		first <- err
+	}()
+	waitFor(t, "the first group", 5*time.Second, func() bool { return r.groups.Load() == 1 })
+
+	type payload struct {
+		ids     []string
+		durable error
+		own     []string
+		err     error
+	}
+	refused := errors.New("log full")
+	ps := []*payload{
+		{ids: []string{"b1", "b2", "dup"}},
+		{ids: []string{"c1", "c2"}, durable: refused},
+		{ids: []string{"d1", "dup"}},
+	}
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		durable := make(chan error, 1)
+		durable <- p.durable
+		wg.Go(func() { p.own, p.err = r.Claim(ctx, "a", mcp, p.ids, now.Add(time.Duration(i+1)), durable) })
+		// In this order in the queue, so that b is the first with dup.
+		waitFor(t, "the claim queued", 5*time.Second, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.queue) == i+1 })
+	}
+	held <- nil
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatalf("first claim: %v", err)
+	}
+	if g := r.groups.Load(); g != 2 {
+		t.Fatalf("%d groups, want 2 (the three payloads in one)", g)
+	}
+	if !slices.Equal(ps[0].own, ps[0].ids) || ps[0].err != nil {
+		t.Errorf("b owns %v (%v), want all its ids", ps[0].own, ps[0].err)
+	}
+	if !errors.Is(ps[1].err, refused) || ps[1].own != nil {
+		t.Errorf("c (refused by the log) = %v, %v; want the log's error", ps[1].own, ps[1].err)
+	}
+	if !slices.Equal(ps[2].own, []string{"d1"}) || ps[2].err != nil {
+		t.Errorf("d owns %v (%v), want d1 (dup is b's)", ps[2].own, ps[2].err)
+	}
+	// In PostgreSQL: each id of b and d owned by its record, none of c's.
+	want := map[string]int64{"h": now.UnixNano(), "b1": now.UnixNano() + 1, "b2": now.UnixNano() + 1, "dup": now.UnixNano() + 1, "d1": now.UnixNano() + 3}
+	for _, id := range []string{"h", "b1", "b2", "dup", "d1", "c1", "c2"} {
+		var node, at int64
+		err := db.Pool.QueryRow(ctx, `SELECT node, at FROM ingest_claims WHERE h = $1`, idHash(mcp, id)).Scan(&node, &at)
+		w, claimed := want[id]
+		switch {
+		case !claimed && err == nil:
+			t.Errorf("%s (of the refused payload) is claimed by %d at %d", id, node, at)
+		case claimed && (err != nil || node != nodeHash("a") || at != w):
+			t.Errorf("%s: owner %d at %d (%v), want %d at %d", id, node, at, err, nodeHash("a"), w)
+		}
+	}
+}
