@@ -11,7 +11,8 @@
 #      /proc, until every item is stored); then the bytes on disk per stored
 #      item of events and every rollup (as ingested and after OPTIMIZE FINAL);
 #   1a. restart to ready (stop, start, time to the first 202, with the ids
-#      of the last 24 h in ClickHouse counted), then full load with the
+#      of the last 24 h in ClickHouse counted, and until its item is stored:
+#      the flusher runs once the filter loaded), then full load with the
 #      in-memory filter and, side by side, with ingest.shared_dedup (the
 #      cross-instance duplicate check's cost, goal >= 0.8x);
 #   1d. soak: BENCH_SOAK_MINUTES at half the full-load rate (a 20 s full
@@ -222,7 +223,7 @@ if want ingest; then
 fi
 
 if want edges; then
-	step "restart to ready: stop, start, time until the first 202"
+	step "restart to ready: stop, start, time until the first 202 and until its item is stored"
 	stop_service
 	start_service
 	"$bench" ready -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -since "$svc_started" -clickhouse "$CH" -out "$results"
