@@ -160,11 +160,11 @@ type RuleEvaluator struct {
 	// tool_changes; without it they measure 0.
 	Changes analytics.ToolChangeCounter
 	// ChunkRules is how many rules one read measures (whole accounts, so
-	// a chunk may hold more); default 5,000. A chunk's statements cost
-	// about the same whether they name 200 or 500 MCPs (their reads of
-	// events are most of it, and MCPs' rows share granules), so fewer,
-	// larger chunks cost ClickHouse less (see docs/benchmarks.md); a
-	// pass of 10,000 rules reads its two chunks at once.
+	// a chunk may hold more); default 10,000. A chunk's statements cost
+	// about the same whether they name 500 or 1,000 MCPs (their reads of
+	// events are most of it, and MCPs' rows share granules, the week-ago
+	// day's as well as today's), so fewer, larger chunks cost ClickHouse
+	// less (see docs/benchmarks.md); a pass of 10,000 rules is one chunk.
 	ChunkRules int
 	// ReadAhead is how many chunks a pass reads at once, the chunks
 	// after the one being applied, when the reader is an
@@ -183,7 +183,7 @@ var _ Evaluator = (*RuleEvaluator)(nil)
 // NewRuleEvaluator returns an evaluator applying up to concurrency
 // transitions at once (at least 1).
 func NewRuleEvaluator(store EvaluationStore, stats analytics.WindowSetReader, concurrency int) *RuleEvaluator {
-	return &RuleEvaluator{store: store, stats: stats, concurrency: max(1, concurrency), ChunkRules: 5000, ReadAhead: 3}
+	return &RuleEvaluator{store: store, stats: stats, concurrency: max(1, concurrency), ChunkRules: 10000, ReadAhead: 3}
 }
 
 // change is a state transition an evaluation decided on, with what it

@@ -360,8 +360,7 @@ func (db *Reads) windowCounts(ctx context.Context, reads []windowRead, group []i
 	// event belongs to (r, by its time) chooses them.
 	readExpr, minute, sets1 := "toUInt8(0)", minuteOf(toMs[0]), setExpr[0]
 	if len(group) > 1 {
-		readExpr = fmt.Sprintf("toUInt8(multiIf(%s, %d))", strings.Join(readOf, ", "), len(group)-1)
-		minute = minuteOf(fmt.Sprintf("arrayElement(CAST([%s] AS Array(Int64)), r + 1)", strings.Join(toMs, ",")))
+		readExpr, minute = readOfExprs(reads, group, toMs, readOf)
 		sets1 = fmt.Sprintf("multiIf(%s, toUInt32(0))", strings.Join(setIdx, ", "))
 	}
 	bands := bandEdges(lengths)
@@ -388,6 +387,25 @@ func (db *Reads) windowCounts(ctx context.Context, reads []windowRead, group []i
 		return err
 	}
 	return foldTotals(rows, group, windows, out)
+}
+
+// readOfExprs are, for a group of several reads (ordered by their end),
+// the expressions of an event's read (r) and of its minute before that
+// read's end. Two reads whose ends are whole minutes apart, d (the
+// evaluator's windows and the same a week earlier), need no lookup by
+// read: an event's minute before the later end is its minute before the
+// earlier end plus d, and since the ranges are apart (countGroups) the
+// later read's events lie less than d minutes before its end and the
+// earlier read's at least d. Other groups look the read up by time and
+// its end by read.
+func readOfExprs(reads []windowRead, group []int, toMs, readOf []string) (readExpr, minute string) {
+	gap := reads[group[len(group)-1]].to.UnixMilli() - reads[group[0]].to.UnixMilli()
+	if len(group) == 2 && gap%60000 == 0 {
+		d := gap / 60000
+		return fmt.Sprintf("toUInt8((%s AS m_last) < %d)", minuteOf(toMs[1]), d), fmt.Sprintf("if(r = 1, m_last, m_last - %d)", d)
+	}
+	return fmt.Sprintf("toUInt8(multiIf(%s, %d))", strings.Join(readOf, ", "), len(group)-1),
+		minuteOf(fmt.Sprintf("arrayElement(CAST([%s] AS Array(Int64)), r + 1)", strings.Join(toMs, ",")))
 }
 
 // detailRow is a row of windowDetails' statement.
