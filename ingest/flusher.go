@@ -84,13 +84,40 @@ func (p *Pipeline) Run(ctx context.Context) error {
 // to Run (full), taking the next one to fill from free. A batch is due at
 // FlushMaxRows rows or FlushInterval after its first row; a batch of
 // undecodable records only (no rows) is handed over too, for Run to ack in
-// order. It returns nil when ctx ends, or the log's read error.
+// order. While Run still inserts the batch before, a due batch keeps
+// growing up to FlushMaxRows: when ClickHouse is behind, inserts get
+// fewer and bigger (less CPU per row), and no row waits longer for it.
+// It returns nil when ctx ends, or the log's read error.
 func (p *Pipeline) gather(ctx context.Context, after, replayUntil uint64, full chan<- *flushBatch, free <-chan *flushBatch) error {
 	b := <-free
+	poll := time.NewTimer(0)
+	defer poll.Stop()
 	for {
+		due := len(b.rows) >= p.opts.FlushMaxRows || (len(b.rows) > 0 && time.Since(b.firstAt) >= p.opts.FlushInterval) ||
+			(len(b.rows) == 0 && b.lastSeq > 0)
 		wait := p.opts.FlushInterval
 		if len(b.rows) > 0 {
 			wait = max(0, p.opts.FlushInterval-time.Since(b.firstAt))
+		}
+		if due {
+			var grow <-chan time.Time // nil: a full batch waits for Run
+			if len(b.rows) < p.opts.FlushMaxRows {
+				poll.Reset(handoffPoll)
+				grow = poll.C
+			}
+			select {
+			case full <- b:
+				select {
+				case b = <-free:
+				case <-ctx.Done():
+					return nil
+				}
+				continue
+			case <-grow:
+				wait = 0
+			case <-ctx.Done():
+				return nil
+			}
 		}
 		recs, err := p.log.Read(ctx, after, readChunk, wait)
 		if err != nil {
@@ -103,22 +130,12 @@ func (p *Pipeline) gather(ctx context.Context, after, replayUntil uint64, full c
 			after = r.Seq
 			p.collect(b, r, replayUntil)
 		}
-		due := len(b.rows) >= p.opts.FlushMaxRows || (len(b.rows) > 0 && time.Since(b.firstAt) >= p.opts.FlushInterval)
-		if !due && (len(b.rows) > 0 || b.lastSeq == 0) {
-			continue
-		}
-		select {
-		case full <- b:
-		case <-ctx.Done():
-			return nil
-		}
-		select {
-		case b = <-free:
-		case <-ctx.Done():
-			return nil
-		}
 	}
 }
+
+// handoffPoll is how often a due batch that grows while Run inserts
+// looks again whether Run is free.
+const handoffPoll = 10 * time.Millisecond
 
 // flush stores the batch b (its rows the registry leaves this node, when
 // shared) and acks its records. It fails only when ctx ends.
