@@ -57,7 +57,7 @@
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct insert
 #   BENCH_BASELINE [b4918a3]   a git revision whose ingest and direct insert run
 #                              beside this build's ("" or "none": not run)
-#   BENCH_FLUSH_ROWS [100000]  rows per insert of this build's direct insert:
+#   BENCH_FLUSH_ROWS [50000]   rows per insert of this build's direct insert:
 #                              its ingest.flush_max_rows default
 #   BENCH_BASE_FLUSH_ROWS [50000] the same for the baseline build
 #   BENCH_DIRECT_ROUNDS [2]    with a baseline, the direct insert alternates
@@ -92,7 +92,7 @@ DAYS=${BENCH_DAYS:-365}
 SECONDS_PER_RUN=${BENCH_INGEST_SECONDS:-30}
 CONNS=${BENCH_CONNS:-8}
 DIRECT_ROWS=${BENCH_DIRECT_ROWS:-2000000}
-FLUSH_ROWS=${BENCH_FLUSH_ROWS:-100000}
+FLUSH_ROWS=${BENCH_FLUSH_ROWS:-50000}
 BASE_FLUSH_ROWS=${BENCH_BASE_FLUSH_ROWS:-50000}
 SKIP=" ${BENCH_SKIP:-} "
 BASELINE=${BENCH_BASELINE-b4918a3}

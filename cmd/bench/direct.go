@@ -24,7 +24,7 @@ func runDirect(ctx context.Context, args []string, out io.Writer) error {
 	addr := fs.String("clickhouse", "127.0.0.1:9000", "ClickHouse native address")
 	db := fs.String("database", "bench_direct", "database to create, migrate and fill (not the service's)")
 	rows := fs.Int("rows", 2_000_000, "rows to insert")
-	batch := fs.Int("batch", 100_000, "rows per insert (the service's ingest.flush_max_rows)")
+	batch := fs.Int("batch", 50_000, "rows per insert (the service's ingest.flush_max_rows)")
 	outPath := fs.String("out", "", "append the figures to this results file")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -272,7 +272,7 @@ func DefaultConfig() Config {
 		Postgres: PostgresConfig{URL: "postgres://telemetry@127.0.0.1:15432/telemetry?sslmode=disable", MaxConns: 32, StatementTimeout: 30 * time.Second},
 		Auth:     AuthConfig(accounts.DefaultAuthPolicy()),
 		Ingest: IngestConfig{RateLimitPerMinute: 600, RefusedPerMinute: 60, WALDir: ".data/wal", WALMaxBytes: 2 << 30, WALSegmentBytes: 64 << 20,
-			FlushInterval: time.Second, FlushMaxRows: 100_000, NodeID: host, DedupWindow: 24 * time.Hour,
+			FlushInterval: time.Second, FlushMaxRows: 50_000, NodeID: host, DedupWindow: 24 * time.Hour,
 			DedupExactIDs: 1 << 20, DedupFilterMiB: 64,
 			CacheMaxIDs: 4 << 20, PendingTTL: 10 * time.Second,
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: ingest.DefaultRedactionBudget},
