@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpscope/telemetry"
@@ -43,7 +44,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	free <- new(flushBatch)
 	free <- new(flushBatch)
 	gathered := make(chan error, 1)
-	go func() { gathered <- p.gather(gctx, after, replayUntil, full, free) }()
+	clock := new(flushClock)
+	go func() { gathered <- p.gather(gctx, after, replayUntil, full, free, clock) }()
 	defer func() {
 		stop()
 		if gathered != nil {
@@ -70,9 +72,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			gathered = nil
 			return err
 		case b := <-full:
+			clock.busy.Store(true)
 			if err := p.flush(ctx, b, replayUntil, verifyUntil); err != nil {
 				return nil // ctx cancelled; the log keeps the rows for the next start
 			}
+			clock.lastEnd.Store(time.Now().UnixNano())
+			clock.busy.Store(false)
 			flushed = b.lastSeq
 			b.reset()
 			free <- b
@@ -81,43 +86,24 @@ func (p *Pipeline) Run(ctx context.Context) error {
 }
 
 // gather reads the log after after into batches and hands each one due
-// to Run (full), taking the next one to fill from free. A batch is due at
-// FlushMaxRows rows or FlushInterval after its first row; a batch of
-// undecodable records only (no rows) is handed over too, for Run to ack in
-// order. While Run still inserts the batch before, a due batch keeps
-// growing up to FlushMaxRows: when ClickHouse is behind, inserts get
-// fewer and bigger (less CPU per row), and no row waits longer for it.
-// It returns nil when ctx ends, or the log's read error.
-func (p *Pipeline) gather(ctx context.Context, after, replayUntil uint64, full chan<- *flushBatch, free <-chan *flushBatch) error {
+// (batchDue) to Run (full), taking the next one to fill from free. It
+// returns nil when ctx ends, or the log's read error.
+func (p *Pipeline) gather(ctx context.Context, after, replayUntil uint64, full chan<- *flushBatch, free <-chan *flushBatch, clock *flushClock) error {
 	b := <-free
-	poll := time.NewTimer(0)
-	defer poll.Stop()
 	for {
-		due := len(b.rows) >= p.opts.FlushMaxRows || (len(b.rows) > 0 && time.Since(b.firstAt) >= p.opts.FlushInterval) ||
-			(len(b.rows) == 0 && b.lastSeq > 0)
-		wait := p.opts.FlushInterval
-		if len(b.rows) > 0 {
-			wait = max(0, p.opts.FlushInterval-time.Since(b.firstAt))
-		}
+		wait, due := p.batchDue(b, clock)
 		if due {
-			var grow <-chan time.Time // nil: a full batch waits for Run
-			if len(b.rows) < p.opts.FlushMaxRows {
-				poll.Reset(handoffPoll)
-				grow = poll.C
-			}
 			select {
 			case full <- b:
-				select {
-				case b = <-free:
-				case <-ctx.Done():
-					return nil
-				}
-				continue
-			case <-grow:
-				wait = 0
 			case <-ctx.Done():
 				return nil
 			}
+			select {
+			case b = <-free:
+			case <-ctx.Done():
+				return nil
+			}
+			continue
 		}
 		recs, err := p.log.Read(ctx, after, readChunk, wait)
 		if err != nil {
@@ -133,9 +119,34 @@ func (p *Pipeline) gather(ctx context.Context, after, replayUntil uint64, full c
 	}
 }
 
-// handoffPoll is how often a due batch that grows while Run inserts
-// looks again whether Run is free.
-const handoffPoll = 10 * time.Millisecond
+// flushClock is what gather knows of Run's inserts.
+type flushClock struct {
+	busy    atomic.Bool  // Run is storing a batch
+	lastEnd atomic.Int64 // when it last stored one (Unix ns)
+}
+
+// batchDue says whether b is due, or else how long to wait for more
+// records. A batch is due at FlushMaxRows rows, or FlushInterval after
+// its first row or the end of the last insert, whichever is later: the
+// batches of a log read ahead are those of a log read after each insert,
+// and no row waits longer (an insert per flush interval plus the insert,
+// not an insert per interval: fewer, bigger inserts cost ClickHouse less
+// per row). While Run inserts, a batch grows up to FlushMaxRows. A batch
+// of undecodable records only (no rows) is due, for Run to ack in order.
+func (p *Pipeline) batchDue(b *flushBatch, clock *flushClock) (wait time.Duration, due bool) {
+	switch {
+	case len(b.rows) >= p.opts.FlushMaxRows || (len(b.rows) == 0 && b.lastSeq > 0):
+		return 0, true
+	case len(b.rows) == 0 || clock.busy.Load():
+		return p.opts.FlushInterval, false
+	}
+	start := b.firstAt
+	if end := clock.lastEnd.Load(); end > start.UnixNano() {
+		start = time.Unix(0, end)
+	}
+	left := p.opts.FlushInterval - time.Since(start)
+	return max(0, left), left <= 0
+}
 
 // flush stores the batch b (its rows the registry leaves this node, when
 // shared) and acks its records. It fails only when ctx ends.
