@@ -215,7 +215,7 @@ type flushBatch struct {
 
 // reset empties b for the next batch, keeping its rows' array.
 func (b *flushBatch) reset() {
-	clear(b.rows) // the items' strings and maps go with the batch
+	clear(b.rows[:cap(b.rows)]) // the items' strings and maps go with the batch (kept or left out)
 	b.rows = b.rows[:0]
 	b.lastSeq, b.firstAt, b.checkStored = 0, time.Time{}, false
 	b.ids.reset()
