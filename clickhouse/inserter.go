@@ -32,7 +32,7 @@ type eventBlock struct {
 	isErr, hasDur                                          chproto.ColUInt8
 	dur                                                    chproto.ColFloat64
 	seq                                                    chproto.ColUInt64
-	method, errType, client, clientVer, serv, proto, node  *chproto.ColLowCardinality[string]
+	method, errType, client, clientVer, serv, proto, node  *native.LCInput
 	attrK, attrV                                           *chproto.ColArr[string]
 	input                                                  chproto.Input
 	rows                                                   int
@@ -40,8 +40,8 @@ type eventBlock struct {
 }
 
 func newEventBlock() *eventBlock {
-	lc := func() *chproto.ColLowCardinality[string] { return new(chproto.ColStr).LowCardinality() }
-	b := &eventBlock{method: lc(), errType: lc(), client: lc(), clientVer: lc(), serv: lc(), proto: lc(), node: lc(),
+	b := &eventBlock{method: new(native.LCInput), errType: new(native.LCInput), client: new(native.LCInput),
+		clientVer: new(native.LCInput), serv: new(native.LCInput), proto: new(native.LCInput), node: new(native.LCInput),
 		attrK: new(chproto.ColStr).Array(), attrV: new(chproto.ColStr).Array()}
 	b.ts.Location, b.received.Location = time.UTC, time.UTC
 	cols := []chproto.ColInput{&b.account, &b.mcp, &b.ts, &b.ms, &b.received, &b.id, &b.session, b.method, &b.name,
@@ -54,11 +54,8 @@ func newEventBlock() *eventBlock {
 }
 
 // reset empties the columns, dropping what refers to the last insert's
-// rows (the LowCardinality columns hold their strings).
+// rows (the LowCardinality columns' indexes hold their strings).
 func (b *eventBlock) reset() {
-	for _, c := range []*chproto.ColLowCardinality[string]{b.method, b.errType, b.client, b.clientVer, b.serv, b.proto, b.node} {
-		clear(c.Values)
-	}
 	for _, c := range b.input {
 		c.Data.(chproto.Resettable).Reset()
 	}
@@ -113,14 +110,21 @@ func appendUserKey(c *chproto.ColStr, userID, sessionID string) {
 // addAttributes appends the attributes as parallel key and value arrays,
 // sorted by key so that equal maps store equally.
 func (b *eventBlock) addAttributes(attrs map[string]string) {
-	b.keys = b.keys[:0]
-	for k := range attrs {
-		b.keys = append(b.keys, k)
-	}
-	slices.Sort(b.keys)
-	for _, k := range b.keys {
-		b.attrK.Data.Append(k)
-		b.attrV.Data.Append(attrs[k])
+	if len(attrs) == 1 { // one key is sorted: no slice, no second lookup
+		for k, v := range attrs {
+			b.attrK.Data.Append(k)
+			b.attrV.Data.Append(v)
+		}
+	} else if len(attrs) > 1 {
+		b.keys = b.keys[:0]
+		for k := range attrs {
+			b.keys = append(b.keys, k)
+		}
+		slices.Sort(b.keys)
+		for _, k := range b.keys {
+			b.attrK.Data.Append(k)
+			b.attrV.Data.Append(attrs[k])
+		}
 	}
 	b.attrK.Offsets.Append(uint64(b.attrK.Data.Rows()))
 	b.attrV.Offsets.Append(uint64(b.attrV.Data.Rows()))

@@ -56,10 +56,25 @@ func markerRows(rows []analytics.StoredRow, slots uint64) []analytics.StoredRow 
 		node string
 		day  int64
 	}
-	seqs := map[key][]uint64{}
+	// A batch's rows come in runs of one record and day: a record's seq
+	// is kept once per run, and the map looked up when the run changes.
+	seqs := map[key]*[]uint64{}
+	var (
+		lastKey key
+		last    *[]uint64
+	)
 	for i := range rows {
 		k := key{rows[i].Node, analytics.DayOf(rows[i].Item.Timestamp)}
-		seqs[k] = append(seqs[k], rows[i].Seq)
+		if last == nil || k != lastKey {
+			if last = seqs[k]; last == nil {
+				last = new([]uint64)
+				seqs[k] = last
+			}
+			lastKey = k
+		}
+		if n := len(*last); n == 0 || (*last)[n-1] != rows[i].Seq {
+			*last = append(*last, rows[i].Seq)
+		}
 	}
 	keys := make([]key, 0, len(seqs))
 	for k := range seqs {
@@ -71,7 +86,7 @@ func markerRows(rows []analytics.StoredRow, slots uint64) []analytics.StoredRow 
 	var out []analytics.StoredRow
 	for _, k := range keys {
 		day := time.Unix(k.day*86400, 0).UTC()
-		runs := formatRuns(seqs[k])
+		runs := formatRuns(*seqs[k])
 		for slot := range slots {
 			out = append(out, analytics.StoredRow{MCPID: markerID(day, k.node, runs, slot, slots), Node: k.node, ReceivedAt: day,
 				Item: analytics.Item{Timestamp: day, Method: "tools/call", Name: "~", Status: analytics.StatusError, ErrorType: "~",

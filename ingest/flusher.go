@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpscope/telemetry"
@@ -34,10 +35,28 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if replayUntil > after {
 		p.opts.Logger.Info("replaying the write-ahead log", "from_seq", after+1, "to_seq", replayUntil)
 	}
+	// The log is read and decoded into the next batch while the current
+	// one is inserted (gather): the service's work per item overlaps
+	// ClickHouse's instead of adding to it. Inserts and acks stay in log
+	// order, one batch at a time; two batches are in memory at most.
+	gctx, stop := context.WithCancel(ctx)
+	full, free := make(chan *flushBatch), make(chan *flushBatch, 2)
+	free <- new(flushBatch)
+	free <- new(flushBatch)
+	gathered := make(chan error, 1)
+	clock := new(flushClock)
+	go func() { gathered <- p.gather(gctx, after, replayUntil, full, free, clock) }()
+	defer func() {
+		stop()
+		if gathered != nil {
+			<-gathered
+		}
+	}()
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
-
-	var b flushBatch
+	idle := time.NewTicker(p.opts.FlushInterval)
+	defer idle.Stop()
+	var flushed uint64 // the last seq flushed, acked unless the ack failed
 	for {
 		select {
 		case <-ctx.Done():
@@ -45,11 +64,46 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		case <-sweep.C:
 			p.dedup.Sweep(p.opts.Now())
 			p.expireShared(ctx)
-		default:
+		case <-idle.C:
+			if flushed > p.log.Acked() {
+				p.ack(flushed) // an ack that failed before
+			}
+		case err := <-gathered:
+			gathered = nil
+			return err
+		case b := <-full:
+			clock.busy.Store(true)
+			if err := p.flush(ctx, b, replayUntil, verifyUntil); err != nil {
+				return nil // ctx cancelled; the log keeps the rows for the next start
+			}
+			clock.lastEnd.Store(time.Now().UnixNano())
+			clock.busy.Store(false)
+			flushed = b.lastSeq
+			b.reset()
+			free <- b
 		}
-		wait := p.opts.FlushInterval
-		if len(b.rows) > 0 {
-			wait = max(0, p.opts.FlushInterval-time.Since(b.firstAt))
+	}
+}
+
+// gather reads the log after after into batches and hands each one due
+// (batchDue) to Run (full), taking the next one to fill from free. It
+// returns nil when ctx ends, or the log's read error.
+func (p *Pipeline) gather(ctx context.Context, after, replayUntil uint64, full chan<- *flushBatch, free <-chan *flushBatch, clock *flushClock) error {
+	b := <-free
+	for {
+		wait, due := p.batchDue(b, clock)
+		if due {
+			select {
+			case full <- b:
+			case <-ctx.Done():
+				return nil
+			}
+			select {
+			case b = <-free:
+			case <-ctx.Done():
+				return nil
+			}
+			continue
 		}
 		recs, err := p.log.Read(ctx, after, readChunk, wait)
 		if err != nil {
@@ -60,33 +114,64 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		for _, r := range recs {
 			after = r.Seq
-			p.collect(&b, r, replayUntil)
+			p.collect(b, r, replayUntil)
 		}
-		due := len(b.rows) >= p.opts.FlushMaxRows || (len(b.rows) > 0 && time.Since(b.firstAt) >= p.opts.FlushInterval)
-		if !due {
-			if len(b.rows) == 0 && b.lastSeq > p.log.Acked() {
-				p.ack(b.lastSeq) // only undecodable records, or an ack that failed before
-			}
-			continue
-		}
-		start := time.Now()
-		if p.opts.Registry != nil {
-			if b.rows, err = p.ownedRows(ctx, b.rows, b.lastSeq, replayUntil); err != nil {
-				return nil // ctx cancelled
-			}
-			if len(b.rows) == 0 {
-				p.ack(b.lastSeq)
-				continue
-			}
-		}
-		if err := p.insertBatch(ctx, &b, verifyUntil); err != nil {
-			return nil // ctx cancelled; the log keeps the rows for the next start
-		}
-		p.opts.Metrics.flushed(len(b.rows), time.Since(start))
-		p.ack(b.lastSeq)
-		b.ids.reset()
-		b.rows = b.rows[:0]
 	}
+}
+
+// flushClock is what gather knows of Run's inserts.
+type flushClock struct {
+	busy    atomic.Bool  // Run is storing a batch
+	lastEnd atomic.Int64 // when it last stored one (Unix ns)
+}
+
+// batchDue says whether b is due, or else how long to wait for more
+// records. A batch is due at FlushMaxRows rows, or FlushInterval after
+// its first row or the end of the last insert, whichever is later: the
+// batches of a log read ahead are those of a log read after each insert,
+// and no row waits longer (an insert per flush interval plus the insert,
+// not an insert per interval: fewer, bigger inserts cost ClickHouse less
+// per row). While Run inserts, a batch grows up to FlushMaxRows. A batch
+// of undecodable records only (no rows) is due, for Run to ack in order.
+func (p *Pipeline) batchDue(b *flushBatch, clock *flushClock) (wait time.Duration, due bool) {
+	switch {
+	case len(b.rows) >= p.opts.FlushMaxRows || (len(b.rows) == 0 && b.lastSeq > 0):
+		return 0, true
+	case len(b.rows) == 0 || clock.busy.Load():
+		return p.opts.FlushInterval, false
+	}
+	start := b.firstAt
+	if end := clock.lastEnd.Load(); end > start.UnixNano() {
+		start = time.Unix(0, end)
+	}
+	left := p.opts.FlushInterval - time.Since(start)
+	return max(0, left), left <= 0
+}
+
+// flush stores the batch b (its rows the registry leaves this node, when
+// shared) and acks its records. It fails only when ctx ends.
+func (p *Pipeline) flush(ctx context.Context, b *flushBatch, replayUntil, verifyUntil uint64) error {
+	if len(b.rows) == 0 {
+		p.ack(b.lastSeq) // only undecodable records
+		return nil
+	}
+	start := time.Now()
+	if p.opts.Registry != nil {
+		var err error
+		if b.rows, err = p.ownedRows(ctx, b.rows, b.lastSeq, replayUntil); err != nil {
+			return err
+		}
+		if len(b.rows) == 0 {
+			p.ack(b.lastSeq)
+			return nil
+		}
+	}
+	if err := p.insertBatch(ctx, b, verifyUntil); err != nil {
+		return err
+	}
+	p.opts.Metrics.flushed(len(b.rows), time.Since(start))
+	p.ack(b.lastSeq)
+	return nil
 }
 
 // startRun makes the pipeline ready: it reserves the ids of the log's
@@ -126,6 +211,14 @@ type flushBatch struct {
 	// records, or a failed insert that stored part of its rows).
 	checkStored bool
 	ids         batchIDs // the bounded filter's view of the batch
+}
+
+// reset empties b for the next batch, keeping its rows' array.
+func (b *flushBatch) reset() {
+	clear(b.rows[:cap(b.rows)]) // the items' strings and maps go with the batch (kept or left out)
+	b.rows = b.rows[:0]
+	b.lastSeq, b.firstAt, b.checkStored = 0, time.Time{}, false
+	b.ids.reset()
 }
 
 // collect adds the items of the log record r to the batch b.

@@ -58,6 +58,9 @@
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct insert
 #   BENCH_BASELINE [b4918a3]   a git revision whose ingest and direct insert run
 #                              beside this build's ("" or "none": not run)
+#   BENCH_FLUSH_ROWS [50000]   rows per insert of this build's direct insert:
+#                              its ingest.flush_max_rows default
+#   BENCH_BASE_FLUSH_ROWS [50000] the same for the baseline build
 #   BENCH_DIRECT_ROUNDS [2]    with a baseline, the direct insert alternates
 #                              between the two builds in this many rounds
 #   BENCH_SOAK_MINUTES [30]    length of the soak part
@@ -90,6 +93,8 @@ DAYS=${BENCH_DAYS:-365}
 SECONDS_PER_RUN=${BENCH_INGEST_SECONDS:-30}
 CONNS=${BENCH_CONNS:-8}
 DIRECT_ROWS=${BENCH_DIRECT_ROWS:-2000000}
+FLUSH_ROWS=${BENCH_FLUSH_ROWS:-50000}
+BASE_FLUSH_ROWS=${BENCH_BASE_FLUSH_ROWS:-50000}
 SKIP=" ${BENCH_SKIP:-} "
 BASELINE=${BENCH_BASELINE-b4918a3}
 [ "$BASELINE" = none ] && BASELINE=
@@ -269,13 +274,13 @@ if want direct; then
 		for round in $(seq 1 "$rounds"); do
 			step "direct insert, round $round of $rounds: $((DIRECT_ROWS / rounds)) rows by the baseline build ($BASELINE), then by this one"
 			"$bench" cpuof -chpid "$dir/db/ch.pid" -items $((DIRECT_ROWS / rounds)) -out "$base_results" -- \
-				"$base_dir/bench" direct -clickhouse "$CH" -database bench_direct_baseline -rows $((DIRECT_ROWS / rounds)) -batch 50000 -out "$base_results"
+				"$base_dir/bench" direct -clickhouse "$CH" -database bench_direct_baseline -rows $((DIRECT_ROWS / rounds)) -batch "$BASE_FLUSH_ROWS" -out "$base_results"
 			"$bench" cpuof -chpid "$dir/db/ch.pid" -items $((DIRECT_ROWS / rounds)) -out "$results" -- \
-				"$bench" direct -clickhouse "$CH" -database bench_direct -rows $((DIRECT_ROWS / rounds)) -batch 50000 -out "$results"
+				"$bench" direct -clickhouse "$CH" -database bench_direct -rows $((DIRECT_ROWS / rounds)) -batch "$FLUSH_ROWS" -out "$results"
 		done
 	else
 		step "direct insert: $DIRECT_ROWS rows"
-		"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch 50000 -out "$results"
+		"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch "$FLUSH_ROWS" -out "$results"
 	fi
 fi
 
