@@ -15,6 +15,13 @@ import (
 // 1 MiB of JSON, far less in binary form.
 const readChunk = 8 << 20
 
+// flushMaxBytes bounds a batch by its records' bytes, beside
+// FlushMaxRows: items of 32 long attributes are over 100 KB each, and
+// FlushMaxRows of them read from a backlog (after a ClickHouse outage)
+// would be gigabytes in memory. A batch is due once it holds this much; it
+// may pass it by one read (readChunk). Two batches are in memory at most.
+const flushMaxBytes = 32 << 20
+
 // Run rebuilds the duplicate filter, then flushes the log to the sink until
 // ctx is cancelled. While the sink is down it retries with backoff; the log
 // keeps accepting up to its disk budget meanwhile.
@@ -132,10 +139,11 @@ type flushClock struct {
 // and no row waits longer (an insert per flush interval plus the insert,
 // not an insert per interval: fewer, bigger inserts cost ClickHouse less
 // per row). While Run inserts, a batch grows up to FlushMaxRows. A batch
-// of undecodable records only (no rows) is due, for Run to ack in order.
+// of undecodable records only (no rows) is due, for Run to ack in order,
+// and so is a batch of flushMaxBytes.
 func (p *Pipeline) batchDue(b *flushBatch, clock *flushClock) (wait time.Duration, due bool) {
 	switch {
-	case len(b.rows) >= p.opts.FlushMaxRows || (len(b.rows) == 0 && b.lastSeq > 0):
+	case len(b.rows) >= p.opts.FlushMaxRows || b.bytes >= flushMaxBytes || (len(b.rows) == 0 && b.lastSeq > 0):
 		return 0, true
 	case len(b.rows) == 0 || clock.busy.Load():
 		return p.opts.FlushInterval, false
@@ -207,6 +215,7 @@ type flushBatch struct {
 	rows    []analytics.StoredRow
 	lastSeq uint64
 	firstAt time.Time
+	bytes   int // of the records read into it (flushMaxBytes)
 	// checkStored: some rows may be in ClickHouse already (replayed
 	// records, or a failed insert that stored part of its rows).
 	checkStored bool
@@ -217,13 +226,14 @@ type flushBatch struct {
 func (b *flushBatch) reset() {
 	clear(b.rows[:cap(b.rows)]) // the items' strings and maps go with the batch (kept or left out)
 	b.rows = b.rows[:0]
-	b.lastSeq, b.firstAt, b.checkStored = 0, time.Time{}, false
+	b.lastSeq, b.firstAt, b.checkStored, b.bytes = 0, time.Time{}, false, 0
 	b.ids.reset()
 }
 
 // collect adds the items of the log record r to the batch b.
 func (p *Pipeline) collect(b *flushBatch, r wal.Record, replayUntil uint64) {
 	b.lastSeq = r.Seq
+	b.bytes += len(r.Data)
 	b.checkStored = b.checkStored || r.Seq <= replayUntil
 	if r.Lost {
 		// Open found this record destroyed on disk (counted in
