@@ -24,6 +24,11 @@ func TestCompleteViewsAfterAnInsertCutShort(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
+	if day := now.Truncate(24 * time.Hour); now.Sub(day) < time.Hour {
+		// The items of the last 40 minutes must lie in one UTC day (the
+		// test counts two days): in the first hour, the day before's end.
+		now = day.Add(-time.Second)
+	}
 	yesterday := now.Add(-24 * time.Hour)
 	items := func(mcp, node string) []analytics.StoredRow {
 		var rows []analytics.StoredRow
