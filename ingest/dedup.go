@@ -73,7 +73,10 @@ func (d *Dedup) key(mcpID, id string) uint64 {
 	return 1 // 0 marks an empty slot
 }
 
-func (d *Dedup) shard(k uint64) *dedupShard { return &d.shards[k>>58] }
+func (d *Dedup) shard(k uint64) *dedupShard { return &d.shards[shardOf(k)] }
+
+// shardOf is the index of key k's shard: its top six bits.
+func shardOf(k uint64) int { return int(k >> 58) }
 
 // stamp turns a time into stored seconds (never 0, which means released).
 func stamp(t time.Time) uint32 {
@@ -137,7 +140,7 @@ func (d *Dedup) AdmitAll(mcpID string, ids []string, now time.Time, accepted, un
 	for _, id := range ids {
 		k := d.key(mcpID, id)
 		keys = append(keys, k)
-		first[k>>58+1]++
+		first[shardOf(k)+1]++
 	}
 	for j := 1; j < len(first); j++ {
 		first[j] += first[j-1]
@@ -148,8 +151,8 @@ func (d *Dedup) AdmitAll(mcpID string, ids []string, now time.Time, accepted, un
 	order = order[:len(ids)]
 	next := first
 	for i, k := range keys {
-		order[next[k>>58]] = int32(i)
-		next[k>>58]++
+		order[next[shardOf(k)]] = int32(i)
+		next[shardOf(k)]++
 	}
 	at := stamp(now)
 	for j := range d.shards {
