@@ -57,6 +57,7 @@ func NewMetrics(reg prometheus.Registerer, stats func() wal.Stats) *Metrics {
 			func() float64 { return float64(stats().WriteFailures) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "telemetry_wal_lost_records_total", Help: "Write-ahead-log records found destroyed by damage on disk at start (every valid record after them is kept; see telemetryd wal verify)."},
 			func() float64 { return float64(stats().LostRecords) }),
+		syncHistogram{stats},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_backlog_records", Help: "Unflushed payloads in the write-ahead log."},
 			func() float64 { return float64(stats().UnackedRecords) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "telemetry_wal_oldest_unflushed_age_seconds", Help: "Age of the oldest unflushed payload (0 when none)."},
@@ -69,6 +70,27 @@ func NewMetrics(reg prometheus.Registerer, stats func() wal.Stats) *Metrics {
 			}),
 	)
 	return m
+}
+
+var syncDesc = prometheus.NewDesc("telemetry_wal_sync_duration_seconds",
+	"Time of the write-ahead log's data fsyncs: what every acknowledged payload waits for the disk (group commit).", nil, nil)
+
+// syncHistogram exports the log's fsync durations (wal.Stats.SyncTime),
+// read at scrape time.
+type syncHistogram struct{ stats func() wal.Stats }
+
+func (h syncHistogram) Describe(ch chan<- *prometheus.Desc) { ch <- syncDesc }
+
+func (h syncHistogram) Collect(ch chan<- prometheus.Metric) {
+	st := h.stats()
+	t := st.SyncTime
+	buckets := make(map[float64]uint64, len(wal.SyncBounds))
+	var n uint64
+	for i, b := range wal.SyncBounds {
+		n += uint64(t.Buckets[i])
+		buckets[b] = n
+	}
+	ch <- prometheus.MustNewConstHistogram(syncDesc, n+uint64(t.Over), t.Seconds, buckets)
 }
 
 // RegisterDedupMetrics registers gauges of the duplicate filter's size

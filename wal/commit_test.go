@@ -197,3 +197,28 @@ func TestFlusherKeepsUp(t *testing.T) {
 		t.Fatalf("after acking everything: %+v, files %v", st, segmentFiles(t, dir))
 	}
 }
+
+// TestSyncTimeCountsEachFsync: every data fsync is counted in the bucket of
+// its duration, and their total is the sum of the durations.
+func TestSyncTimeCountsEachFsync(t *testing.T) {
+	l := openLog(t, t.TempDir(), Options{})
+	l.sync = func(f *os.File) error {
+		time.Sleep(30 * time.Millisecond) // a disk the flusher's neighbours keep busy
+		return f.Sync()
+	}
+	appendN(t, l, 1, 3) // one at a time: three commit rounds
+	st := l.Stats()
+	var counted int64
+	for i, n := range st.SyncTime.Buckets {
+		counted += n
+		if n > 0 && SyncBounds[i] < 0.03 {
+			t.Errorf("%d fsyncs of 30 ms or more counted at most %v s", n, SyncBounds[i])
+		}
+	}
+	if counted+st.SyncTime.Over != st.Syncs || st.Syncs < 3 {
+		t.Fatalf("%d fsyncs counted by duration (and %d over), Syncs %d, want 3 or more, each counted", counted, st.SyncTime.Over, st.Syncs)
+	}
+	if min := 0.03 * float64(st.Syncs); st.SyncTime.Seconds < min {
+		t.Errorf("fsyncs took %.3f s in total, want at least %.3f", st.SyncTime.Seconds, min)
+	}
+}

@@ -76,11 +76,38 @@ type Stats struct {
 	// Syncs counts data fsyncs since Open. With group commit it grows much
 	// slower than the number of Append calls under concurrent load.
 	Syncs int64
+	// SyncTime is the data fsyncs' durations: how long a commit waits for
+	// the disk.
+	SyncTime SyncTime
 	// WriteFailures counts commit rounds whose write or fsync failed.
 	WriteFailures int64
 	// LostRecords counts the records Open found destroyed by damage in the
 	// middle of the log (not a torn tail) and marked lost.
 	LostRecords int64
+}
+
+// SyncBounds are the upper bounds, in seconds, of SyncTime's buckets.
+var SyncBounds = [...]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+
+// SyncTime counts data fsyncs by duration: Buckets[i] those that took
+// more than SyncBounds[i-1] and at most SyncBounds[i], Over those that
+// took longer than the last bound; Seconds is their total.
+type SyncTime struct {
+	Buckets [len(SyncBounds)]int64
+	Over    int64
+	Seconds float64
+}
+
+func (t *SyncTime) add(d time.Duration) {
+	s := d.Seconds()
+	t.Seconds += s
+	for i, b := range SyncBounds {
+		if s <= b {
+			t.Buckets[i]++
+			return
+		}
+	}
+	t.Over++
 }
 
 // Health reports the last commit round's write failure, nil when it
@@ -115,6 +142,7 @@ type Log struct {
 	pending       []*appendReq  // appends waiting for the writer
 	notify        chan struct{} // closed and replaced at every commit, to wake readers
 	syncs         int64
+	syncTime      SyncTime
 
 	wake       chan struct{} // nudges the writer; capacity 1
 	done       chan struct{} // closed by Close
@@ -395,6 +423,7 @@ func (l *Log) Stats() Stats {
 		OldestUnacked:  l.oldest,
 		Segments:       len(l.segs),
 		Syncs:          l.syncs,
+		SyncTime:       l.syncTime,
 		WriteFailures:  l.writeFailures,
 		LostRecords:    l.lostRecords,
 	}

@@ -269,10 +269,13 @@ func (l *Log) syncActive(now int64) (int64, error) {
 	if grow == 0 {
 		return 0, nil
 	}
+	t0 := time.Now()
 	if err := l.sync(l.wf); err != nil {
 		return 0, err
 	}
+	took := time.Since(t0)
 	l.mu.Lock()
+	l.syncTime.add(took)
 	if l.lastSeq == l.acked {
 		l.ackPos, l.oldest = s.startPos+s.size, time.Unix(0, now)
 	}
