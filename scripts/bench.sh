@@ -6,7 +6,9 @@
 # bin/telemetryd on port 38080, signs up and creates an MCP and ingest keys
 # through the API, then runs:
 #   1. ingest at full load (gzip batches of 500 over 8 connections), then at
-#      half that rate, through the Go client; items/s, p50/p99, peak RSS,
+#      half that rate, through the Go client; items/s, p50/p99 (from the
+#      encoded body's send to the answer; the p99 with the client's encoding
+#      and gzip too), peak RSS,
 #      CPU seconds per million items of telemetryd and of ClickHouse (from
 #      /proc, until every item is stored); then the bytes on disk per stored
 #      item of events and every rollup (as ingested and after OPTIMIZE FINAL);
@@ -24,10 +26,10 @@
 #   2. the direct insert: the same rows straight into ClickHouse in batches
 #      of the flusher's size;
 #   with BENCH_BASELINE (a git revision), parts 1 and 2 also run that
-#   revision's telemetryd and bench tool (built once into
-#   .data/bench/baseline/<commit>/), in databases of their own on the same
-#   servers, just before this build's: the summary prints the ingest goals
-#   beside the baseline's figures with the ratio;
+#   revision's telemetryd (with this build's load generator) and bench tool
+#   (built once into .data/bench/baseline/<commit>/), in databases of their
+#   own on the same servers, alternately with this build's: the summary
+#   prints the ingest goals beside the baseline's figures with the ratio;
 #   3. the reads: seeds BENCH_EVENTS events over 365 days (half of them in one
 #      MCP) and times every read endpoint through HTTP and as raw aggregates;
 #   1c. redaction: the service's CPU per MiB of payload with the worst custom
@@ -55,6 +57,10 @@
 #   BENCH_DAYS [365]           days of seeded history
 #   BENCH_INGEST_SECONDS [30]  length of each ingest run
 #   BENCH_CONNS [8]            load generator connections
+#   BENCH_INGEST_ROUNDS [2]    with a baseline, the ingest runs alternate
+#                              between the two builds in this many rounds
+#                              (baseline first in odd rounds, this build first
+#                              in even ones); the summary shows their mean
 #   BENCH_DIRECT_ROWS [2000000] rows of the direct insert
 #   BENCH_BASELINE [b4918a3]   a git revision whose ingest and direct insert run
 #                              beside this build's ("" or "none": not run)
@@ -63,6 +69,7 @@
 #   BENCH_BASE_FLUSH_ROWS [50000] the same for the baseline build
 #   BENCH_DIRECT_ROUNDS [2]    with a baseline, the direct insert alternates
 #                              between the two builds in this many rounds
+#                              (in alternating order, as the ingest runs)
 #   BENCH_SOAK_MINUTES [30]    length of the soak part
 #   BENCH_SOAK_EVERY [60s]     how often it prints RSS and the filter's size
 #   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct reads export delivery alerting
@@ -93,6 +100,7 @@ DAYS=${BENCH_DAYS:-365}
 SECONDS_PER_RUN=${BENCH_INGEST_SECONDS:-30}
 CONNS=${BENCH_CONNS:-8}
 DIRECT_ROWS=${BENCH_DIRECT_ROWS:-2000000}
+INGEST_ROUNDS=${BENCH_INGEST_ROUNDS:-2}
 FLUSH_ROWS=${BENCH_FLUSH_ROWS:-50000}
 BASE_FLUSH_ROWS=${BENCH_BASE_FLUSH_ROWS:-50000}
 SKIP=" ${BENCH_SKIP:-} "
@@ -198,31 +206,50 @@ setup=$("$bench" setup -endpoint "$ENDPOINT" -keys 2)
 eval "$setup"
 echo "account $BENCH_ACCOUNT, load MCP $BENCH_LOAD_MCP, history MCP $BENCH_HISTORY_MCP"
 
-if want ingest && [ -n "$base_dir" ]; then
-	# The baseline first, into databases (and a log) of its own, with the
-	# same load generator: the same rows, the same servers.
-	step "ingest of the baseline build ($BASELINE): full then half load for ${SECONDS_PER_RUN}s each"
-	psql "$PG_URL" -qc "DROP DATABASE IF EXISTS telemetry_baseline" -c "CREATE DATABASE telemetry_baseline" >/dev/null
-	stop_service
-	svc_bin=$base_dir/telemetryd start_service TELEMETRY_CLICKHOUSE_DATABASE=telemetry_baseline \
-		TELEMETRY_POSTGRES_URL="${PG_URL/\/telemetry\?//telemetry_baseline?}" TELEMETRY_INGEST_WAL_DIR=$dir/wal-baseline
-	eval "$("$bench" setup -endpoint "$ENDPOINT" -keys 2 | sed 's/^BENCH_/BASE_/')"
-	for half in "" -half; do
-		"$bench" ingest -endpoint "$ENDPOINT" -keys "$BASE_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
-			-pid "$svc_pid" -chpid "$dir/db/ch.pid" -clickhouse "$CH" -database telemetry_baseline -mcp "$BASE_LOAD_MCP" \
-			-label "$([ -n "$half" ] && echo half || echo full) load" $half -out "$base_results"
-	done
-	stop_service
-	start_service
-fi
-
-if want ingest; then
+# ingest_runs this|base: a full then a half load of one build, into its
+# own databases (and log) for the baseline; the service is left running
+# this build.
+base_setup=
+ingest_runs() {
+	if [ "$1" = base ]; then
+		step "ingest of the baseline build ($BASELINE): full then half load for ${SECONDS_PER_RUN}s each"
+		stop_service
+		svc_bin=$base_dir/telemetryd start_service TELEMETRY_CLICKHOUSE_DATABASE=telemetry_baseline \
+			TELEMETRY_POSTGRES_URL="${PG_URL/\/telemetry\?//telemetry_baseline?}" TELEMETRY_INGEST_WAL_DIR=$dir/wal-baseline
+		if [ -z "$base_setup" ]; then
+			base_setup=$("$bench" setup -endpoint "$ENDPOINT" -keys 2 | sed 's/^BENCH_/BASE_/')
+		fi
+		eval "$base_setup"
+		for half in "" -half; do
+			"$bench" ingest -endpoint "$ENDPOINT" -keys "$BASE_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
+				-pid "$svc_pid" -chpid "$dir/db/ch.pid" -clickhouse "$CH" -database telemetry_baseline -mcp "$BASE_LOAD_MCP" \
+				-label "$([ -n "$half" ] && echo half || echo full) load" $half -out "$base_results"
+		done
+		stop_service
+		start_service
+		return
+	fi
 	step "ingest: full load for ${SECONDS_PER_RUN}s"
 	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
 		-pid "$svc_pid" -chpid "$dir/db/ch.pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "full load" -out "$results"
 	step "ingest: half load for ${SECONDS_PER_RUN}s"
 	"$bench" ingest -endpoint "$ENDPOINT" -keys "$BENCH_KEYS" -conns "$CONNS" -warmup 5s -duration "${SECONDS_PER_RUN}s" \
 		-pid "$svc_pid" -chpid "$dir/db/ch.pid" -clickhouse "$CH" -mcp "$BENCH_LOAD_MCP" -label "half load" -half -out "$results"
+}
+
+if want ingest; then
+	if [ -n "$base_dir" ]; then
+		# Beside the baseline, in rounds of alternating order (the
+		# baseline first, then this build first, ...): the build that runs
+		# first on a quiet server tends to be faster. The summary shows the
+		# mean of the rounds.
+		psql "$PG_URL" -qc "DROP DATABASE IF EXISTS telemetry_baseline" -c "CREATE DATABASE telemetry_baseline" >/dev/null
+		for round in $(seq 1 "$INGEST_ROUNDS"); do
+			if [ $((round % 2)) = 1 ]; then ingest_runs base; ingest_runs this; else ingest_runs this; ingest_runs base; fi
+		done
+	else
+		ingest_runs this
+	fi
 	step "storage: bytes on disk per stored item, as ingested and after OPTIMIZE FINAL"
 	"$bench" storage -clickhouse "$CH" -database telemetry -out "$results"
 fi
@@ -268,15 +295,27 @@ fi
 
 if want direct; then
 	if [ -n "$base_dir" ]; then
-		# Alternately, in rounds, so that a change of the machine's load
-		# weighs on both builds alike; the summary takes the mean.
+		# Alternately, in rounds of alternating order, so that a change of
+		# the machine's load and the order weigh on both builds alike; the
+		# summary takes the mean.
 		rounds=${BENCH_DIRECT_ROUNDS:-2}
+		n=$((DIRECT_ROWS / rounds))
+		direct_base() {
+			"$bench" cpuof -chpid "$dir/db/ch.pid" -items "$n" -out "$base_results" -- \
+				"$base_dir/bench" direct -clickhouse "$CH" -database bench_direct_baseline -rows "$n" -batch "$BASE_FLUSH_ROWS" -out "$base_results"
+		}
+		direct_this() {
+			"$bench" cpuof -chpid "$dir/db/ch.pid" -items "$n" -out "$results" -- \
+				"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$n" -batch "$FLUSH_ROWS" -out "$results"
+		}
 		for round in $(seq 1 "$rounds"); do
-			step "direct insert, round $round of $rounds: $((DIRECT_ROWS / rounds)) rows by the baseline build ($BASELINE), then by this one"
-			"$bench" cpuof -chpid "$dir/db/ch.pid" -items $((DIRECT_ROWS / rounds)) -out "$base_results" -- \
-				"$base_dir/bench" direct -clickhouse "$CH" -database bench_direct_baseline -rows $((DIRECT_ROWS / rounds)) -batch "$BASE_FLUSH_ROWS" -out "$base_results"
-			"$bench" cpuof -chpid "$dir/db/ch.pid" -items $((DIRECT_ROWS / rounds)) -out "$results" -- \
-				"$bench" direct -clickhouse "$CH" -database bench_direct -rows $((DIRECT_ROWS / rounds)) -batch "$FLUSH_ROWS" -out "$results"
+			if [ $((round % 2)) = 1 ]; then
+				step "direct insert, round $round of $rounds: $n rows by the baseline build ($BASELINE), then by this one"
+				direct_base; direct_this
+			else
+				step "direct insert, round $round of $rounds: $n rows by this build, then by the baseline ($BASELINE)"
+				direct_this; direct_base
+			fi
 		done
 	else
 		step "direct insert: $DIRECT_ROWS rows"

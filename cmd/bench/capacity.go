@@ -94,7 +94,7 @@ type tableBytes struct {
 }
 
 func capacityInputs(figs []figure) (capacityInput, error) {
-	get := func(section, name, metric string) (float64, bool) { return lastOf(figs, section, name, metric) }
+	get := func(section, name, metric string) (float64, bool) { return meanOf(figs, section, name, metric) }
 	var in capacityInput
 	var missing []string
 	need := func(dst *float64, section, name, metric string) {

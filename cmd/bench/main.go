@@ -75,14 +75,21 @@ type figure struct {
 	Value   float64 `json:"value"`
 }
 
-// lastOf returns the last value recorded for a figure.
-func lastOf(figs []figure, section, name, metric string) (float64, bool) {
-	for i := len(figs) - 1; i >= 0; i-- {
-		if f := figs[i]; f.Section == section && f.Name == name && f.Metric == metric {
-			return f.Value, true
+// meanOf returns the mean of every value recorded for a figure: a figure
+// recorded once is that value; the ingest runs and the direct insert
+// record one per round when they alternate with a baseline build.
+func meanOf(figs []figure, section, name, metric string) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, f := range figs {
+		if f.Section == section && f.Name == name && f.Metric == metric {
+			sum += f.Value
+			n++
 		}
 	}
-	return 0, false
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
 }
 
 // recorder appends figures to the results file (if any).

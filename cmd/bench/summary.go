@@ -63,9 +63,9 @@ type summary struct {
 	out  io.Writer
 }
 
-// get is the last recorded value of a figure.
+// get is the recorded value of a figure (the mean of its rounds).
 func (s summary) get(section, name, metric string) (float64, bool) {
-	return lastOf(s.figs, section, name, metric)
+	return meanOf(s.figs, section, name, metric)
 }
 
 // line prints one row of the summary: what, its value, the goal and the verdict.
@@ -76,7 +76,7 @@ func (s summary) line(what, value, goal, verdict string) {
 // ingest prints the ingest figures and returns the full-load rate.
 func (s summary) ingest() (full float64, haveFull bool) {
 	full, haveFull = s.get("ingest", "full load", "items_per_s")
-	direct, haveDirect := meanOf(s.figs, "direct", "direct insert", "rows_per_s") // rounds with a baseline: their mean
+	direct, haveDirect := s.get("direct", "direct insert", "rows_per_s") // rounds with a baseline: their mean
 	if haveFull {
 		p50, _ := s.get("ingest", "full load", "p50_ms")
 		p99, _ := s.get("ingest", "full load", "p99_ms")
@@ -334,8 +334,8 @@ func printIngestGoals(out io.Writer, figs, base []figure, baseName string) {
 	}
 	get := func(section, name, metric string) pair {
 		var p pair
-		p.this, p.haveThis = lastOf(figs, section, name, metric)
-		p.base, p.haveBase = lastOf(base, section, name, metric)
+		p.this, p.haveThis = meanOf(figs, section, name, metric)
+		p.base, p.haveBase = meanOf(base, section, name, metric)
 		return p
 	}
 	show := func(v float64, ok bool, format string) string {
@@ -390,21 +390,6 @@ func printIngestGoals(out io.Writer, figs, base []figure, baseName string) {
 		verdict = pass(half.this < 50)
 	}
 	row("p99 at half load < 50 ms", show(half.this, half.haveThis, "%.1f ms"), show(half.base, half.haveBase, "%.1f ms"), ratio(half), verdict)
-}
-
-// meanOf returns the mean of every value recorded for a figure.
-func meanOf(figs []figure, section, name, metric string) (float64, bool) {
-	sum, n := 0.0, 0
-	for _, f := range figs {
-		if f.Section == section && f.Name == name && f.Metric == metric {
-			sum += f.Value
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, false
-	}
-	return sum / float64(n), true
 }
 
 type goBenchResult struct {
