@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/md5"
@@ -89,16 +90,13 @@ const takeOverSQL = `
 			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.at = EXCLUDED.at)
 			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)`
 
-// claimsTable and claimColumns are where a group claims its keys in the
-// usual case, keys no row holds: a binary COPY of its rows in key order
-// (one lock order for every group: no deadlock between groups), cheaper
-// than an INSERT of arrays and than ON CONFLICT's speculative insert,
-// that fails whole (unique_violation) when any key has a row, and the
-// group then runs claimSQL.
-var (
-	claimsTable  = pgx.Identifier{"ingest_claims"}
-	claimColumns = []string{"h", "node", "at"}
-)
+// claimCopySQL is how a group claims its keys in the usual case, keys no
+// row holds: a binary COPY of its rows in key order (one lock order for
+// every group: no deadlock between groups), cheaper than an INSERT of
+// arrays and than ON CONFLICT's speculative insert, that fails whole
+// (unique_violation) when any key has a row, and the group then runs
+// claimSQL.
+const claimCopySQL = `COPY ingest_claims (h, node, at) FROM STDIN (FORMAT binary)`
 
 // claimSQL claims keys ($1) for their records ($2, $3: each key's owner)
 // taking over rows by takeOverSQL, in key order; it returns the keys its
@@ -256,7 +254,7 @@ func (r *IngestIDs) insertGroup(ctx context.Context, tx *pgx.Tx, g claimRows) (m
 		*tx = nil
 		return nil, wrap(err)
 	}
-	_, err = (*tx).CopyFrom(ctx, claimsTable, claimColumns, &copyRows{g: &g})
+	_, err = (*tx).Conn().PgConn().CopyFrom(ctx, bytes.NewReader(g.copyData()), claimCopySQL)
 	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "23505" {
 		return nil, wrap(err)
 	}
@@ -353,22 +351,24 @@ func compareKeys(a, b *[16]byte) int {
 	return cmp.Compare(binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:]))
 }
 
-// copyRows is a group's rows as COPY reads them.
-type copyRows struct {
-	g    *claimRows
-	i    int
-	vals [3]any
+// copyData is a group's rows in COPY's binary format: the header, then
+// per row its three fields (uuid, bigint, bigint), each as its length
+// and its bytes (big-endian), then the trailer.
+func (g *claimRows) copyData() []byte {
+	const header = "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+	buf := make([]byte, 0, len(header)+len(g.keys)*46+2)
+	buf = append(buf, header...)
+	for i, k := range g.keys {
+		buf = binary.BigEndian.AppendUint16(buf, 3)
+		buf = binary.BigEndian.AppendUint32(buf, 16)
+		buf = append(buf, k[:]...)
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(g.nodes[i]))
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(g.ats[i]))
+	}
+	return binary.BigEndian.AppendUint16(buf, 0xffff)
 }
-
-func (c *copyRows) Next() bool { c.i++; return c.i <= len(c.g.keys) }
-
-func (c *copyRows) Values() ([]any, error) {
-	i := c.i - 1
-	c.vals[0], c.vals[1], c.vals[2] = c.g.keys[i], c.g.nodes[i], c.g.ats[i]
-	return c.vals[:], nil
-}
-
-func (c *copyRows) Err() error { return nil }
 
 // answer tells each payload of the group the ids it owns (owned nil: every
 // key claimed), or err.
