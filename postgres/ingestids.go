@@ -470,14 +470,17 @@ const claimRowsPerPage = 136
 const sweepsPerWindow = 8
 
 // sweepChunkSQL takes the next chunk of $1 pages of the current sweep
-// ($2: now, in nanoseconds) and returns its first page; when the sweep
-// has read the whole table it begins the next one once an eighth of the
-// window ($3) has passed since it began, else it returns no row.
+// ($2: now, in nanoseconds) and returns its first page and whether the
+// table has pages past the chunk. A sweep begins (at page 0) an eighth
+// of the window ($3) after the last one began, whether or not that one
+// reached the table's end (it does within one flusher round, but the
+// end moves while the table grows); in between, the sweep goes on while
+// it is behind the table's end (pages added since), else no row.
 const sweepChunkSQL = `
 	WITH t AS (SELECT pg_relation_size('ingest_claims') / current_setting('block_size')::bigint AS pages)
 	UPDATE ingest_claims_sweep SET
-		next_block = CASE WHEN next_block < t.pages THEN next_block ELSE 0 END + $1::bigint,
-		started_at = CASE WHEN next_block < t.pages THEN started_at ELSE $2::bigint END
+		next_block = CASE WHEN started_at <= $2::bigint - $3::bigint THEN 0 ELSE next_block END + $1::bigint,
+		started_at = CASE WHEN started_at <= $2::bigint - $3::bigint THEN $2::bigint ELSE started_at END
 	FROM t
 	WHERE next_block < t.pages OR started_at <= $2::bigint - $3::bigint
 	RETURNING next_block - $1::bigint, next_block < t.pages`
