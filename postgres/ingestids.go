@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/mcpscope/telemetry/ingest"
 )
@@ -86,18 +90,20 @@ const takeOverSQL = `
 			OR (ingest_claims.node = EXCLUDED.node AND ingest_claims.at = EXCLUDED.at)
 			OR (ingest_claims.node = 0 AND ingest_claims.at = EXCLUDED.at / 1000 * 1000)`
 
-// claimNewSQL claims keys ($1) for their records ($2, $3: each key's
-// owner) in the usual case, keys no row holds: a plain insert, cheaper
-// than ON CONFLICT's speculative one, that fails whole (unique_violation)
-// when any key has a row, and the group then runs claimSQL. Keys in one
-// lock order: no deadlock between groups.
-const claimNewSQL = `
-	INSERT INTO ingest_claims (h, node, at)
-	SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS u (h, node, at) ORDER BY h`
+// claimCopySQL is how a group claims its keys in the usual case, keys no
+// row holds: a binary COPY of its rows in key order (one lock order for
+// every group: no deadlock between groups), cheaper than an INSERT of
+// arrays and than ON CONFLICT's speculative insert, that fails whole
+// (unique_violation) when any key has a row, and the group then runs
+// claimSQL.
+const claimCopySQL = `COPY ingest_claims (h, node, at) FROM STDIN (FORMAT binary)`
 
-// claimSQL is claimNewSQL taking over rows by takeOverSQL; it returns
-// the keys its records own.
-const claimSQL = claimNewSQL + takeOverSQL + `
+// claimSQL claims keys ($1) for their records ($2, $3: each key's owner)
+// taking over rows by takeOverSQL, in key order; it returns the keys its
+// records own.
+const claimSQL = `
+	INSERT INTO ingest_claims (h, node, at)
+	SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS u (h, node, at) ORDER BY h` + takeOverSQL + `
 	RETURNING h`
 
 // maxClaimGroups bounds the claim groups in flight per instance: two, so
@@ -240,7 +246,7 @@ func (r *IngestIDs) claimGroup(group []*claimReq, inserted func()) {
 }
 
 // insertGroup begins the group's transaction (into *tx) and claims its
-// rows: a plain insert, or when some key has a row, claimSQL. It returns
+// rows: a COPY, or when some key has a row, claimSQL. It returns
 // the keys owned, nil when all are.
 func (r *IngestIDs) insertGroup(ctx context.Context, tx *pgx.Tx, g claimRows) (map[[16]byte]bool, error) {
 	var err error
@@ -248,7 +254,7 @@ func (r *IngestIDs) insertGroup(ctx context.Context, tx *pgx.Tx, g claimRows) (m
 		*tx = nil
 		return nil, wrap(err)
 	}
-	_, err = (*tx).Exec(ctx, claimNewSQL, g.keys, g.nodes, g.ats)
+	_, err = (*tx).Conn().PgConn().CopyFrom(ctx, bytes.NewReader(g.copyData()), claimCopySQL)
 	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "23505" {
 		return nil, wrap(err)
 	}
@@ -285,37 +291,83 @@ func (r *IngestIDs) claimDurable(ctx context.Context, g claimRows) (map[[16]byte
 // payload of the group that has it (a later one loses it: another record
 // of the window has it), with that payload's owner.
 type claimRows struct {
-	keys     [][16]byte
+	keys     [][16]byte // in key order (newClaimRows)
 	nodes    []int64
 	ats      []int64
-	first    map[[16]byte]*claimReq // with more than one payload
+	first    map[[16]byte]*claimReq // when repeated
 	repeated bool                   // a key is in several payloads
 }
 
 func newClaimRows(group []*claimReq) claimRows {
+	type row struct {
+		k [16]byte
+		q int // the payload's place in the group
+	}
 	n := 0
 	for _, q := range group {
 		n += len(q.keys)
 	}
-	g := claimRows{keys: make([][16]byte, 0, n), nodes: make([]int64, 0, n), ats: make([]int64, 0, n)}
-	if len(group) > 1 {
-		g.first = make(map[[16]byte]*claimReq, n)
-	}
-	for _, q := range group {
+	rows := make([]row, 0, n)
+	for i, q := range group {
 		for _, k := range q.keys {
-			if g.first != nil {
-				if _, ok := g.first[k]; ok {
-					g.repeated = true
-					continue
-				}
-				g.first[k] = q
+			rows = append(rows, row{k, i})
+		}
+	}
+	// In key order (the lock order of every group), a repeated key's
+	// first payload first.
+	slices.SortFunc(rows, func(a, b row) int {
+		if c := compareKeys(&a.k, &b.k); c != 0 {
+			return c
+		}
+		return a.q - b.q
+	})
+	g := claimRows{keys: make([][16]byte, 0, n), nodes: make([]int64, 0, n), ats: make([]int64, 0, n)}
+	for i, rw := range rows {
+		if i > 0 && rows[i-1].k == rw.k {
+			g.repeated = true
+			continue
+		}
+		q := group[rw.q]
+		g.keys = append(g.keys, rw.k)
+		g.nodes = append(g.nodes, q.node)
+		g.ats = append(g.ats, q.at)
+	}
+	if g.repeated {
+		g.first = make(map[[16]byte]*claimReq, len(g.keys))
+		for _, rw := range rows {
+			if _, ok := g.first[rw.k]; !ok {
+				g.first[rw.k] = group[rw.q]
 			}
-			g.keys = append(g.keys, k)
-			g.nodes = append(g.nodes, q.node)
-			g.ats = append(g.ats, q.at)
 		}
 	}
 	return g
+}
+
+// compareKeys orders keys as PostgreSQL orders uuids (bytewise).
+func compareKeys(a, b *[16]byte) int {
+	if c := cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])); c != 0 {
+		return c
+	}
+	return cmp.Compare(binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:]))
+}
+
+// copyData is a group's rows in COPY's binary format: the header, then
+// per row its three fields (uuid, bigint, bigint), each as its length
+// and its bytes (big-endian), then the trailer.
+func (g *claimRows) copyData() []byte {
+	const header = "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+	buf := make([]byte, 0, len(header)+len(g.keys)*46+2)
+	buf = append(buf, header...)
+	for i, k := range g.keys {
+		buf = binary.BigEndian.AppendUint16(buf, 3)
+		buf = binary.BigEndian.AppendUint32(buf, 16)
+		buf = append(buf, k[:]...)
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(g.nodes[i]))
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(g.ats[i]))
+	}
+	return binary.BigEndian.AppendUint16(buf, 0xffff)
 }
 
 // answer tells each payload of the group the ids it owns (owned nil: every
@@ -408,14 +460,63 @@ func scanKeys(rows pgx.Rows, f func([16]byte)) error {
 	return wrap(rows.Err())
 }
 
-// Expire deletes up to limit ids older than the window and returns how many
-// it deleted; call it until it returns less than limit.
+// claimRowsPerPage is the most rows of ingest_claims a heap page holds:
+// (8192 - 24) / (56 + 4) (tuple header and columns, line pointer).
+const claimRowsPerPage = 136
+
+// sweepsPerWindow is how often the table is swept for rows past the
+// window: every eighth of it (3 hours of a day), so rows stay at most
+// that long past the window, and each row is read about nine times.
+const sweepsPerWindow = 8
+
+// sweepChunkSQL takes the next chunk of $1 pages of the current sweep
+// ($2: now, in nanoseconds) and returns its first page and whether the
+// table has pages past the chunk. A sweep begins (at page 0) an eighth
+// of the window ($3) after the last one began, whether or not that one
+// reached the table's end (it does within one flusher round, but the
+// end moves while the table grows); in between, the sweep goes on while
+// it is behind the table's end (pages added since), else no row.
+const sweepChunkSQL = `
+	WITH t AS (SELECT pg_relation_size('ingest_claims') / current_setting('block_size')::bigint AS pages)
+	UPDATE ingest_claims_sweep SET
+		next_block = CASE WHEN started_at <= $2::bigint - $3::bigint THEN 0 ELSE next_block END + $1::bigint,
+		started_at = CASE WHEN started_at <= $2::bigint - $3::bigint THEN $2::bigint ELSE started_at END
+	FROM t
+	WHERE next_block < t.pages OR started_at <= $2::bigint - $3::bigint
+	RETURNING next_block - $1::bigint, next_block < t.pages`
+
+// expireSQL deletes the rows received before $3 in the pages from $1 to
+// $2 (a TID range scan: it reads those pages only).
+const expireSQL = `DELETE FROM ingest_claims WHERE ctid >= $1 AND ctid < $2 AND at <= $3`
+
+// pageTID is the first tuple id of a page.
+func pageTID(page int64) pgtype.TID {
+	return pgtype.TID{BlockNumber: uint32(page), Valid: true}
+}
+
+// Expire deletes ids older than the window, a chunk of the table's pages
+// at a time (the sweep, docs/exactly-once.md, "Shared dedup"): at most
+// limit rows (at least a page's) from at most limit/claimRowsPerPage
+// pages. It returns how many it deleted, or limit when the sweep has
+// more of the table to read: call it until it returns less than limit.
+// Between sweeps it returns 0 at once; the instances share each sweep.
 func (r *IngestIDs) Expire(ctx context.Context, now time.Time, limit int) (int, error) {
-	tag, err := r.db.Pool.Exec(ctx, `
-		DELETE FROM ingest_claims WHERE ctid = ANY (ARRAY(
-			SELECT ctid FROM ingest_claims WHERE at <= $1 LIMIT $2))`, now.Add(-r.window).UnixNano(), limit)
+	pages := int64(max(1, limit/claimRowsPerPage))
+	var first int64
+	var more bool
+	err := r.db.Pool.QueryRow(ctx, sweepChunkSQL, pages, now.UnixNano(), r.window.Nanoseconds()/sweepsPerWindow).Scan(&first, &more)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, wrap(err)
+	}
+	tag, err := r.db.Pool.Exec(ctx, expireSQL, pageTID(first), pageTID(first+pages), now.Add(-r.window).UnixNano())
+	if err != nil {
+		return 0, wrap(err)
+	}
+	if more {
+		return limit, nil
 	}
 	return int(tag.RowsAffected()), nil
 }

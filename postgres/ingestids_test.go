@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -286,6 +288,140 @@ func TestIngestIDsClaimGroupOneRefused(t *testing.T) {
 			t.Errorf("%s (of the refused payload) is claimed by %d at %d", id, node, at)
 		case claimed && (err != nil || node != nodeHash("a") || at != w):
 			t.Errorf("%s: owner %d at %d (%v), want %d at %d", id, node, at, err, nodeHash("a"), w)
+		}
+	}
+}
+
+// Expire sweeps the table a chunk of pages at a time (a TID range scan,
+// at most limit rows a call) and deletes exactly the rows past the
+// window; the next sweep begins an eighth of the window after the last
+// one began.
+func TestIngestIDsExpireSweep(t *testing.T) {
+	db := testDB(t)
+	ctx := context.Background()
+	r := NewIngestIDs(db, time.Hour)
+	if _, err := db.Pool.Exec(ctx, `UPDATE ingest_claims_sweep SET next_block = 1e15, started_at = 0` /* no sweep under way */); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now()
+	node := nodeHash(fmt.Sprint("sweep-", base.UnixNano()))
+	// 3,000 rows received over the last two hours, then 3,000 more
+	// within the last minute in a random key order: about 45 pages.
+	fills := 0
+	fill := func(n int, span time.Duration, end time.Time) {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO ingest_claims (h, node, at)
+			SELECT md5($1::text || i)::uuid, $2, $3::bigint - $4::bigint / $5 * i FROM generate_series(0, $5 - 1) AS i`,
+			fmt.Sprint(base.UnixNano(), "-", fills, "-"), node, end.UnixNano(), span.Nanoseconds(), n); err != nil {
+			t.Fatal(err)
+		}
+		fills++
+	}
+	fill(3000, 2*time.Hour, base)
+	fill(3000, time.Minute, base)
+	counts := func(cutoff time.Time) (past, within int) {
+		t.Helper()
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE at <= $2), count(*) FILTER (WHERE at > $2)
+			FROM ingest_claims WHERE node = $1`, node, cutoff.UnixNano()).Scan(&past, &within); err != nil {
+			t.Fatal(err)
+		}
+		return past, within
+	}
+	sweep := func(now time.Time, limit int) (calls int) {
+		t.Helper()
+		for {
+			calls++
+			n, err := r.Expire(ctx, now, limit)
+			if err != nil || n > limit {
+				t.Fatalf("Expire = %d, %v; limit %d", n, err, limit)
+			}
+			if n < limit {
+				return calls
+			}
+		}
+	}
+	_, within := counts(base.Add(-time.Hour))
+	if calls := sweep(base, claimRowsPerPage); calls < 40 {
+		t.Fatalf("a sweep of a page a call took %d calls; want one a page", calls)
+	}
+	if past, left := counts(base.Add(-time.Hour)); past != 0 || left != within || within < 4400 {
+		t.Fatalf("after the sweep %d rows past the window, %d within (want 0, %d)", past, left, within)
+	}
+	// Rows past the window in pages swept already wait for the next
+	// sweep, due an eighth of the window after this one began.
+	if _, err := db.Pool.Exec(ctx, `VACUUM ingest_claims`); err != nil {
+		t.Fatal(err)
+	}
+	fill(100, time.Minute, base.Add(-2*time.Hour))
+	began := func() (at int64) {
+		t.Helper()
+		if err := db.Pool.QueryRow(ctx, `SELECT started_at FROM ingest_claims_sweep`).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	sweep(base.Add(7*time.Minute), 10000)
+	if at := began(); at != base.UnixNano() {
+		t.Fatalf("a sweep began at %d before it was due (the last began at %d)", at, base.UnixNano())
+	}
+	// The next sweep begins when due even if the table grew since the
+	// last one read its end (as if by a page here).
+	if _, err := db.Pool.Exec(ctx, `UPDATE ingest_claims_sweep SET next_block = next_block - 1`); err != nil {
+		t.Fatal(err)
+	}
+	later := base.Add(8 * time.Minute)
+	_, within = counts(later.Add(-time.Hour))
+	sweep(later, 10000)
+	if past, left := counts(later.Add(-time.Hour)); past != 0 || left != within || began() != later.UnixNano() {
+		t.Fatalf("after the next sweep %d rows past the window, %d within (want 0, %d)", past, left, within)
+	}
+	// Each call reads its pages only.
+	rows, err := db.Pool.Query(ctx, "EXPLAIN "+expireSQL, pageTID(0), pageTID(73), int64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := collectIDs(rows, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	if !strings.Contains(plan, "Tid Range Scan") {
+		t.Fatalf("expiry's plan %q; want a TID range scan", plan)
+	}
+}
+
+// A group's rows are its keys once each, in PostgreSQL's uuid order (the
+// lock order of every group), and a key in several payloads of the
+// group goes to the first of them.
+func TestIngestIDsGroupRows(t *testing.T) {
+	ids := [][]string{{"a", "b", "c"}, {"c", "d", "a"}, {"e", "c"}}
+	var group []*claimReq
+	for i, p := range ids {
+		q := &claimReq{ids: p, node: int64(i + 1), at: int64(100 + i), done: make(chan claimResult, 1)}
+		for _, id := range p {
+			q.keys = append(q.keys, idHash("mcp", id))
+		}
+		group = append(group, q)
+	}
+	g := newClaimRows(group)
+	if len(g.keys) != 5 || !g.repeated {
+		t.Fatalf("%d keys (repeated %v); want a to e once each", len(g.keys), g.repeated)
+	}
+	for i := 1; i < len(g.keys); i++ {
+		if bytes.Compare(g.keys[i-1][:], g.keys[i][:]) >= 0 {
+			t.Fatalf("keys out of order at %d: %x, %x", i, g.keys[i-1], g.keys[i])
+		}
+	}
+	owner := map[[16]byte]int64{idHash("mcp", "a"): 1, idHash("mcp", "b"): 1, idHash("mcp", "c"): 1, idHash("mcp", "d"): 2, idHash("mcp", "e"): 3}
+	for i, k := range g.keys {
+		if g.nodes[i] != owner[k] || g.ats[i] != 99+owner[k] {
+			t.Fatalf("key %x claimed for node %d at %d; want its first payload's (%d)", k, g.nodes[i], g.ats[i], owner[k])
+		}
+	}
+	g.answer(group, nil, nil)
+	for i, want := range [][]string{{"a", "b", "c"}, {"d"}, {"e"}} {
+		if res := <-group[i].done; res.err != nil || !slices.Equal(res.own, want) {
+			t.Fatalf("payload %d owns %v (%v); want %v", i, res.own, res.err, want)
 		}
 	}
 }
