@@ -92,7 +92,7 @@ var _ analytics.WindowSetBatchReader = (*Reads)(nil)
 // events that return a handful of rows per MCP and key, whatever the
 // length of the windows, every statement of every read at once (a
 // chunk's windows and the same windows a week earlier are two reads, so
-// four statements at most; see docs/alerting.md#evaluation):
+// four statements at most; see docs/alerting.md#the-evaluator):
 //
 //   - the counts, per read: the read's distinct window lengths
 //     w1 < w2 < ... < wn cut its longest window into n bands (an event of
