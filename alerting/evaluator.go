@@ -273,7 +273,8 @@ func statKey(r *EvalRule) string {
 func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*EvalRule) (cur, prev map[string]map[int]map[string]analytics.WindowStat, err error) {
 	reqs, baseline := windowRequests(chunk, false), windowRequests(chunk, true)
 	if b, ok := e.stats.(analytics.WindowSetBatchReader); ok && len(baseline) > 0 {
-		// Both reads at once: the week-ago one costs little extra time.
+		// Both reads at once (their statements run concurrently), and
+		// an error in either fails the whole chunk.
 		sets, err := b.WindowSetsBatch(ctx, []analytics.WindowRead{{To: now, Reqs: reqs}, {To: now.Add(-BaselineOffset), Reqs: baseline}})
 		if err != nil {
 			return nil, nil, err

@@ -72,6 +72,7 @@ type WindowRead struct {
 // which the alert evaluator then waits for together.
 type WindowSetBatchReader interface {
 	WindowSetReader
-	// WindowSetsBatch answers each read as WindowSets would, in order.
+	// WindowSetsBatch answers each read as WindowSets would, in order;
+	// when any read fails, it returns the error and no answer.
 	WindowSetsBatch(ctx context.Context, reads []WindowRead) ([]map[string]map[int]map[string]WindowStat, error)
 }

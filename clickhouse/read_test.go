@@ -52,6 +52,7 @@ func TestReads(t *testing.T) {
 		}
 	}
 	t.Run("merged", checkAll)
+	t.Run("window sets batch fails whole", func(t *testing.T) { testWindowSetsBatchFails(t, db) })
 }
 
 func ranges() []analytics.Range {
@@ -515,9 +516,9 @@ func testWindowSetsRandom(t *testing.T, db *clickhouse.DB, o oracle) {
 			t.Fatal(err)
 		}
 		// A batch (the evaluator's current and week-ago reads, the
-		// week-ago one for some of the MCPs and windows: counted in one
-		// statement) answers each read as WindowSets does; so does one
-		// whose reads overlap (every other case, counted apart).
+		// week-ago one for some of the MCPs and windows, each read's
+		// statements run at once) answers each read as WindowSets does;
+		// so does one whose reads overlap (every other case).
 		weekAgo := to.Add(-7 * 24 * time.Hour)
 		base := map[string]analytics.WindowRequest{}
 		for mcp, r := range reqs {
@@ -579,6 +580,33 @@ func testWindowSetsRandom(t *testing.T, db *clickhouse.DB, o oracle) {
 					pctl(t, what+" p95 "+key, a.durations, 0.95, g.P95Ms)
 				}
 			}
+		}
+	}
+}
+
+// testWindowSetsBatchFails checks that a batch whose statements run at
+// once fails whole when one of them fails: the counts of the week-ago
+// read, or the details of the current one, fail (a window so long that
+// its band lookup exceeds the server's max_query_size) while the other
+// statements succeed, and the batch returns the error and no answer.
+func testWindowSetsBatchFails(t *testing.T, db *clickhouse.DB) {
+	ctx := context.Background()
+	to := day0.AddDate(0, 0, 3)
+	good := map[string]analytics.WindowRequest{mcpA: {Minutes: []int{5, 60, 1440}, DetailMinutes: []int{60}}, mcpB: {Minutes: []int{15}}}
+	if got, err := db.WindowSetsBatch(ctx, []analytics.WindowRead{{To: to, Reqs: good}, {To: to.Add(-7 * 24 * time.Hour), Reqs: good}}); err != nil || len(got) != 2 || len(got[0][mcpA]) == 0 {
+		t.Fatalf("good batch: %v, %v", got, err)
+	}
+	const tooLong = 200000 // minutes: a lookup array of 200k elements, over 256 KiB of text
+	badCounts := map[string]analytics.WindowRequest{mcpA: {Minutes: []int{5, tooLong}}}
+	badDetails := map[string]analytics.WindowRequest{mcpA: {Minutes: []int{5}, DetailMinutes: []int{tooLong}}}
+	for name, reads := range map[string][]analytics.WindowRead{
+		"week-ago counts": {{To: to, Reqs: good}, {To: to.Add(-7 * 24 * time.Hour), Reqs: badCounts}},
+		"current counts":  {{To: to, Reqs: badCounts}, {To: to.Add(-7 * 24 * time.Hour), Reqs: good}},
+		"current details": {{To: to, Reqs: badDetails}, {To: to.Add(-7 * 24 * time.Hour), Reqs: good}},
+	} {
+		got, err := db.WindowSetsBatch(ctx, reads)
+		if err == nil || got != nil {
+			t.Errorf("%s failing: %v, %v; want an error and no answer", name, got, err)
 		}
 	}
 }

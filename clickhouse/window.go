@@ -90,23 +90,28 @@ var _ analytics.WindowSetBatchReader = (*Reads)(nil)
 
 // WindowSetsBatch implements analytics.WindowSetBatchReader with scans of
 // events that return a handful of rows per MCP and key, whatever the
-// length of the windows:
+// length of the windows, every statement of every read at once (a
+// chunk's windows and the same windows a week earlier are two reads, so
+// four statements at most; see docs/alerting.md#the-evaluator):
 //
-//   - the counts: one statement for every read whose time range is apart
-//     from the others' (a chunk's windows and the same windows a week
-//     earlier), each event counted for the read its time falls in. The
-//     reads' distinct window lengths w1 < w2 < ... < wn cut the longest
-//     window into n bands (an event of minute m before its read's end
-//     lies in band i when w(i-1) <= m < wi, found by a lookup array over
-//     the minutes); ClickHouse counts each MCP, key, read and band, then
-//     sums the bands into the MCP's windows that hold them (a window wi
-//     holds bands 1..i) with sumForEach, one row per MCP, key and read;
+//   - the counts, per read: the read's distinct window lengths
+//     w1 < w2 < ... < wn cut its longest window into n bands (an event of
+//     minute m before the read's end lies in band i when w(i-1) <= m < wi,
+//     found by a lookup array over the minutes); ClickHouse counts each
+//     MCP, key and band, then sums the bands into the MCP's windows that
+//     hold them (a window wi holds bands 1..i) with sumForEach, one row
+//     per MCP and key;
 //   - the details (percentiles, distinct counts), per read that wants
-//     them, concurrently: the same bands over the distinct detail lengths
-//     only, so the scan covers the longest detail window, not the longest
-//     window, and only the keys the request names; each band's t-digest
-//     and uniqExact states are merged into the MCP's detail windows that
-//     hold the band.
+//     them: the same bands over the distinct detail lengths only, so the
+//     scan covers the longest detail window, not the longest window, and
+//     only the keys the request names; each band's t-digest and uniqExact
+//     states are merged into the MCP's detail windows that hold the band.
+//
+// A statement of a read reads its own time range only: a week-ago read
+// beside the current one is a statement of its own, which ClickHouse runs
+// on another core while the current read's statements run, instead of
+// lengthening the current read's counts statement. When any statement
+// fails the batch fails whole: no read's answer is returned.
 //
 // The statements name each distinct set of windows once (most MCPs of a
 // pass share theirs) and find an MCP's set by a lookup: on 18.16 the
@@ -121,25 +126,23 @@ func (db *Reads) WindowSetsBatch(ctx context.Context, reads []analytics.WindowRe
 		prepared[i] = prepareWindowRead(r)
 	}
 	details := make([]map[string]map[int]map[string]analytics.WindowStat, len(reads))
-	groups := countGroups(prepared)
-	errs := make([]error, len(reads)+len(groups))
+	errs := make([]error, 2*len(reads))
 	var wg sync.WaitGroup
 	for i, p := range prepared {
-		if len(p.detailIDs) == 0 {
-			continue
+		if len(p.detailIDs) > 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				details[i], errs[i] = db.windowDetails(ctx, p)
+			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			details[i], errs[i] = db.windowDetails(ctx, p)
-		}()
-	}
-	for g, group := range groups {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[len(reads)+g] = db.windowCounts(ctx, prepared, group, out)
-		}()
+		if len(p.ids) > 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[len(reads)+i] = db.windowCounts(ctx, p, out[i])
+			}()
+		}
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -191,39 +194,6 @@ func prepareWindowRead(r analytics.WindowRead) windowRead {
 	return p
 }
 
-// span is the coarse range of seconds of a read's longest window.
-func (p windowRead) span(edges []int) (from, to time.Time) {
-	return p.to.Add(-time.Duration(edges[len(edges)-1]) * time.Minute).Truncate(time.Second), p.to.Truncate(time.Second)
-}
-
-// countGroups groups the reads with windows whose counts one statement
-// reads: all of them when their ranges of seconds are apart (each event
-// then belongs to one read, told by its time), each alone otherwise. A
-// group's reads are ordered by their end.
-func countGroups(reads []windowRead) [][]int {
-	var all []int
-	for i, p := range reads {
-		if len(p.ids) > 0 {
-			all = append(all, i)
-		}
-	}
-	sort.SliceStable(all, func(a, b int) bool { return reads[all[a]].to.Before(reads[all[b]].to) })
-	for k := 1; k < len(all); k++ {
-		_, prevTo := reads[all[k-1]].span(reads[all[k-1]].edges)
-		if from, _ := reads[all[k]].span(reads[all[k]].edges); !prevTo.Before(from) {
-			groups := make([][]int, len(all))
-			for g, i := range all {
-				groups[g] = []int{i}
-			}
-			return groups
-		}
-	}
-	if len(all) == 0 {
-		return nil
-	}
-	return [][]int{all}
-}
-
 // bandEdges returns the distinct positive lengths, ascending.
 func bandEdges(ws []int) []int {
 	out := slices.DeleteFunc(slices.Clone(ws), func(w int) bool { return w <= 0 })
@@ -266,14 +236,6 @@ func intList(ws []int) string {
 	return "[" + strings.Join(s, ",") + "]"
 }
 
-func anyList(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
 // windowSets names the distinct window sets of a statement once: sets
 // lists them (as intList), and each MCP of a read gets the 1-based
 // position of its set.
@@ -314,98 +276,55 @@ func setOf(ids []string, pos []int) string {
 	return fmt.Sprintf("transform(mcp_id, [%s], CAST([%s] AS Array(UInt32)), toUInt32(0))", strings.Join(quoted, ","), strings.Join(ps, ","))
 }
 
-// windowCounts fills out with the calls and errors of every window of the
-// group's reads, in one statement (see WindowSetsBatch): one row per MCP,
-// key and read, whose arrays hold the totals of the MCP's windows in
-// ascending order. The events are counted per band first, then each
-// band's counts are summed into the MCP's windows that hold it
-// (sumForEach over the windows, so a scan's work per event does not grow
-// with the number of windows).
-func (db *Reads) windowCounts(ctx context.Context, reads []windowRead, group []int, out []map[string]map[int]map[string]analytics.WindowStat) error {
-	var (
-		sets                   windowSets
-		ids, toMs, readOf      []string
-		conds, setIdx, setExpr []string
-		lengths                []int
-		windows                = make([]map[string][]int, len(group))
-	)
-	ids = unionIDs(reads, group)
-	for g, i := range group {
-		p := reads[i]
-		lengths = append(lengths, p.edges...)
-		windows[g] = make(map[string][]int, len(p.ids))
-		pos := make([]int, len(p.ids))
-		for k, id := range p.ids {
-			windows[g][id] = bandEdges(p.reqs[id].Minutes)
-			pos[k] = sets.add(windows[g][id])
-		}
-		setExpr = append(setExpr, setOf(p.ids, pos))
-		setIdx = append(setIdx, fmt.Sprintf("r = %d, %s", g, setExpr[g]))
-		toMs = append(toMs, strconv.FormatInt(p.to.UnixMilli(), 10))
-		cond := msRange(p.to.Add(-time.Duration(p.edges[len(p.edges)-1])*time.Minute), p.to)
-		if len(p.ids) < len(ids) {
-			quoted := make([]string, len(p.ids))
-			for k, id := range p.ids {
-				quoted[k] = QuoteString(id)
-			}
-			cond += fmt.Sprintf(" AND mcp_id IN (%s)", strings.Join(quoted, ","))
-		}
-		conds = append(conds, "("+cond+")")
-		if g < len(group)-1 {
-			_, end := p.span(p.edges)
-			readOf = append(readOf, fmt.Sprintf("ts <= %s, %d", timeLit(end), g))
-		}
+// idSet is the set of a statement's MCPs ([]string parameter) for
+// mcp_id IN: one array literal, which 18.16 parses and analyses as one
+// node, where a list of 1,000 literals took it about 10 ms of CPU per
+// statement; the primary key still selects the MCPs' granules by it.
+const idSet = "(SELECT arrayJoin(CAST(? AS Array(String))))"
+
+// windowCounts fills out with the calls and errors of every window of
+// the read, in one statement (see WindowSetsBatch): one row per MCP and
+// key, whose arrays hold the totals of the MCP's windows in ascending
+// order. The events are counted per MCP, tool (for tools/call) and band
+// first; only those counts, not the events, are then expanded into the
+// MCP's key "" and the tool's key (ARRAY JOIN) and summed into the MCP's
+// windows that hold each band (sumForEach over the windows), so a scan's
+// work per event grows neither with the number of windows nor with the
+// keys an event counts under.
+func (db *Reads) windowCounts(ctx context.Context, p windowRead, out map[string]map[int]map[string]analytics.WindowStat) error {
+	var sets windowSets
+	windows := make(map[string][]int, len(p.ids))
+	pos := make([]int, len(p.ids))
+	for k, id := range p.ids {
+		windows[id] = bandEdges(p.reqs[id].Minutes)
+		pos[k] = sets.add(windows[id])
 	}
-	// A read alone: its end and sets as they are; several: the read an
-	// event belongs to (r, by its time) chooses them.
-	readExpr, minute, sets1 := "toUInt8(0)", minuteOf(toMs[0]), setExpr[0]
-	if len(group) > 1 {
-		readExpr, minute = readOfExprs(reads, group, toMs, readOf)
-		sets1 = fmt.Sprintf("multiIf(%s, toUInt32(0))", strings.Join(setIdx, ", "))
-	}
-	bands := bandEdges(lengths)
+	minute := minuteOf(strconv.FormatInt(p.to.UnixMilli(), 10))
+	longest := time.Duration(p.edges[len(p.edges)-1]) * time.Minute
 	// The lambdas take the band's edge and counts as arrays, since 18.16's
 	// lambdas cannot read columns in an aggregate function's arguments.
-	q := fmt.Sprintf(`SELECT mcp_id, key, r,
+	q := fmt.Sprintf(`SELECT mcp_id, key,
 			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), arrayElement(%[1]s, %[2]s) AS ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), c))),
 			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), e)))
 		FROM (
-			SELECT mcp_id, key, %[3]s AS r, arrayElement(CAST(%[4]s AS Array(UInt32)), %[5]s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
-			FROM %[6]s.events
-			ARRAY JOIN if(method = 'tools/call', ['', name], ['']) AS key
-			PREWHERE %[7]s
-			WHERE mcp_id IN ?
-			GROUP BY mcp_id, key, r, edge
+			SELECT mcp_id, method = 'tools/call' AS tc, if(tc, name, '') AS tool,
+				arrayElement(CAST(%[3]s AS Array(UInt32)), %[4]s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
+			FROM %[5]s.events
+			PREWHERE %[6]s
+			WHERE mcp_id IN %[7]s
+			GROUP BY mcp_id, tc, tool, edge
 		)
-		GROUP BY mcp_id, key, r`, sets.literal(), sets1, readExpr, intList(bands), bandOf(minute, bands), db.db, strings.Join(conds, " OR "))
+		ARRAY JOIN if(tc, ['', tool], ['']) AS key
+		GROUP BY mcp_id, key`, sets.literal(), setOf(p.ids, pos), intList(p.edges), bandOf(minute, p.edges), db.db, msRange(p.to.Add(-longest), p.to), idSet)
 	var rows []totalsRow
-	err := db.query(ctx, "window sets", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
+	err := db.query(ctx, "window sets", q, []any{p.ids}, func() []any {
 		r := appendRow(&rows)
-		return []any{&r.mcpID, &r.key, &r.read, &r.calls, &r.errors}
+		return []any{&r.mcpID, &r.key, &r.calls, &r.errors}
 	})
 	if err != nil {
 		return err
 	}
-	return foldTotals(rows, group, windows, out)
-}
-
-// readOfExprs are, for a group of several reads (ordered by their end),
-// the expressions of an event's read (r) and of its minute before that
-// read's end. Two reads whose ends are whole minutes apart, d (the
-// evaluator's windows and the same a week earlier), need no lookup by
-// read: an event's minute before the later end is its minute before the
-// earlier end plus d, and since the ranges are apart (countGroups) the
-// later read's events lie less than d minutes before its end and the
-// earlier read's at least d. Other groups look the read up by time and
-// its end by read.
-func readOfExprs(reads []windowRead, group []int, toMs, readOf []string) (readExpr, minute string) {
-	gap := reads[group[len(group)-1]].to.UnixMilli() - reads[group[0]].to.UnixMilli()
-	if len(group) == 2 && gap%60000 == 0 {
-		d := gap / 60000
-		return fmt.Sprintf("toUInt8((%s AS m_last) < %d)", minuteOf(toMs[1]), d), fmt.Sprintf("if(r = 1, m_last, m_last - %d)", d)
-	}
-	return fmt.Sprintf("toUInt8(multiIf(%s, %d))", strings.Join(readOf, ", "), len(group)-1),
-		minuteOf(fmt.Sprintf("arrayElement(CAST([%s] AS Array(Int64)), r + 1)", strings.Join(toMs, ",")))
+	return foldTotals(rows, windows, out)
 }
 
 // detailRow is a row of windowDetails' statement.
@@ -420,34 +339,14 @@ type detailRow struct {
 // totalsRow is a row of windowCounts' statement.
 type totalsRow struct {
 	mcpID, key    string
-	read          uint8
 	calls, errors []uint64
 }
 
-// unionIDs is the sorted union of the MCPs of the group's reads.
-func unionIDs(reads []windowRead, group []int) []string {
-	var ids []string
-	union := map[string]bool{}
-	for _, i := range group {
-		for _, id := range reads[i].ids {
-			if !union[id] {
-				union[id] = true
-				ids = append(ids, id)
-			}
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
 // foldTotals stores windowCounts' rows into out: each MCP's totals by
-// window, for the read of the group the row is of.
-func foldTotals(rows []totalsRow, group []int, windows []map[string][]int, out []map[string]map[int]map[string]analytics.WindowStat) error {
+// window.
+func foldTotals(rows []totalsRow, windows map[string][]int, out map[string]map[int]map[string]analytics.WindowStat) error {
 	for _, r := range rows {
-		if int(r.read) >= len(group) {
-			return fmt.Errorf("window sets: read %d of %d", r.read, len(group))
-		}
-		ws, dst := windows[r.read][r.mcpID], out[group[r.read]]
+		ws := windows[r.mcpID]
 		if len(r.calls) != len(ws) || len(r.errors) != len(ws) {
 			return fmt.Errorf("window sets: %d and %d totals for %d windows of %s", len(r.calls), len(r.errors), len(ws), r.mcpID)
 		}
@@ -457,7 +356,7 @@ func foldTotals(rows []totalsRow, group []int, windows []map[string][]int, out [
 				// longer one).
 				continue
 			}
-			st := windowEntry(dst, r.mcpID, w)
+			st := windowEntry(out, r.mcpID, w)
 			s := st[r.key]
 			s.Calls, s.Errors = int64(r.calls[i]), int64(r.errors[i])
 			st[r.key] = s
@@ -510,7 +409,7 @@ func (db *Reads) windowDetails(ctx context.Context, p windowRead) (map[string]ma
 	distinctStates, distinct := distinctExprs(ids, reqs)
 	to := p.to
 	minute := minuteOf(strconv.FormatInt(to.UnixMilli(), 10))
-	prewhere, where := msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to), "mcp_id IN ?"
+	prewhere, where := msRange(to.Add(-time.Duration(edges[len(edges)-1])*time.Minute), to), "mcp_id IN "+idSet
 	if len(longest) > 1 {
 		where += fmt.Sprintf(" AND %s < arrayElement(CAST([%s] AS Array(UInt32)), %s)", minute, strings.Join(longest, ","), idx)
 	}
@@ -531,7 +430,7 @@ func (db *Reads) windowDetails(ctx context.Context, p windowRead) (map[string]ma
 		WHERE w >= edge
 		GROUP BY mcp_id, key, w`, distinct, intList(edges), bandOf(minute, edges), distinctStates, db.db, prewhere, where, sets.literal(), idx)
 	var rows []detailRow
-	err := db.query(ctx, "window set details", q, []any{clickhouse.GroupSet{Value: anyList(ids)}}, func() []any {
+	err := db.query(ctx, "window set details", q, []any{ids}, func() []any {
 		r := appendRow(&rows)
 		return []any{&r.mcpID, &r.key, &r.w, &r.withDur, &r.qs, &r.sessions, &r.users}
 	})
