@@ -1,6 +1,9 @@
 package ingest
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // SaturateDedupFilter gives the bounded filter a segment with every bit
 // set: it answers "maybe" for every id the exact table does not hold (the
@@ -15,4 +18,12 @@ func SaturateDedupFilter(p *Pipeline) {
 		s.bits[i] = math.MaxUint64
 	}
 	f.segs = append(f.segs, s)
+}
+
+// SetExpireEvery sets how often the shared registry's old ids are deleted
+// and returns the function that restores it.
+func SetExpireEvery(d time.Duration) (restore func()) {
+	old := expireEvery
+	expireEvery = d
+	return func() { expireEvery = old }
 }

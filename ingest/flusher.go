@@ -59,6 +59,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			<-gathered
 		}
 	}()
+	defer p.startExpiry(ctx)()
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
 	idle := time.NewTicker(p.opts.FlushInterval)
@@ -70,7 +71,6 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return nil
 		case <-sweep.C:
 			p.dedup.Sweep(p.opts.Now())
-			p.expireShared(ctx)
 		case <-idle.C:
 			if flushed > p.log.Acked() {
 				p.ack(flushed) // an ack that failed before
@@ -298,12 +298,40 @@ func (p *Pipeline) insertBatch(ctx context.Context, b *flushBatch, verifyUntil u
 	return err
 }
 
+// expireEvery is how often the shared registry's ids older than the
+// window are deleted (tests shorten it).
+var expireEvery = time.Minute
+
+// startExpiry deletes the shared registry's ids older than the window
+// every expireEvery, in a goroutine of its own: a sweep of the registry's
+// table (docs/exactly-once.md, "Shared dedup") reads all of it every few
+// hours, and a flush must not wait for it. It returns the function that
+// stops it and waits for it.
+func (p *Pipeline) startExpiry(ctx context.Context) (stop func()) {
+	if p.opts.Registry == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(expireEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p.expireShared(ctx)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 // expireShared deletes the shared registry's ids older than the window, a
 // batch at a time (every instance does it; they share the work).
 func (p *Pipeline) expireShared(ctx context.Context) {
-	if p.opts.Registry == nil {
-		return
-	}
 	const batch = 10000
 	for ctx.Err() == nil {
 		n, err := p.opts.Registry.Expire(ctx, p.opts.Now(), batch)

@@ -19,6 +19,7 @@ import (
 // fakeRegistry is an ingest.IDRegistry of function fields.
 type fakeRegistry struct {
 	claim   func(mcpID string, ids []string) ([]string, error)
+	expire  func(ctx context.Context) (int, error) // nil: nothing to delete
 	mu      sync.Mutex
 	settled []ingest.Claim
 }
@@ -43,7 +44,12 @@ func (f *fakeRegistry) Settle(_ context.Context, _ string, recs []ingest.Claim) 
 	return make([][]string, len(recs)), nil
 }
 
-func (f *fakeRegistry) Expire(context.Context, time.Time, int) (int, error) { return 0, nil }
+func (f *fakeRegistry) Expire(ctx context.Context, _ time.Time, _ int) (int, error) {
+	if f.expire == nil {
+		return 0, nil
+	}
+	return f.expire(ctx)
+}
 
 // nullSink stores nothing and answers that nothing is stored; with rows,
 // it keeps the ids of the rows inserted.
@@ -262,5 +268,39 @@ func TestRefusedPayloadsLimit(t *testing.T) {
 	}
 	if err := q.Allow("bad"); err != nil {
 		t.Fatalf("RefusedPerMinute 0: %v", err)
+	}
+}
+
+// A slow expiry of the shared registry (a sweep of its whole table) does
+// not hold up the flusher: items are stored while it runs, and it ends
+// when the pipeline stops.
+func TestSharedExpiryDoesNotHoldFlushes(t *testing.T) {
+	defer ingest.SetExpireEvery(10 * time.Millisecond)()
+	expiring := make(chan struct{})
+	var once sync.Once
+	reg := &fakeRegistry{
+		claim: func(_ string, ids []string) ([]string, error) { return ids, nil },
+		expire: func(ctx context.Context) (int, error) {
+			once.Do(func() { close(expiring) })
+			<-ctx.Done() // as long as the pipeline runs
+			return 0, ctx.Err()
+		},
+	}
+	stored := &idsInserted{}
+	p := sharedPipelineTo(t, reg, nullSink{rows: stored}, time.Now)
+	select {
+	case <-expiring:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the registry's expiry never ran")
+	}
+	if _, _, err := p.Ingest(context.Background(), "acct", "mcp", itemsWithIDs("a", "b"), 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(stored.get()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := stored.get(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("stored %v while the expiry ran, want a and b", got)
 	}
 }
