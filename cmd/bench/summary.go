@@ -76,7 +76,7 @@ func (s summary) line(what, value, goal, verdict string) {
 // ingest prints the ingest figures and returns the full-load rate.
 func (s summary) ingest() (full float64, haveFull bool) {
 	full, haveFull = s.get("ingest", "full load", "items_per_s")
-	direct, haveDirect := s.get("direct", "direct insert", "rows_per_s") // rounds with a baseline: their mean
+	direct, haveDirect := s.get("direct", "direct insert", "rows_per_s")
 	if haveFull {
 		p50, _ := s.get("ingest", "full load", "p50_ms")
 		p99, _ := s.get("ingest", "full load", "p99_ms")
@@ -332,6 +332,8 @@ func printIngestGoals(out io.Writer, figs, base []figure, baseName string) {
 		this, base         float64
 		haveThis, haveBase bool
 	}
+	// Each figure is the mean of its rounds (meanOf): the ingest runs and
+	// the direct insert alternate between the builds.
 	get := func(section, name, metric string) pair {
 		var p pair
 		p.this, p.haveThis = meanOf(figs, section, name, metric)
@@ -352,10 +354,7 @@ func printIngestGoals(out io.Writer, figs, base []figure, baseName string) {
 	}
 	http := get("ingest", "full load", "items_per_s")
 	e2e := get("ingest", "full load", "end_to_end_items_per_s")
-	// The direct insert alternates between the builds in rounds: the mean.
-	direct := pair{}
-	direct.this, direct.haveThis = meanOf(figs, "direct", "direct insert", "rows_per_s")
-	direct.base, direct.haveBase = meanOf(base, "direct", "direct insert", "rows_per_s")
+	direct := get("direct", "direct insert", "rows_per_s")
 	half := get("ingest", "half load", "p99_ms")
 	row("HTTP ingest, full load (items/s)", show(http.this, http.haveThis, "%.0f"), show(http.base, http.haveBase, "%.0f"), ratio(http), "")
 	row("end to end, until all in ClickHouse (items/s)", show(e2e.this, e2e.haveThis, "%.0f"), show(e2e.base, e2e.haveBase, "%.0f"), ratio(e2e), "")
@@ -377,9 +376,7 @@ func printIngestGoals(out io.Writer, figs, base []figure, baseName string) {
 	}
 	row("direct insert >= 1.5x the baseline's (rows/s)", show(direct.this, direct.haveThis, "%.0f"), show(direct.base, direct.haveBase, "%.0f"), ratio(direct), verdict)
 	// CPU per item: steadier than rates on a shared machine (less is better).
-	cpu := pair{}
-	cpu.this, cpu.haveThis = meanOf(figs, "direct", "direct insert", "clickhouse_cpu_s_per_m_rows")
-	cpu.base, cpu.haveBase = meanOf(base, "direct", "direct insert", "clickhouse_cpu_s_per_m_rows")
+	cpu := get("direct", "direct insert", "clickhouse_cpu_s_per_m_rows")
 	row("  its ClickHouse CPU s per million rows", show(cpu.this, cpu.haveThis, "%.1f"), show(cpu.base, cpu.haveBase, "%.1f"), ratio(cpu), "")
 	for _, who := range []string{"service", "clickhouse"} {
 		c := get("ingest", "full load", who+"_cpu_s_per_m_items")
