@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/binary"
@@ -313,10 +312,10 @@ func newClaimRows(group []*claimReq) claimRows {
 			rows = append(rows, row{k, i})
 		}
 	}
-	// In key order (the lock order of every group), a repeated key's
-	// first payload first.
+	// In key order (bytewise, as PostgreSQL orders uuids: the lock order
+	// of every group), a repeated key's first payload first.
 	slices.SortFunc(rows, func(a, b row) int {
-		if c := compareKeys(&a.k, &b.k); c != 0 {
+		if c := bytes.Compare(a.k[:], b.k[:]); c != 0 {
 			return c
 		}
 		return a.q - b.q
@@ -341,14 +340,6 @@ func newClaimRows(group []*claimReq) claimRows {
 		}
 	}
 	return g
-}
-
-// compareKeys orders keys as PostgreSQL orders uuids (bytewise).
-func compareKeys(a, b *[16]byte) int {
-	if c := cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])); c != 0 {
-		return c
-	}
-	return cmp.Compare(binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:]))
 }
 
 // copyData is a group's rows in COPY's binary format: the header, then
