@@ -125,6 +125,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse/native"
 )
 
 // Config names the ClickHouse server and database.
@@ -276,7 +277,12 @@ type core struct {
 
 // Reads serves the metric reads, the export and the alert rules' window
 // totals.
-type Reads struct{ *core }
+type Reads struct {
+	*core
+	// reads holds idle connections for the reads decoded column by
+	// column (nativeQuery), off the driver's pool.
+	reads native.Pool
+}
 
 // Sink stores the ingest flusher's rows and keeps the ledger of its log
 // records (ledger.go).
@@ -305,6 +311,9 @@ type testKnobs struct {
 	// proveExport, set by the ClickHouse 26 proof, is given each export
 	// query (which runs on a connection of its own, not conn).
 	proveExport func(ctx context.Context, query string)
+	// proveQuery, set by the ClickHouse 26 proof, is given each query of
+	// nativeQuery once it succeeded (it does not go through conn).
+	proveQuery func(ctx context.Context, query string)
 	// proveInsert, set by the ClickHouse 26 proof, is given each insert
 	// into events (INSERT INTO ... (columns)) and its block once 18.16
 	// stored it (it does not go through conn).
@@ -338,7 +347,17 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, wrapErr("open", err)
 	}
 	c := &core{conn: conn, db: cfg.Database, cluster: cfg.Cluster, cfg: cfg}
-	return &DB{core: c, Reads: &Reads{c}, Sink: &Sink{core: c}, Lifecycle: &Lifecycle{c}, Migrator: &Migrator{c}}, nil
+	db := &DB{core: c, Reads: &Reads{core: c}, Sink: &Sink{core: c}, Lifecycle: &Lifecycle{c}, Migrator: &Migrator{c}}
+	db.ins.conns.Options = nativeOptions(cfg, "telemetry-insert")
+	db.reads.Options = nativeOptions(cfg, "telemetry-read")
+	return db, nil
+}
+
+// nativeOptions are the options of the store's own native connections
+// (native.Dial), named client in the server's query log.
+func nativeOptions(cfg Config, client string) native.Options {
+	return native.Options{Addrs: cfg.Addr, DialTimeout: cfg.DialTimeout,
+		Username: cfg.Username, Password: cfg.Password, ClientName: client}
 }
 
 func dial(cfg Config, addr []string, maxConns int) (driver.Conn, error) {
@@ -431,9 +450,10 @@ func (db *core) Ping(ctx context.Context) error {
 	return wrapErr("ping", db.conn.Ping(ctx))
 }
 
-// Close closes the connection pool and the idle insert connections.
+// Close closes the connection pool and the idle native connections.
 func (db *DB) Close() error {
-	db.ins.close()
+	db.ins.conns.Close()
+	db.reads.Close()
 	return db.conn.Close()
 }
 

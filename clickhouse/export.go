@@ -106,8 +106,9 @@ func (db *Reads) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID stri
 	go func() {
 		defer wg.Done()
 		defer close(s.blocks)
-		c, err := native.Dial(ctx, native.Options{Addrs: db.cfg.Addr, DialTimeout: db.cfg.DialTimeout,
-			Username: db.cfg.Username, Password: db.cfg.Password, Compress: db.knobs.exportCompress})
+		o := nativeOptions(db.cfg, "telemetry-export")
+		o.Compress = db.knobs.exportCompress
+		c, err := native.Dial(ctx, o)
 		if err != nil {
 			s.err = err
 			return
@@ -116,7 +117,7 @@ func (db *Reads) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID stri
 		cols.src.Attach(c)
 		var qid [8]byte
 		_, _ = rand.Read(qid[:])
-		s.err = c.Query(ctx, "export-"+hex.EncodeToString(qid[:]), q, cols.results, func(rows int) error {
+		s.err = c.Query(ctx, "export-"+hex.EncodeToString(qid[:]), q, nil, cols.results, func(rows int) error {
 			select {
 			case s.blocks <- rows:
 			case <-ctx.Done():

@@ -291,11 +291,8 @@ func (db *DB) RollupTotals(ctx context.Context, rollup string) (rows []string, q
 // BreakIdleInserts closes the sockets of the idle insert connections and
 // leaves them in the pool, as a server that dropped them would. It
 // returns how many there were. Tests only.
-func (db *DB) BreakIdleInserts() int {
-	db.ins.mu.Lock()
-	defer db.ins.mu.Unlock()
-	for _, ic := range db.ins.idle {
-		ic.c.Close()
-	}
-	return len(db.ins.idle)
-}
+func (db *DB) BreakIdleInserts() int { return db.ins.conns.BreakIdle() }
+
+// BreakIdleReads does the same to the idle connections of the reads
+// decoded column by column (nativeQuery). Tests only.
+func (db *DB) BreakIdleReads() int { return db.reads.BreakIdle() }

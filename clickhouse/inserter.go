@@ -139,23 +139,10 @@ func boolByte(v bool) uint8 {
 
 // inserts are the Sink's idle insert connections and a spare block.
 type inserts struct {
+	conns native.Pool
 	mu    sync.Mutex
-	idle  []idleConn
 	spare *eventBlock
 }
-
-type idleConn struct {
-	c     *native.Conn
-	since time.Time
-}
-
-// Idle insert connections: at most maxIdleInserts kept, none reused after
-// maxInsertIdle (the server may have dropped it; a dropped one costs a
-// redial, see sendBlock).
-const (
-	maxIdleInserts = 2
-	maxInsertIdle  = time.Minute
-)
 
 // takeBlock returns the spare block, or a new one when another insert
 // holds it.
@@ -177,49 +164,6 @@ func (s *inserts) putBlock(b *eventBlock) {
 	s.mu.Unlock()
 }
 
-// conn returns an idle connection (reused true) or dials one.
-func (db *Sink) insertConn(ctx context.Context) (c *native.Conn, reused bool, err error) {
-	s := &db.ins
-	s.mu.Lock()
-	for len(s.idle) > 0 && c == nil {
-		ic := s.idle[len(s.idle)-1]
-		s.idle = s.idle[:len(s.idle)-1]
-		if time.Since(ic.since) < maxInsertIdle {
-			c = ic.c
-		} else {
-			ic.c.Close()
-		}
-	}
-	s.mu.Unlock()
-	if c != nil {
-		return c, true, nil
-	}
-	c, err = native.Dial(ctx, native.Options{Addrs: db.cfg.Addr, DialTimeout: db.cfg.DialTimeout,
-		Username: db.cfg.Username, Password: db.cfg.Password, ClientName: "telemetry-insert"})
-	return c, false, err
-}
-
-// release keeps c for the next insert, or closes it.
-func (s *inserts) release(c *native.Conn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.idle) < maxIdleInserts {
-		s.idle = append(s.idle, idleConn{c: c, since: time.Now()})
-		return
-	}
-	c.Close()
-}
-
-// close closes the idle connections (DB.Close).
-func (s *inserts) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ic := range s.idle {
-		ic.c.Close()
-	}
-	s.idle = nil
-}
-
 // sendBlock inserts b into events under the query id id. An idle
 // connection that fails before the block is sent is replaced and the
 // insert sent again: the server stored nothing of it.
@@ -227,13 +171,13 @@ func (db *Sink) sendBlock(ctx context.Context, id string, b *eventBlock) error {
 	query := "INSERT INTO " + db.db + ".events (" + EventColumns + ")"
 	settings := protoSettings(db.insertSettings())
 	for {
-		c, reused, err := db.insertConn(ctx)
+		c, reused, err := db.ins.conns.Get(ctx)
 		if err != nil {
 			return wrapErr("insert events", err)
 		}
 		err = c.Insert(ctx, id, query+" FORMAT Native", settings, b.input, b.rows)
 		if err == nil {
-			db.ins.release(c)
+			db.ins.conns.Put(c)
 			if db.knobs.proveInsert != nil {
 				db.knobs.proveInsert(query, b.input, b.rows)
 			}

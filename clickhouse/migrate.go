@@ -272,5 +272,7 @@ func splitStatements(sql string) []string {
 
 // QuoteString renders s as a ClickHouse string literal.
 func QuoteString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+	return "'" + quoteReplacer.Replace(s) + "'"
 }
+
+var quoteReplacer = strings.NewReplacer(`\`, `\\`, `'`, `\'`)

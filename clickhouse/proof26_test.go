@@ -88,6 +88,7 @@ func ProveOn26(t testing.TB, db *DB) bool {
 	pc := &proofConn{Conn: db.conn, t: t, s: proofSession, db: db.db, http: "http://" + http + "/"}
 	db.conn = pc
 	db.knobs.proveInsert = pc.mirrorInsert
+	db.knobs.proveQuery = func(ctx context.Context, q string) { pc.compare(ctx, q, nil) }
 	db.knobs.proveExport = func(ctx context.Context, q string) {
 		pc.compare(ctx, q, nil)
 		pc.compareExportBlocks(ctx, q)

@@ -3,6 +3,7 @@ package clickhouse_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -53,6 +54,7 @@ func TestReads(t *testing.T) {
 	}
 	t.Run("merged", checkAll)
 	t.Run("window sets batch fails whole", func(t *testing.T) { testWindowSetsBatchFails(t, db) })
+	t.Run("window sets after the idle connections dropped", func(t *testing.T) { testWindowSetsRedial(t, db) })
 }
 
 func ranges() []analytics.Range {
@@ -608,6 +610,36 @@ func testWindowSetsBatchFails(t *testing.T, db *clickhouse.DB) {
 		if err == nil || got != nil {
 			t.Errorf("%s failing: %v, %v; want an error and no answer", name, got, err)
 		}
+	}
+}
+
+// testWindowSetsRedial checks that the window counts, read on
+// connections of their own kept idle between passes, are read again in
+// full when the server dropped those connections while idle, and that a
+// cancelled read answers the context's error.
+func testWindowSetsRedial(t *testing.T, db *clickhouse.DB) {
+	ctx := context.Background()
+	to := day0.AddDate(0, 0, 3)
+	reqs := map[string]analytics.WindowRequest{mcpA: {Minutes: []int{5, 60, 1440}}, mcpB: {Minutes: []int{15, 1440}}}
+	reads := []analytics.WindowRead{{To: to, Reqs: reqs}, {To: to.Add(-24 * time.Hour), Reqs: reqs}}
+	want, err := db.WindowSetsBatch(ctx, reads)
+	if err != nil || len(want[0][mcpA]) == 0 {
+		t.Fatalf("first read: %v, %v", want, err)
+	}
+	if n := db.BreakIdleReads(); n == 0 {
+		t.Fatal("no idle read connection after a read")
+	}
+	got, err := db.WindowSetsBatch(ctx, reads)
+	if err != nil {
+		t.Fatalf("read over dropped connections: %v", err)
+	}
+	for i := range reads {
+		sameSets(t, fmt.Sprint("read ", i), got[i], want[i])
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := db.WindowSetsBatch(cancelled, reads); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled read: %v", err)
 	}
 }
 

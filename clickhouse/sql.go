@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	chproto "github.com/ClickHouse/ch-go/proto"
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
@@ -167,6 +168,50 @@ func (db *core) queryOn(ctx context.Context, conn driver.Conn, op, q string, arg
 		}
 	}
 	return nil
+}
+
+// nativeQuery runs q on a connection of the reads' own (Reads.reads),
+// decoding each block into result, column by column, and calling onBlock
+// with its row count: for reads of many rows of numbers, which the
+// driver's Scan converts cell by cell (by reflection for arrays). It
+// binds no parameters. Its timeout is query's; a reused connection the
+// server dropped while idle is replaced, and the query sent again, when
+// it fails before any block.
+func (db *Reads) nativeQuery(ctx context.Context, op, q string, result chproto.Results, onBlock func(rows int) error) error {
+	var settings clickhouse.Settings
+	if secs := int(db.cfg.ReadTimeout / time.Second); secs > 0 {
+		settings = clickhouse.Settings{"max_execution_time": secs}
+		if _, ok := ctx.Deadline(); !ok {
+			// A connection that stops answering does not hold the read
+			// past the server's own limit.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, db.cfg.ReadTimeout+5*time.Second)
+			defer cancel()
+		}
+	}
+	for {
+		c, reused, err := db.reads.Get(ctx)
+		if err != nil {
+			return wrapErr(op, err)
+		}
+		blocks := false
+		err = c.Query(ctx, "", q, protoSettings(settings), result, func(rows int) error {
+			blocks = true
+			return onBlock(rows)
+		})
+		if err == nil {
+			db.reads.Put(c)
+			if db.knobs.proveQuery != nil {
+				db.knobs.proveQuery(ctx, q)
+			}
+			return nil
+		}
+		c.Close()
+		var ex *clickhouse.Exception
+		if !reused || blocks || ctx.Err() != nil || errors.As(err, &ex) {
+			return wrapErr(op, err)
+		}
+	}
 }
 
 // appendRow grows *s by one zero element and returns a pointer to it, for

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	chproto "github.com/ClickHouse/ch-go/proto"
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/mcpscope/telemetry/analytics"
@@ -282,49 +283,135 @@ func setOf(ids []string, pos []int) string {
 // statement; the primary key still selects the MCPs' granules by it.
 const idSet = "(SELECT arrayJoin(CAST(? AS Array(String))))"
 
+// idLiteral is idSet with ids written in, for nativeQuery, which binds no
+// parameters.
+func idLiteral(ids []string) string {
+	quoted := make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i] = QuoteString(id)
+	}
+	return "(SELECT arrayJoin(CAST([" + strings.Join(quoted, ",") + "] AS Array(String))))"
+}
+
 // windowCounts fills out with the calls and errors of every window of
-// the read, in one statement (see WindowSetsBatch): one row per MCP and
-// key, whose arrays hold the totals of the MCP's windows in ascending
-// order. The events are counted per MCP, tool (for tools/call) and band
-// first; only those counts, not the events, are then expanded into the
-// MCP's key "" and the tool's key (ARRAY JOIN) and summed into the MCP's
-// windows that hold each band (sumForEach over the windows), so a scan's
-// work per event grows neither with the number of windows nor with the
-// keys an event counts under.
+// the read, in one statement (see WindowSetsBatch) that counts the events
+// per MCP, tool (for tools/call) and band: one row per MCP, tool and band
+// edge, read column by column (nativeQuery). foldCounts then adds each
+// band into the MCP's windows that hold it, under the MCP's key "" and
+// the tool's key, so a scan's work per event grows neither with the
+// number of windows nor with the keys an event counts under, and the
+// statement has no outer aggregation for 18.16 to analyse.
 func (db *Reads) windowCounts(ctx context.Context, p windowRead, out map[string]map[int]map[string]analytics.WindowStat) error {
-	var sets windowSets
 	windows := make(map[string][]int, len(p.ids))
-	pos := make([]int, len(p.ids))
-	for k, id := range p.ids {
+	for _, id := range p.ids {
 		windows[id] = bandEdges(p.reqs[id].Minutes)
-		pos[k] = sets.add(windows[id])
 	}
 	minute := minuteOf(strconv.FormatInt(p.to.UnixMilli(), 10))
 	longest := time.Duration(p.edges[len(p.edges)-1]) * time.Minute
-	// The lambdas take the band's edge and counts as arrays, since 18.16's
-	// lambdas cannot read columns in an aggregate function's arguments.
-	q := fmt.Sprintf(`SELECT mcp_id, key,
-			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), arrayElement(%[1]s, %[2]s) AS ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), c))),
-			sumForEach(arrayMap((w, x, n) -> if(x <= w, n, 0), ws, arrayResize(CAST([] AS Array(UInt32)), length(ws), edge), arrayResize(CAST([] AS Array(UInt64)), length(ws), e)))
-		FROM (
-			SELECT mcp_id, method = 'tools/call' AS tc, if(tc, name, '') AS tool,
-				arrayElement(CAST(%[3]s AS Array(UInt32)), %[4]s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
-			FROM %[5]s.events
-			PREWHERE %[6]s
-			WHERE mcp_id IN %[7]s
-			GROUP BY mcp_id, tc, tool, edge
-		)
-		ARRAY JOIN if(tc, ['', tool], ['']) AS key
-		GROUP BY mcp_id, key`, sets.literal(), setOf(p.ids, pos), intList(p.edges), bandOf(minute, p.edges), db.db, msRange(p.to.Add(-longest), p.to), idSet)
-	var rows []totalsRow
-	err := db.query(ctx, "window sets", q, []any{p.ids}, func() []any {
-		r := appendRow(&rows)
-		return []any{&r.mcpID, &r.key, &r.calls, &r.errors}
+	// tc is cast: 18.16 compares a LowCardinality column into a
+	// LowCardinality(UInt8).
+	q := fmt.Sprintf(`SELECT mcp_id, CAST(method = 'tools/call' AS UInt8) AS tc, if(tc, name, '') AS tool,
+			arrayElement(CAST(%s AS Array(UInt32)), %s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
+		FROM %s.events
+		PREWHERE %s
+		WHERE mcp_id IN %s
+		GROUP BY mcp_id, tc, tool, edge`, intList(p.edges), bandOf(minute, p.edges), db.db, msRange(p.to.Add(-longest), p.to), idLiteral(p.ids))
+	var cols countCols
+	f := newCountsFold(windows)
+	err := db.nativeQuery(ctx, "window sets", q, cols.results(), func(rows int) error {
+		for i := range rows {
+			f.add(cols.mcp.Row(i), cols.tc[i] == 1, cols.tool.Row(i), int(cols.edge[i]), cols.c[i], cols.e[i])
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return foldTotals(rows, windows, out)
+	f.store(out)
+	return nil
+}
+
+// countCols are the columns of windowCounts' statement.
+type countCols struct {
+	mcp, tool chproto.ColStr
+	tc        chproto.ColUInt8
+	edge      chproto.ColUInt32
+	c, e      chproto.ColUInt64
+}
+
+func (c *countCols) results() chproto.Results {
+	return chproto.Results{{Name: "mcp_id", Data: &c.mcp}, {Name: "tc", Data: &c.tc}, {Name: "tool", Data: &c.tool},
+		{Name: "edge", Data: &c.edge}, {Name: "c", Data: &c.c}, {Name: "e", Data: &c.e}}
+}
+
+// countsFold adds windowCounts' bands into the windows of each MCP and
+// key: totals[mcp][key] holds the calls of the MCP's windows (ascending),
+// then their errors.
+type countsFold struct {
+	windows map[string][]int
+	totals  map[string]map[string][]uint64
+}
+
+func newCountsFold(windows map[string][]int) *countsFold {
+	return &countsFold{windows: windows, totals: make(map[string]map[string][]uint64, len(windows))}
+}
+
+// add counts c events, e of them errors, of the band ending at edge
+// minutes into every window of the MCP of at least edge minutes, under
+// the key "" and, for tools/call (tc), the tool's key.
+func (f *countsFold) add(mcpID string, tc bool, tool string, edge int, c, e uint64) {
+	ws := f.windows[mcpID]
+	first, _ := slices.BinarySearch(ws, edge)
+	if first == len(ws) {
+		return // beyond the MCP's longest window
+	}
+	keys := f.totals[mcpID]
+	if keys == nil {
+		keys = map[string][]uint64{}
+		f.totals[mcpID] = keys
+	}
+	for k, key := range [2]string{"", tool} {
+		if k == 1 && !tc {
+			break
+		}
+		t := keys[key]
+		if t == nil {
+			t = make([]uint64, 2*len(ws))
+			keys[key] = t
+		}
+		for i := first; i < len(ws); i++ {
+			t[i] += c
+			t[len(ws)+i] += e
+		}
+	}
+}
+
+// store writes the totals into out: each MCP's windows with a call of
+// the key (a key without one in a window is in a longer one).
+func (f *countsFold) store(out map[string]map[int]map[string]analytics.WindowStat) {
+	for id, keys := range f.totals {
+		ws := f.windows[id]
+		byWindow := out[id]
+		if byWindow == nil {
+			byWindow = make(map[int]map[string]analytics.WindowStat, len(ws))
+			out[id] = byWindow
+		}
+		for i, w := range ws {
+			st := byWindow[w]
+			for key, t := range keys {
+				if t[i] == 0 {
+					continue
+				}
+				if st == nil {
+					st = make(map[string]analytics.WindowStat, len(keys))
+					byWindow[w] = st
+				}
+				s := st[key]
+				s.Calls, s.Errors = int64(t[i]), int64(t[len(ws)+i])
+				st[key] = s
+			}
+		}
+	}
 }
 
 // detailRow is a row of windowDetails' statement.
@@ -334,35 +421,6 @@ type detailRow struct {
 	withDur         uint64
 	qs              []float32
 	sessions, users int64
-}
-
-// totalsRow is a row of windowCounts' statement.
-type totalsRow struct {
-	mcpID, key    string
-	calls, errors []uint64
-}
-
-// foldTotals stores windowCounts' rows into out: each MCP's totals by
-// window.
-func foldTotals(rows []totalsRow, windows map[string][]int, out map[string]map[int]map[string]analytics.WindowStat) error {
-	for _, r := range rows {
-		ws := windows[r.mcpID]
-		if len(r.calls) != len(ws) || len(r.errors) != len(ws) {
-			return fmt.Errorf("window sets: %d and %d totals for %d windows of %s", len(r.calls), len(r.errors), len(ws), r.mcpID)
-		}
-		for i, w := range ws {
-			if r.calls[i] == 0 {
-				// No event of the key in this window (the key is in a
-				// longer one).
-				continue
-			}
-			st := windowEntry(out, r.mcpID, w)
-			s := st[r.key]
-			s.Calls, s.Errors = int64(r.calls[i]), int64(r.errors[i])
-			st[r.key] = s
-		}
-	}
-	return nil
 }
 
 // windowDetails measures the percentiles and distinct counts of the

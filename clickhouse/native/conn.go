@@ -151,11 +151,13 @@ func (c *Conn) exception() error {
 	return &ex
 }
 
-// Query runs body under the query id id, decoding each data block into
-// result and calling onBlock with its row count. The columns are reused
-// by the next block. When ctx ends the query is cancelled on the server
-// and the connection closed; Query returns ctx's error then.
-func (c *Conn) Query(ctx context.Context, id, body string, result chproto.Results, onBlock func(rows int) error) (err error) {
+// Query runs body under the query id id with settings, decoding each
+// data block into result and calling onBlock with its row count. The
+// columns are reused by the next block. When ctx ends the query is
+// cancelled on the server and the connection closed; Query returns ctx's
+// error then. The connection may run another query once this one
+// succeeded.
+func (c *Conn) Query(ctx context.Context, id, body string, settings proto.Settings, result chproto.Results, onBlock func(rows int) error) (err error) {
 	stop := c.watch(ctx)
 	defer func() {
 		stop()
@@ -163,10 +165,9 @@ func (c *Conn) Query(ctx context.Context, id, body string, result chproto.Result
 			err = ctx.Err()
 		}
 	}()
-	if err := c.send(c.query(id, body, nil)); err != nil {
-		return err
+	if err := c.send(c.query(id, body, settings)); err != nil {
+		return fmt.Errorf("%w: %w", ErrBeforeData, err)
 	}
-
 	return c.untilEnd(func() error { return c.readData(result, onBlock) })
 }
 

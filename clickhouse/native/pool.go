@@ -1,0 +1,88 @@
+package native
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Pool keeps a few idle connections for the next query or insert: at most
+// MaxIdle, none reused after MaxIdleTime (the server may have dropped
+// it; a dropped one fails its next query before anything is stored or
+// read, and the caller dials again). The zero MaxIdle keeps 2, the zero
+// MaxIdleTime a minute. Dial's Options are Options.
+type Pool struct {
+	Options     Options
+	MaxIdle     int
+	MaxIdleTime time.Duration
+
+	mu   sync.Mutex
+	idle []idleConn
+}
+
+type idleConn struct {
+	c     *Conn
+	since time.Time
+}
+
+// Get returns an idle connection (reused true) or dials one.
+func (p *Pool) Get(ctx context.Context) (c *Conn, reused bool, err error) {
+	maxIdle := p.MaxIdleTime
+	if maxIdle <= 0 {
+		maxIdle = time.Minute
+	}
+	p.mu.Lock()
+	for len(p.idle) > 0 && c == nil {
+		ic := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if time.Since(ic.since) < maxIdle {
+			c = ic.c
+		} else {
+			ic.c.Close()
+		}
+	}
+	p.mu.Unlock()
+	if c != nil {
+		return c, true, nil
+	}
+	c, err = Dial(ctx, p.Options)
+	return c, false, err
+}
+
+// Put keeps c, whose last query or insert succeeded, for the next one, or
+// closes it when MaxIdle are kept already.
+func (p *Pool) Put(c *Conn) {
+	keep := p.MaxIdle
+	if keep <= 0 {
+		keep = 2
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle) < keep {
+		p.idle = append(p.idle, idleConn{c: c, since: time.Now()})
+		return
+	}
+	c.Close()
+}
+
+// Close closes the idle connections.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ic := range p.idle {
+		ic.c.Close()
+	}
+	p.idle = nil
+}
+
+// BreakIdle closes the sockets of the idle connections and leaves them in
+// the pool, as a server that dropped them would. It returns how many
+// there were. Tests only.
+func (p *Pool) BreakIdle() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ic := range p.idle {
+		ic.c.Close()
+	}
+	return len(p.idle)
+}
