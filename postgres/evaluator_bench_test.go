@@ -117,12 +117,16 @@ func BenchmarkEvaluatePass10kRules(b *testing.B) {
 		b.ReportMetric(float64(sum.Fired), "firings/op")
 	})
 	b.Run("steady", func(b *testing.B) {
+		m := newCPUMeter(b)
+		m.start(b)
 		for b.Loop() {
 			sum, err := ev.EvaluateAll(ctx, now)
 			if err != nil || sum.Fired != 0 {
 				b.Fatal(sum, err)
 			}
 		}
+		m.stop(b)
+		m.report(b)
 	})
 	// Beside "steady": the same pass with half the rules (five shapes of
 	// ten) comparing with the same window a week earlier, which adds one
@@ -132,12 +136,16 @@ func BenchmarkEvaluatePass10kRules(b *testing.B) {
 		if _, err := ev.EvaluateAll(ctx, now); err != nil { // settle the states under the new definition
 			b.Fatal(err)
 		}
+		m := newCPUMeter(b)
+		m.start(b)
 		for b.Loop() {
 			sum, err := ev.EvaluateAll(ctx, now)
 			if err != nil || sum.Fired != 0 || sum.Rules != 10000 {
 				b.Fatal(sum, err)
 			}
 		}
+		m.stop(b)
+		m.report(b)
 		testdb.Exec(b, db, `UPDATE rules SET baseline = NULL`)
 	})
 	// The worst case, beyond the goal: every rule of every account fires
