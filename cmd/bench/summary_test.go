@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestGoBenchWeekAgoRatios reads go test -bench lines with extra metrics
+// and prints the week_ago over steady ratios, in time and in CPU, beside
+// the baseline's: the verdicts follow each figure.
+func TestGoBenchWeekAgoRatios(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	this := write("this.txt", `goos: linux
+BenchmarkEvaluatePass10kRules/steady-2         	       3	 100000000 ns/op	        70.00 ch-cpu-ms/op	        50.00 go-cpu-ms/op
+BenchmarkEvaluatePass10kRules/steady_half_week_ago-2         	       3	 125000000 ns/op	        90.00 ch-cpu-ms/op	        54.00 go-cpu-ms/op
+PASS
+`)
+	base := write("base.txt", `BenchmarkEvaluatePass10kRules/steady-2 3 80000000 ns/op 70.00 ch-cpu-ms/op 50.00 go-cpu-ms/op
+BenchmarkEvaluatePass10kRules/steady_half_week_ago-2 3 112000000 ns/op 100.00 ch-cpu-ms/op 68.00 go-cpu-ms/op
+`)
+	var out strings.Builder
+	if err := (summary{out: &out}).goBench(this, base); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`rule pass, half week_ago / steady\s+1\.25x \(base 1\.40x\)\s+<= 1\.3x\s+ok\n`,
+		`rule pass CPU, half week_ago / steady\s+1\.20x \(base 1\.40x\)\s+<= 1\.3x\s+ok\n`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out.String()) {
+			t.Errorf("summary lacks %s:\n%s", want, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), " ok\n"); n != 4 { // both passes and both ratios
+		t.Errorf("%d goals met, want 4:\n%s", n, out.String())
+	}
+}
