@@ -296,7 +296,7 @@ func idLiteral(ids []string) string {
 // windowCounts fills out with the calls and errors of every window of
 // the read, in one statement (see WindowSetsBatch) that counts the events
 // per MCP, tool (for tools/call) and band: one row per MCP, tool and band
-// edge, read column by column (nativeQuery). foldCounts then adds each
+// edge, read column by column (nativeQuery). countsFold then adds each
 // band into the MCP's windows that hold it, under the MCP's key "" and
 // the tool's key, so a scan's work per event grows neither with the
 // number of windows nor with the keys an event counts under, and the
