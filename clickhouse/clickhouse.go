@@ -543,6 +543,7 @@ func isTransient(err error) bool {
 	case errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, clickhouse.ErrAcquireConnTimeout),
 		errors.Is(err, clickhouse.ErrConnectionClosed),
+		errors.Is(err, native.ErrClosed),
 		errors.Is(err, sqldriver.ErrBadConn),
 		errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET),

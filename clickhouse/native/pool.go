@@ -2,9 +2,14 @@ package native
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
+
+// ErrClosed is Get's error once the pool is closed: a closed store reads
+// and writes nothing, as the driver's closed pool.
+var ErrClosed = errors.New("native: connection pool closed")
 
 // Pool keeps a few idle connections for the next query or insert: at most
 // MaxIdle, none reused after MaxIdleTime (the server may have dropped
@@ -16,8 +21,9 @@ type Pool struct {
 	MaxIdle     int
 	MaxIdleTime time.Duration
 
-	mu   sync.Mutex
-	idle []idleConn
+	mu     sync.Mutex
+	idle   []idleConn
+	closed bool
 }
 
 type idleConn struct {
@@ -32,6 +38,10 @@ func (p *Pool) Get(ctx context.Context) (c *Conn, reused bool, err error) {
 		maxIdle = time.Minute
 	}
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, false, ErrClosed
+	}
 	for len(p.idle) > 0 && c == nil {
 		ic := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
@@ -50,7 +60,7 @@ func (p *Pool) Get(ctx context.Context) (c *Conn, reused bool, err error) {
 }
 
 // Put keeps c, whose last query or insert succeeded, for the next one, or
-// closes it when MaxIdle are kept already.
+// closes it when MaxIdle are kept already or the pool is closed.
 func (p *Pool) Put(c *Conn) {
 	keep := p.MaxIdle
 	if keep <= 0 {
@@ -58,17 +68,18 @@ func (p *Pool) Put(c *Conn) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.idle) < keep {
+	if !p.closed && len(p.idle) < keep {
 		p.idle = append(p.idle, idleConn{c: c, since: time.Now()})
 		return
 	}
 	c.Close()
 }
 
-// Close closes the idle connections.
+// Close closes the idle connections; Get fails from then on.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.closed = true
 	for _, ic := range p.idle {
 		ic.c.Close()
 	}
