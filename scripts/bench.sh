@@ -84,6 +84,7 @@
 #   BENCH_GO                   a -bench regexp: run these Go benchmarks of every
 #                              package instead of the alerting ones ("." for all)
 #   BENCHTIME [3x]             their -benchtime
+#   BENCH_GO_COUNT [1]         their -count; the summary takes each figure's median
 #   BENCH_KEEP=1               keep the temporary directory (databases, logs)
 #   BENCH_CH_PORT [39100] BENCH_PG_PORT [35532] BENCH_HTTP_PORT [38080]
 # The figures are also saved under .data/bench/<time>/; when the ingest part
@@ -372,13 +373,13 @@ if want alerting; then
 		echo "no BenchmarkEvaluatePass or BenchmarkFanOut found: skipped"
 	else
 		TELEMETRY_TEST_CLICKHOUSE_ADDR=$CH TELEMETRY_TEST_POSTGRES_URL=$PG_URL \
-			"$GO" test -run '^$' -bench "${BENCH_GO:-EvaluatePass|FanOut}" -benchtime "${BENCHTIME:-3x}" -timeout 60m $pkgs | tee "$alerting"
+			"$GO" test -run '^$' -bench "${BENCH_GO:-EvaluatePass|FanOut}" -benchtime "${BENCHTIME:-3x}" -count "${BENCH_GO_COUNT:-1}" -timeout 60m $pkgs | tee "$alerting"
 	fi
 	if [ -n "${BENCH_ALERTING_BASELINE:-}" ] && [ -z "${BENCH_GO:-}" ]; then
 		echo "baseline: $BENCH_ALERTING_BASELINE"
 		base_test=$(realpath "$BENCH_ALERTING_BASELINE")
 		(cd postgres && TELEMETRY_TEST_CLICKHOUSE_ADDR=$CH TELEMETRY_TEST_POSTGRES_URL=$PG_URL "$base_test" \
-			-test.run '^$' -test.bench 'EvaluatePass|FanOut' -test.benchtime "${BENCHTIME:-3x}" -test.timeout 60m) | tee "$alerting_base"
+			-test.run '^$' -test.bench 'EvaluatePass|FanOut' -test.benchtime "${BENCHTIME:-3x}" -test.count "${BENCH_GO_COUNT:-1}" -test.timeout 60m) | tee "$alerting_base"
 	fi
 fi
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -437,7 +438,8 @@ var (
 )
 
 // parseGoBench reads the "BenchmarkX-2  N  123 ns/op  4.5 x/op" lines of
-// go test -bench output.
+// go test -bench output; a benchmark run several times (-count) is the
+// median of its runs, figure by figure.
 func parseGoBench(path string) ([]goBenchResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -463,7 +465,45 @@ func parseGoBench(path string) ([]goBenchResult, error) {
 		}
 		rs = append(rs, r)
 	}
-	return rs, sc.Err()
+	return medianRuns(rs), sc.Err()
+}
+
+// medianRuns folds the runs of each benchmark into one result, in the
+// order each was first seen: the median time per operation and the
+// median of each other figure.
+func medianRuns(rs []goBenchResult) []goBenchResult {
+	var out []goBenchResult
+	runs := map[string][]goBenchResult{}
+	for _, r := range rs {
+		if runs[r.name] == nil {
+			out = append(out, goBenchResult{name: r.name})
+		}
+		runs[r.name] = append(runs[r.name], r)
+	}
+	median := func(v []float64) float64 {
+		slices.Sort(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	for i := range out {
+		rr := runs[out[i].name]
+		var ops []float64
+		figures := map[string][]float64{}
+		for _, r := range rr {
+			ops = append(ops, float64(r.perOp))
+			for k, v := range r.metrics {
+				figures[k] = append(figures[k], v)
+			}
+		}
+		out[i].perOp = time.Duration(median(ops))
+		out[i].metrics = map[string]float64{}
+		for k, v := range figures {
+			out[i].metrics[k] = median(v)
+		}
+	}
+	return out
 }
 
 // pass is the verdict printed next to a goal.

@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// TestGoBenchWeekAgoRatios reads go test -bench lines with extra metrics
-// and prints the week_ago over steady ratios, in time and in CPU, beside
-// the baseline's: the verdicts follow each figure.
+// TestGoBenchWeekAgoRatios reads go test -bench lines with extra metrics,
+// several runs of each benchmark, and prints the week_ago over steady
+// ratios of the runs' medians, in time and in CPU, beside the baseline's:
+// the verdicts follow each figure.
 func TestGoBenchWeekAgoRatios(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -20,9 +21,14 @@ func TestGoBenchWeekAgoRatios(t *testing.T) {
 		}
 		return p
 	}
+	// Three runs (-count 3): each figure is the median of its runs.
 	this := write("this.txt", `goos: linux
 BenchmarkEvaluatePass10kRules/steady-2         	       3	 100000000 ns/op	        70.00 ch-cpu-ms/op	        50.00 go-cpu-ms/op
 BenchmarkEvaluatePass10kRules/steady_half_week_ago-2         	       3	 125000000 ns/op	        90.00 ch-cpu-ms/op	        54.00 go-cpu-ms/op
+BenchmarkEvaluatePass10kRules/steady-2         	       3	 300000000 ns/op	        99.00 ch-cpu-ms/op	        80.00 go-cpu-ms/op
+BenchmarkEvaluatePass10kRules/steady_half_week_ago-2         	       3	 110000000 ns/op	        80.00 ch-cpu-ms/op	        40.00 go-cpu-ms/op
+BenchmarkEvaluatePass10kRules/steady-2         	       3	 90000000 ns/op	        60.00 ch-cpu-ms/op	        45.00 go-cpu-ms/op
+BenchmarkEvaluatePass10kRules/steady_half_week_ago-2         	       3	 140000000 ns/op	        95.00 ch-cpu-ms/op	        60.00 go-cpu-ms/op
 PASS
 `)
 	base := write("base.txt", `BenchmarkEvaluatePass10kRules/steady-2 3 80000000 ns/op 70.00 ch-cpu-ms/op 50.00 go-cpu-ms/op
