@@ -170,24 +170,16 @@ func (s *inserts) putBlock(b *eventBlock) {
 func (db *Sink) sendBlock(ctx context.Context, id string, b *eventBlock) error {
 	query := "INSERT INTO " + db.db + ".events (" + EventColumns + ")"
 	settings := protoSettings(db.insertSettings())
-	for {
-		c, reused, err := db.ins.conns.Get(ctx)
-		if err != nil {
-			return wrapErr("insert events", err)
-		}
-		err = c.Insert(ctx, id, query+" FORMAT Native", settings, b.input, b.rows)
-		if err == nil {
-			db.ins.conns.Put(c)
-			if db.knobs.proveInsert != nil {
-				db.knobs.proveInsert(query, b.input, b.rows)
-			}
-			return nil
-		}
-		c.Close()
-		if !reused || !errors.Is(err, native.ErrBeforeData) || ctx.Err() != nil {
-			return wrapErr("insert events", err)
-		}
+	err := db.ins.conns.Run(ctx, func(c *native.Conn) error {
+		return c.Insert(ctx, id, query+" FORMAT Native", settings, b.input, b.rows)
+	}, func(err error) bool { return errors.Is(err, native.ErrBeforeData) })
+	if err != nil {
+		return wrapErr("insert events", err)
 	}
+	if db.knobs.proveInsert != nil {
+		db.knobs.proveInsert(query, b.input, b.rows)
+	}
+	return nil
 }
 
 // protoSettings are settings as the query packet carries them.

@@ -14,6 +14,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/clickhouse/native"
 )
 
 // The span of ClickHouse's Date and DateTime (UInt32 seconds): literals are
@@ -142,12 +143,21 @@ func (db *core) query(ctx context.Context, op, q string, args []any, next func()
 	return db.queryOn(ctx, db.conn, op, q, args, next, totals...)
 }
 
+// readLimit is the setting that bounds a read on the server by
+// ReadTimeout (nil without one): the server stops the query
+// (TIMEOUT_EXCEEDED, answered as unavailable) instead of holding a
+// connection and a core.
+func (db *core) readLimit() clickhouse.Settings {
+	if secs := int(db.cfg.ReadTimeout / time.Second); secs > 0 {
+		return clickhouse.Settings{"max_execution_time": secs}
+	}
+	return nil
+}
+
 // queryOn is query on a given connection (one host of a cluster).
 func (db *core) queryOn(ctx context.Context, conn driver.Conn, op, q string, args []any, next func() []any, totals ...any) error {
-	if secs := int(db.cfg.ReadTimeout / time.Second); secs > 0 {
-		// The server stops the query (TIMEOUT_EXCEEDED, answered as
-		// unavailable) instead of holding a connection and a core.
-		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"max_execution_time": secs}))
+	if limit := db.readLimit(); limit != nil {
+		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(limit))
 	}
 	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
@@ -178,9 +188,8 @@ func (db *core) queryOn(ctx context.Context, conn driver.Conn, op, q string, arg
 // server dropped while idle is replaced, and the query sent again, when
 // it fails before any block.
 func (db *Reads) nativeQuery(ctx context.Context, op, q string, result chproto.Results, onBlock func(rows int) error) error {
-	var settings clickhouse.Settings
-	if secs := int(db.cfg.ReadTimeout / time.Second); secs > 0 {
-		settings = clickhouse.Settings{"max_execution_time": secs}
+	settings := db.readLimit()
+	if settings != nil {
 		if _, ok := ctx.Deadline(); !ok {
 			// A connection that stops answering does not hold the read
 			// past the server's own limit.
@@ -189,29 +198,23 @@ func (db *Reads) nativeQuery(ctx context.Context, op, q string, result chproto.R
 			defer cancel()
 		}
 	}
-	for {
-		c, reused, err := db.reads.Get(ctx)
-		if err != nil {
-			return wrapErr(op, err)
-		}
-		blocks := false
-		err = c.Query(ctx, "", q, protoSettings(settings), result, func(rows int) error {
+	blocks := false
+	err := db.reads.Run(ctx, func(c *native.Conn) error {
+		return c.Query(ctx, "", q, protoSettings(settings), result, func(rows int) error {
 			blocks = true
 			return onBlock(rows)
 		})
-		if err == nil {
-			db.reads.Put(c)
-			if db.knobs.proveQuery != nil {
-				db.knobs.proveQuery(ctx, q)
-			}
-			return nil
-		}
-		c.Close()
+	}, func(err error) bool {
 		var ex *clickhouse.Exception
-		if !reused || blocks || ctx.Err() != nil || errors.As(err, &ex) {
-			return wrapErr(op, err)
-		}
+		return !blocks && !errors.As(err, &ex)
+	})
+	if err != nil {
+		return wrapErr(op, err)
 	}
+	if db.knobs.proveQuery != nil {
+		db.knobs.proveQuery(ctx, q)
+	}
+	return nil
 }
 
 // appendRow grows *s by one zero element and returns a pointer to it, for

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// ErrClosed is Get's error once the pool is closed: a closed store reads
+// ErrClosed is Run's error once the pool is closed: a closed store reads
 // and writes nothing, as the driver's closed pool.
 var ErrClosed = errors.New("native: connection pool closed")
 
@@ -31,8 +31,30 @@ type idleConn struct {
 	since time.Time
 }
 
-// Get returns an idle connection (reused true) or dials one.
-func (p *Pool) Get(ctx context.Context) (c *Conn, reused bool, err error) {
+// Run runs fn on an idle connection or a new one, keeps the connection
+// for the next Run when fn succeeds and closes it when fn fails. When fn
+// fails on an idle connection (the server may have dropped it) and again
+// says the failure left nothing done on the server, fn runs again on
+// another connection.
+func (p *Pool) Run(ctx context.Context, fn func(*Conn) error, again func(error) bool) error {
+	for {
+		c, reused, err := p.get(ctx)
+		if err != nil {
+			return err
+		}
+		if err = fn(c); err == nil {
+			p.put(c)
+			return nil
+		}
+		c.Close()
+		if !reused || ctx.Err() != nil || !again(err) {
+			return err
+		}
+	}
+}
+
+// get returns an idle connection (reused true) or dials one.
+func (p *Pool) get(ctx context.Context) (c *Conn, reused bool, err error) {
 	maxIdle := p.MaxIdleTime
 	if maxIdle <= 0 {
 		maxIdle = time.Minute
@@ -59,9 +81,9 @@ func (p *Pool) Get(ctx context.Context) (c *Conn, reused bool, err error) {
 	return c, false, err
 }
 
-// Put keeps c, whose last query or insert succeeded, for the next one, or
+// put keeps c, whose last query or insert succeeded, for the next one, or
 // closes it when MaxIdle are kept already or the pool is closed.
-func (p *Pool) Put(c *Conn) {
+func (p *Pool) put(c *Conn) {
 	keep := p.MaxIdle
 	if keep <= 0 {
 		keep = 2
@@ -75,7 +97,7 @@ func (p *Pool) Put(c *Conn) {
 	c.Close()
 }
 
-// Close closes the idle connections; Get fails from then on.
+// Close closes the idle connections; Run fails from then on.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestPoolClosedRefuses checks that a closed pool dials nothing: Get
+// TestPoolClosedRefuses checks that a closed pool dials nothing: Run
 // fails with ErrClosed even with a listening address, and a connection
 // put back after Close is closed, not kept.
 func TestPoolClosedRefuses(t *testing.T) {
@@ -18,12 +18,13 @@ func TestPoolClosedRefuses(t *testing.T) {
 	defer ln.Close()
 	p := &Pool{Options: Options{Addrs: []string{ln.Addr().String()}}}
 	p.Close()
-	if c, _, err := p.Get(context.Background()); !errors.Is(err, ErrClosed) || c != nil {
-		t.Fatalf("Get after Close: %v, %v; want ErrClosed", c, err)
+	ran := false
+	if err := p.Run(context.Background(), func(*Conn) error { ran = true; return nil }, nil); !errors.Is(err, ErrClosed) || ran {
+		t.Fatalf("Run after Close: %v (ran %v); want ErrClosed", err, ran)
 	}
 	client, server := net.Pipe()
 	defer server.Close()
-	p.Put(&Conn{conn: client})
+	p.put(&Conn{conn: client})
 	if n := p.BreakIdle(); n != 0 {
 		t.Fatalf("%d idle connections kept after Close", n)
 	}
