@@ -292,8 +292,8 @@ func (s summary) goBench(gobench, gobase string) error {
 			goal, verdict = "<= 1 s", pass(r.perOp <= time.Second)
 		}
 		value := r.perOp.Round(time.Microsecond).String()
-		if b, ok := goBenchOf(base, r.name); ok && b > 0 {
-			value += fmt.Sprintf(" (%.2fx base)", float64(r.perOp)/float64(b))
+		if b, ok := benchNamed(base, r.name); ok && b.perOp > 0 {
+			value += fmt.Sprintf(" (%.2fx base)", float64(r.perOp)/float64(b.perOp))
 		}
 		s.line(r.name, value, goal, verdict)
 	}
@@ -306,20 +306,15 @@ func (s summary) goBench(gobench, gobase string) error {
 // which the machine's load moves far less), beside the baseline's.
 func (s summary) weekAgoRatios(results, base []goBenchResult) {
 	const steadyName, weekAgoName = "BenchmarkEvaluatePass10kRules/steady", "BenchmarkEvaluatePass10kRules/steady_half_week_ago"
-	ratio := func(rs []goBenchResult, cpu bool) float64 {
-		var st, wa float64
-		for _, r := range rs {
-			v := float64(r.perOp)
-			if cpu {
-				v = r.metrics["go-cpu-ms/op"] + r.metrics["ch-cpu-ms/op"]
-			}
-			switch r.name {
-			case steadyName:
-				st = v
-			case weekAgoName:
-				wa = v
-			}
+	value := func(rs []goBenchResult, name string, cpu bool) float64 {
+		r, _ := benchNamed(rs, name) // the zero result if absent: no ratio
+		if cpu {
+			return r.metrics["go-cpu-ms/op"] + r.metrics["ch-cpu-ms/op"]
 		}
+		return float64(r.perOp)
+	}
+	ratio := func(rs []goBenchResult, cpu bool) float64 {
+		st, wa := value(rs, steadyName, cpu), value(rs, weekAgoName, cpu)
 		if st <= 0 || wa <= 0 {
 			return 0
 		}
@@ -341,14 +336,15 @@ func (s summary) weekAgoRatios(results, base []goBenchResult) {
 	}
 }
 
-// goBenchOf is the time per operation of the benchmark named name in rs.
-func goBenchOf(rs []goBenchResult, name string) (time.Duration, bool) {
+// benchNamed is the result of the benchmark named name in rs (the zero
+// result if none).
+func benchNamed(rs []goBenchResult, name string) (goBenchResult, bool) {
 	for _, r := range rs {
 		if r.name == name {
-			return r.perOp, true
+			return r, true
 		}
 	}
-	return 0, false
+	return goBenchResult{}, false
 }
 
 // printIngestGoals prints the ingest goals of docs/benchmarks.md beside the
