@@ -131,7 +131,9 @@ func (d *Dedup) reserve(k uint64, at uint32, flags uint8) (accepted, unverified 
 // once for the ids it holds rather than once an id: accepted[i] and
 // unverified[i] answer for ids[i] (the slices must be as long as ids).
 // Within a shard the ids go in their order, so a payload that repeats an
-// id accepts its first copy, as with Admit.
+// id accepts its first copy, as with Admit. Only a false "maybe" of the
+// filter may differ, since other shards' evictions reach the filter in
+// another order; a true one (the id itself was evicted) cannot.
 func (d *Dedup) AdmitAll(mcpID string, ids []string, now time.Time, accepted, unverified []bool) {
 	sc := admitScratch.Get().(*admitOrder)
 	defer admitScratch.Put(sc)
