@@ -51,6 +51,16 @@ type Item struct {
 	ProtocolVersion string            `json:"protocol_version,omitempty"`
 	UserID          string            `json:"user_id,omitempty"`
 	Attributes      map[string]string `json:"attributes,omitempty"`
+	// ErrorKind is why an error item failed, one of ErrorKinds
+	// (errorkind.go); empty on success, and derived by the service when an
+	// error item comes without one.
+	ErrorKind string `json:"error_kind,omitempty"`
+	// ResponseBytes is the size of the serialized result, when known.
+	ResponseBytes *int64 `json:"response_bytes,omitempty"`
+	// ArgsHash is the SDK's keyed hash of the call's canonical arguments
+	// (at most MaxArgsHashLen characters); the same tool and hash twice in
+	// a row in a session is a repeat.
+	ArgsHash string `json:"args_hash,omitempty"`
 }
 
 // Normalize applies the defaults and the rules that repair rather than
@@ -112,6 +122,15 @@ func (it *Item) Validate(now time.Time) bool {
 		if !lenBetween(s, 0, MaxShortStringLen) {
 			return false
 		}
+	}
+	if it.ErrorKind != "" && !ValidErrorKind(it.ErrorKind) {
+		return false
+	}
+	if it.ResponseBytes != nil && (*it.ResponseBytes < 0 || *it.ResponseBytes > MaxResponseBytes) {
+		return false
+	}
+	if !lenBetween(it.ArgsHash, 0, MaxArgsHashLen) {
+		return false
 	}
 	return len(it.Attributes) <= MaxAttributes
 }
