@@ -296,6 +296,7 @@ func mapPoint(p *metricspb.HistogramDataPoint, resource []*commonpb.KeyValue, re
 		Attributes:      copyAttributes(attrs, resource),
 	}
 	it.Normalize()
+	it.FillErrorKind() // from error.type alone: points carry no message
 	pc := PointCalls{Template: it}
 	if count == 0 {
 		return pc, true
