@@ -69,7 +69,10 @@ func (it *Item) FillErrorKind() {
 //     cancellation or abort cancelled, an authentication or authorization
 //     failure auth; any other class or type name (RuntimeError,
 //     *errors.errorString) is an exception the handler threw.
-//  7. No type (or OTLP's "_OTHER", a span with an error status only): a
+//  7. No type (or OTLP's "_OTHER", a span with an error status only), or
+//     only the class of a JSON-RPC error answer (McpError, MCPError,
+//     ProtocolError: a client-side instrumentation saw the server's error
+//     but not its code): a
 //     message "context canceled", "context deadline exceeded" or "... timed
 //     out" tells cancelled or timeout; otherwise other.
 func DeriveErrorKind(method, errorType, message string) string {
@@ -115,7 +118,7 @@ func DeriveErrorKind(method, errorType, message string) string {
 	if n, err := strconv.Atoi(typ); err == nil {
 		return httpStatusKind(n)
 	}
-	if typ == "" || typ == "_OTHER" {
+	if typ == "" || typ == "_OTHER" || protocolErrorClass(typ) {
 		return messageKind(msg)
 	}
 	if k := typeNameKind(typ); k != "" {
@@ -236,4 +239,15 @@ func messageKind(msg string) string {
 		return ErrorKindCancelled
 	}
 	return ErrorKindOther
+}
+
+// protocolErrorClass reports whether typ is the official SDKs' class of a
+// JSON-RPC error answer, which says that the server answered an error but
+// not why.
+func protocolErrorClass(typ string) bool {
+	switch strings.ToLower(typ) {
+	case "mcperror", "mcp.shared.exceptions.mcperror", "protocolerror":
+		return true
+	}
+	return false
 }

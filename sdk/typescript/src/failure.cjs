@@ -80,8 +80,26 @@ function errorKind(method, errorType, message) {
     return CODE_KINDS.get(code) ?? "other";
   }
   if (typ === "tool_error") return msg.startsWith("Error executing tool ") ? "exception" : "tool_error";
-  if (typ === "" || typ === "_OTHER") return "other";
+  if (/^-?\d+$/.test(typ)) return httpStatusKind(Number(typ));
+  if (typ === "" || typ === "_OTHER" || ["mcperror", "mcp.shared.exceptions.mcperror", "protocolerror"].includes(typ.toLowerCase())) {
+    return messageKind(msg);
+  }
   return typeNameKind(typ) ?? (ERROR_KINDS.includes(typ) ? typ : "exception");
+}
+
+function httpStatusKind(n) {
+  if (n === 401 || n === 403) return "auth";
+  if (n === 408 || n === 504) return "timeout";
+  if (n === 499) return "cancelled";
+  return n >= 500 && n <= 599 ? "internal" : "other";
+}
+
+// messageKind is the kind a failure without a type says in its message.
+function messageKind(msg) {
+  const m = msg.toLowerCase();
+  if (m.includes("context deadline exceeded") || m.includes("timed out")) return "timeout";
+  if (m.includes("context canceled") || m.includes("request cancelled")) return "cancelled";
+  return "other";
 }
 
 function jsonrpcCode(s) {
