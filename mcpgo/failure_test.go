@@ -1,0 +1,190 @@
+package mcpgo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/client"
+	"github.com/mcpscope/telemetry/mcpgo"
+	"github.com/mcpscope/telemetry/mcpgo/internal/scenario"
+)
+
+// big is big_report's answer: 100 KB.
+var big = strings.Repeat("x", 100*1024)
+
+// newWeatherServer builds the agent-failure server of go-sdk: a tool with
+// a schema (city, days 1..7), one whose handler returns an error, one that
+// answers isError, one with a 100 KB answer.
+func newWeatherServer(t *testing.T, in *scenario.Ingest) (*mcp.Server, *mcpgo.Telemetry) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "3.0.0"}, nil)
+	type forecastIn struct {
+		City string `json:"city"`
+		Days int    `json:"days"`
+	}
+	schema := &jsonschema.Schema{
+		Type:     "object",
+		Required: []string{"city", "days"},
+		Properties: map[string]*jsonschema.Schema{
+			"city": {Type: "string"},
+			"days": {Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(7.0)},
+		},
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "get_forecast", InputSchema: schema}, func(_ context.Context, _ *mcp.CallToolRequest, in forecastIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sun in " + in.City}}}, nil, nil
+	})
+	mcp.AddTool(server, &mcp.Tool{Name: "explode"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, errors.New("weather backend exploded")
+	})
+	mcp.AddTool(server, &mcp.Tool{Name: "refuse"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no data for that region"}}}, nil, nil
+	})
+	mcp.AddTool(server, &mcp.Tool{Name: "big_report"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil, nil
+	})
+	tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: in.URL, Key: "ik_test", FlushInterval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return server, tel
+}
+
+// A real go-sdk server and client: a misspelled tool, arguments the schema
+// refuses (a wrong type, a number over the maximum), a handler that
+// returns an error, an isError result, a 100 KB answer and the same call
+// five times, under both protocols. Every tools/call item is checked.
+func TestAgentFailures(t *testing.T) {
+	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(protocol, func(t *testing.T) {
+			in := scenario.NewIngest(t)
+			server, tel := newWeatherServer(t, in)
+			ctx := context.Background()
+			st, ct := mcp.NewInMemoryTransports()
+			if _, err := server.Connect(ctx, st, nil); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var results []*mcp.CallToolResult
+			call := func(name string, args any) {
+				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+				if err != nil {
+					r = nil // a JSON-RPC error answer
+				}
+				results = append(results, r)
+			}
+			loop := map[string]any{"city": "Paris", "days": 3}
+			call("get_forcast", loop)
+			call("get_forecast", map[string]any{"city": "Atlantis-7f3a", "days": "seven"})
+			call("get_forecast", map[string]any{"city": "Atlantis-7f3a", "days": 99})
+			call("explode", map[string]any{})
+			call("refuse", map[string]any{})
+			call("big_report", map[string]any{})
+			for range 5 {
+				call("get_forecast", loop)
+			}
+			call("get_forecast", json.RawMessage(`{"days":3,"city":"Paris"}`)) // the same, keys in another order
+			call("get_forecast", map[string]any{"city": "Lyon", "days": 3})
+			_ = cs.Close()
+			var calls []analytics.Item
+			for _, it := range scenario.Close(t, tel, in) {
+				if it.Method == "tools/call" {
+					calls = append(calls, it)
+				}
+			}
+			if len(calls) != 13 {
+				t.Fatalf("%d tools/call items, want 13", len(calls))
+			}
+			// The size of the result as the handler returned it: under
+			// 2026-07-28 the SDK adds its serverInfo _meta after the
+			// middleware has run.
+			size := func(r *mcp.CallToolResult) int64 {
+				c := *r
+				if protocol == "2026-07-28" {
+					c.Meta = nil
+				}
+				b, err := json.Marshal(&c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return int64(len(b))
+			}
+			hex32 := regexp.MustCompile(`^[0-9a-f]{32}$`)
+			type want struct {
+				name, status, kind, message string
+				size                        int64 // -1: none
+			}
+			wants := []want{
+				{"get_forcast", "error", "unknown_tool", `unknown tool "get_forcast"`, -1},
+				{"get_forecast", "error", "invalid_params", "", size(results[1])},
+				{"get_forecast", "error", "invalid_params", "", size(results[2])},
+				{"explode", "error", "exception", "weather backend exploded", size(results[3])},
+				{"refuse", "error", "tool_error", "no data for that region", size(results[4])},
+				{"big_report", "ok", "", "", size(results[5])},
+			}
+			for i := 6; i <= 12; i++ {
+				wants = append(wants, want{"get_forecast", "ok", "", "", size(results[i])})
+			}
+			for i, w := range wants {
+				it := calls[i]
+				got := -1
+				if it.ResponseBytes != nil {
+					got = int(*it.ResponseBytes)
+				}
+				if it.Name != w.name || it.Status != w.status || it.ErrorKind != w.kind || int64(got) != w.size ||
+					(w.message != "" && it.ErrorMessage != w.message) || !hex32.MatchString(it.ArgsHash) {
+					t.Errorf("call %d: %s %s kind %q size %d hash %q message %q; want %+v", i, it.Name, it.Status, it.ErrorKind, got, it.ArgsHash, it.ErrorMessage, w)
+				}
+			}
+			if *calls[5].ResponseBytes <= 100*1024 {
+				t.Errorf("big answer %d bytes", *calls[5].ResponseBytes)
+			}
+			// The refusals say which property and rule, never the values.
+			for i, rule := range map[int]string{1: `type: <value> has type "string", want "integer"`, 2: "maximum: <value> is greater than 7"} {
+				m := calls[i].ErrorMessage
+				if !strings.Contains(m, `validating "arguments"`) || !strings.Contains(m, "days") || !strings.Contains(m, rule) ||
+					strings.Contains(m, "seven") || strings.Contains(m, "99") || strings.Contains(m, "Atlantis") {
+					t.Errorf("refusal %d: %q", i, m)
+				}
+			}
+			// Loops: the same arguments hash equal (key order does not
+			// count), other ones differ; no value is sent.
+			h := calls[6].ArgsHash
+			for i := 6; i <= 11; i++ {
+				if calls[i].ArgsHash != h {
+					t.Errorf("call %d: args_hash %s, want %s", i, calls[i].ArgsHash, h)
+				}
+			}
+			if calls[0].ArgsHash != h || calls[12].ArgsHash == h || calls[1].ArgsHash == calls[2].ArgsHash || calls[3].ArgsHash != calls[4].ArgsHash {
+				t.Errorf("args_hash: %v", []string{calls[0].ArgsHash, calls[1].ArgsHash, calls[2].ArgsHash, calls[12].ArgsHash})
+			}
+			wire, _ := json.Marshal(calls)
+			for _, v := range []string{"Paris", "Lyon", "Atlantis", "seven"} {
+				if strings.Contains(string(wire), v) {
+					t.Errorf("argument value %q sent", v)
+				}
+			}
+		})
+	}
+}
+
+// ArgsHash is keyed: another key, another hash; the same key and
+// arguments in any key order, the same hash.
+func TestArgsHashKeyed(t *testing.T) {
+	a := mcpgo.ArgsHash([]byte("k1"), json.RawMessage(`{"b":1,"a":[1,{"d":true,"c":null}]}`))
+	if a != mcpgo.ArgsHash([]byte("k1"), json.RawMessage(`{"a":[1,{"c":null,"d":true}],"b":1}`)) ||
+		a == mcpgo.ArgsHash([]byte("k2"), json.RawMessage(`{"b":1,"a":[1,{"d":true,"c":null}]}`)) ||
+		mcpgo.ArgsHash(nil, nil) != mcpgo.ArgsHash(nil, json.RawMessage(`{}`)) || len(a) != mcpgo.ArgsHashLen {
+		t.Errorf("hash %s", a)
+	}
+}
