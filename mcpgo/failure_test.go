@@ -50,6 +50,12 @@ func newWeatherServer(t *testing.T, in *scenario.Ingest) (*mcp.Server, *mcpgo.Te
 	mcp.AddTool(server, &mcp.Tool{Name: "big_report"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil, nil
 	})
+	server.AddPrompt(&mcp.Prompt{Name: "summary"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize"}}}}, nil
+	})
+	server.AddResource(&mcp.Resource{URI: "weather://stations", Name: "stations"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "PAR LYS"}}}, nil
+	})
 	tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: in.URL, Key: "ik_test", FlushInterval: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,12 +101,26 @@ func TestAgentFailures(t *testing.T) {
 			}
 			call("get_forecast", json.RawMessage(`{"days":3,"city":"Paris"}`)) // the same, keys in another order
 			call("get_forecast", map[string]any{"city": "Lyon", "days": 3})
+			// A prompt and a resource the server does not have.
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "sumary"}); err == nil {
+				t.Fatal("prompt sumary")
+			}
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weather://station"}); err == nil {
+				t.Fatal("resource weather://station")
+			}
 			_ = cs.Close()
-			var calls []analytics.Item
+			var calls, misses []analytics.Item
 			for _, it := range scenario.Close(t, tel, in) {
-				if it.Method == "tools/call" {
+				switch it.Method {
+				case "tools/call":
 					calls = append(calls, it)
+				case "prompts/get", "resources/read":
+					misses = append(misses, it)
 				}
+			}
+			if len(misses) != 2 || misses[0].Name != "sumary" || misses[1].Name != "weather://station" ||
+				misses[0].ErrorKind != analytics.ErrorKindUnknownTool || misses[1].ErrorKind != analytics.ErrorKindUnknownTool {
+				t.Errorf("misses %+v, want prompts/get sumary and resources/read weather://station as unknown_tool", misses)
 			}
 			if len(calls) != 13 {
 				t.Fatalf("%d tools/call items, want 13", len(calls))

@@ -18,7 +18,7 @@ import { toNodeHandler } from "@modelcontextprotocol/node";
 import { Client as Client2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import { instrument } from "../src/index.js";
-import { BIG, LOOP, REFUSED, agentCalls, makeWeatherServer, receiver } from "./fixtures/agentfail.js";
+import { BIG, LOOP, REFUSED, agentCalls, agentMisses, makeWeatherServer, receiver } from "./fixtures/agentfail.js";
 
 const hex32 = /^[0-9a-f]{32}$/;
 const bytes = (result) => Buffer.byteLength(JSON.stringify(result));
@@ -65,6 +65,12 @@ function check(items, { unknownMessage, unknownBytes, refusedBytes, refuseBytes,
   assert.ok(!wire.includes(REFUSED.city) && !wire.includes('"Paris"') && !wire.includes("Lyon"), "no argument value on the wire");
   for (const it of items.filter((i) => i.status === "ok")) assert.equal(it.error_kind, undefined);
   for (const it of items.filter((i) => i.method !== "tools/call")) assert.equal(it.args_hash, undefined);
+  // A prompt and a resource the server does not have are unknown too.
+  const misses = items.filter((i) => i.method === "prompts/get" || i.method === "resources/read").map((i) => [i.method, i.name, i.status, i.error_kind]);
+  assert.deepEqual(misses, [
+    ["prompts/get", "sumary", "error", "unknown_tool"],
+    ["resources/read", "weather://station", "error", "unknown_tool"],
+  ]);
 }
 
 /** wireResults is a fetch for the client transport that keeps the
@@ -101,6 +107,7 @@ test("v1 McpServer (@modelcontextprotocol/sdk 1.x): kinds, sizes, args_hash", as
   const client = new Client1({ name: "agent", version: "1.0.0" });
   await client.connect(ct);
   const results = await agentCalls(client);
+  await agentMisses(client);
   await client.close();
   await telemetry.flush();
   await rx.close();
@@ -131,6 +138,7 @@ test("v2 McpServer (@modelcontextprotocol/server 2.x), stateless HTTP: kinds, si
   const wire = wireResults();
   await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${http.address().port}/mcp`), { fetch: wire.fetch }));
   await agentCalls(client);
+  await agentMisses(client);
   // The sizes are of the results as the server sent them (2026-07-28
   // results carry resultType, which the client's answer leaves out).
   const results = wire.calls;
