@@ -208,3 +208,55 @@ func TestArgsHashKeyed(t *testing.T) {
 		t.Errorf("hash %s", a)
 	}
 }
+
+// A call the client cancels: go-sdk cancels the handler's context, the
+// handler returns its error, and the item is of kind cancelled.
+func TestAgentCancels(t *testing.T) {
+	in := scenario.NewIngest(t)
+	server := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1.0.0"}, nil)
+	started := make(chan struct{})
+	mcp.AddTool(server, &mcp.Tool{Name: "slow_report"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: in.URL, Key: "ik_test", FlushInterval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-started
+		cancel()
+	}()
+	if _, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "slow_report", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("the cancelled call succeeded")
+	}
+	var call *analytics.Item
+	deadline := time.Now().Add(5 * time.Second)
+	for call == nil && time.Now().Before(deadline) {
+		_ = tel.Flush(ctx)
+		for _, it := range in.Items() {
+			if it.Method == "tools/call" {
+				call = &it
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cs.Close()
+	ss.Wait()
+	scenario.Close(t, tel, in)
+	if call == nil || call.Status != analytics.StatusError || call.ErrorKind != analytics.ErrorKindCancelled {
+		t.Fatalf("cancelled call recorded as %+v", call)
+	}
+}

@@ -188,3 +188,33 @@ test("v1 low-level Server: a throwing handler is an exception, an McpError is no
     ["prompts/list", "", "-32601", "method_not_found"],
   ]);
 });
+
+test("v1 McpServer: a call the client cancels is recorded, as cancelled", async () => {
+  const rx = await receiver(createServer, gunzipSync);
+  const server = new McpServer1({ name: "slow", version: "1.0.0" });
+  let started;
+  const running = new Promise((r) => (started = r));
+  server.registerTool("slow_report", { description: "never ends by itself" }, async (_args, extra) => {
+    started();
+    await new Promise((r) => extra.signal.addEventListener("abort", r));
+    return { content: [{ type: "text", text: "too late" }] };
+  });
+  const telemetry = instrument(server, { key: "ik_test_cancel", endpoint: rx.endpoint, flushIntervalMs: 600000 });
+  const [ct, st] = InMemoryTransport.createLinkedPair();
+  await server.connect(st);
+  const client = new Client1({ name: "agent", version: "1.0.0" });
+  await client.connect(ct);
+  const ac = new AbortController();
+  const pending = client.callTool({ name: "slow_report", arguments: {} }, undefined, { signal: ac.signal }).catch((e) => e);
+  await running;
+  ac.abort("the user gave up");
+  await pending;
+  await new Promise((r) => setTimeout(r, 50)); // the notification crosses the transport
+  await client.close();
+  await telemetry.flush();
+  await rx.close();
+  const it = rx.items.find((i) => i.method === "tools/call");
+  assert.deepEqual(pick(it), { name: "slow_report", status: "error", error_kind: "cancelled", error_message: "the user gave up" });
+  assert.equal(it.error_type, "cancelled");
+  assert.equal(rx.items.filter((i) => i.method === "tools/call").length, 1, "recorded once");
+});
