@@ -19,8 +19,8 @@ func TestEmitterFixturesFailureFields(t *testing.T) {
 		"aws-distro.json": {
 			{"tools/call", "search_books", "", "15", dune}, // gen_ai.tool.call.result {"content": []}
 			{"tools/call", "search_books", "tool_error", "", dune},
-			{"tools/call", "search_books", "exception", "", dune},      // ValueError
-			{"tools/call", "nope", "unknown_tool", "", dune},           // McpError -32602 "Unknown tool: nope"
+			{"tools/call", "search_books", "exception", "", dune}, // ValueError
+			{"tools/call", "nope", "unknown_tool", "", dune},      // McpError -32602 "Unknown tool: nope"
 			{"resources/read", "file:///catalog.json", "", "", ""},
 			{"prompts/get", "review", "", "", ""},
 		},
