@@ -3,65 +3,19 @@ package mcpgo_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/client"
+	"github.com/mcpscope/telemetry/internal/testkit/weather"
 	"github.com/mcpscope/telemetry/mcpgo"
 	"github.com/mcpscope/telemetry/mcpgo/internal/scenario"
 )
-
-// big is big_report's answer: 100 KB.
-var big = strings.Repeat("x", 100*1024)
-
-// newWeatherServer builds the agent-failure server of go-sdk: a tool with
-// a schema (city, days 1..7), one whose handler returns an error, one that
-// answers isError, one with a 100 KB answer.
-func newWeatherServer(t *testing.T, in *scenario.Ingest) (*mcp.Server, *mcpgo.Telemetry) {
-	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "3.0.0"}, nil)
-	type forecastIn struct {
-		City string `json:"city"`
-		Days int    `json:"days"`
-	}
-	schema := &jsonschema.Schema{
-		Type:     "object",
-		Required: []string{"city", "days"},
-		Properties: map[string]*jsonschema.Schema{
-			"city": {Type: "string"},
-			"days": {Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(7.0)},
-		},
-	}
-	mcp.AddTool(server, &mcp.Tool{Name: "get_forecast", InputSchema: schema}, func(_ context.Context, _ *mcp.CallToolRequest, in forecastIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sun in " + in.City}}}, nil, nil
-	})
-	mcp.AddTool(server, &mcp.Tool{Name: "explode"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return nil, nil, errors.New("weather backend exploded")
-	})
-	mcp.AddTool(server, &mcp.Tool{Name: "refuse"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no data for that region"}}}, nil, nil
-	})
-	mcp.AddTool(server, &mcp.Tool{Name: "big_report"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil, nil
-	})
-	server.AddPrompt(&mcp.Prompt{Name: "summary"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize"}}}}, nil
-	})
-	server.AddResource(&mcp.Resource{URI: "weather://stations", Name: "stations"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "PAR LYS"}}}, nil
-	})
-	tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: in.URL, Key: "ik_test", FlushInterval: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return server, tel
-}
 
 // A real go-sdk server and client: a misspelled tool, arguments the schema
 // refuses (a wrong type, a number over the maximum), a handler that
@@ -71,7 +25,11 @@ func TestAgentFailures(t *testing.T) {
 	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(protocol, func(t *testing.T) {
 			in := scenario.NewIngest(t)
-			server, tel := newWeatherServer(t, in)
+			server := weather.NewServer()
+			tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: in.URL, Key: "ik_test", FlushInterval: time.Hour}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			ctx := context.Background()
 			st, ct := mcp.NewInMemoryTransports()
 			if _, err := server.Connect(ctx, st, nil); err != nil {
@@ -81,32 +39,9 @@ func TestAgentFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var results []*mcp.CallToolResult
-			call := func(name string, args any) {
-				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-				if err != nil {
-					r = nil // a JSON-RPC error answer
-				}
-				results = append(results, r)
-			}
-			loop := map[string]any{"city": "Paris", "days": 3}
-			call("get_forcast", loop)
-			call("get_forecast", map[string]any{"city": "Atlantis-7f3a", "days": "seven"})
-			call("get_forecast", map[string]any{"city": "Atlantis-7f3a", "days": 99})
-			call("explode", map[string]any{})
-			call("refuse", map[string]any{})
-			call("big_report", map[string]any{})
-			for range 5 {
-				call("get_forecast", loop)
-			}
-			call("get_forecast", json.RawMessage(`{"days":3,"city":"Paris"}`)) // the same, keys in another order
-			call("get_forecast", map[string]any{"city": "Lyon", "days": 3})
-			// A prompt and a resource the server does not have.
-			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "sumary"}); err == nil {
-				t.Fatal("prompt sumary")
-			}
-			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weather://station"}); err == nil {
-				t.Fatal("resource weather://station")
+			results, err := weather.Run(ctx, cs)
+			if err != nil {
+				t.Fatal(err)
 			}
 			_ = cs.Close()
 			var calls, misses []analytics.Item
@@ -166,7 +101,7 @@ func TestAgentFailures(t *testing.T) {
 					t.Errorf("call %d: %s %s kind %q size %d hash %q message %q; want %+v", i, it.Name, it.Status, it.ErrorKind, got, it.ArgsHash, it.ErrorMessage, w)
 				}
 			}
-			if *calls[5].ResponseBytes <= 100*1024 {
+			if *calls[5].ResponseBytes <= int64(len(weather.Big)) {
 				t.Errorf("big answer %d bytes", *calls[5].ResponseBytes)
 			}
 			// The refusals say which property and rule, never the values.

@@ -11,18 +11,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpscope/telemetry/client"
 	"github.com/mcpscope/telemetry/internal/testkit/testenv"
+	"github.com/mcpscope/telemetry/internal/testkit/weather"
 	"github.com/mcpscope/telemetry/mcpgo"
 )
 
 // TestAgentFailuresReadBack (issue 39) drives a go-sdk server instrumented
-// by mcpgo from the go-sdk client through the agent-failure script (a
-// misspelled tool, two refused calls, a handler error, an isError result, a
-// 100 KB answer, the same call six times in a row) and reads it back from
+// by mcpgo from the go-sdk client through the agent-failure script
+// (internal/testkit/weather: a misspelled tool, two refused calls, a
+// handler error, an isError result, a 100 KB answer, the same call six
+// times in a row, a missing prompt and resource) and reads it back from
 // the service through the fields the issue pins: unknown-tools with the
 // closest name and client, tool detail error_kinds and response_bytes_*,
 // overview unknown_tool_calls and repeated_calls, and the timeline's
@@ -36,27 +37,7 @@ func TestAgentFailuresReadBack(t *testing.T) {
 		t.Skip("the service has no GET /v1/mcps/{id}/unknown-tools yet: issue 39's reads (branch h39api) are not merged")
 	}
 	ctx := context.Background()
-	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "3.0.0"}, nil)
-	schema := &jsonschema.Schema{Type: "object", Required: []string{"city", "days"}, Properties: map[string]*jsonschema.Schema{
-		"city": {Type: "string"}, "days": {Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(7.0)},
-	}}
-	type forecastIn struct {
-		City string `json:"city"`
-		Days int    `json:"days"`
-	}
-	mcp.AddTool(server, &mcp.Tool{Name: "get_forecast", InputSchema: schema}, func(_ context.Context, _ *mcp.CallToolRequest, in forecastIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sun in " + in.City}}}, nil, nil
-	})
-	mcp.AddTool(server, &mcp.Tool{Name: "explode"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return nil, nil, errors.New("weather backend exploded")
-	})
-	mcp.AddTool(server, &mcp.Tool{Name: "refuse"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no data for that region"}}}, nil, nil
-	})
-	bigText := strings.Repeat("x", 100*1024)
-	mcp.AddTool(server, &mcp.Tool{Name: "big_report"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: bigText}}}, nil, nil
-	})
+	server := weather.NewServer()
 	tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: base, Key: key, FlushInterval: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -70,47 +51,38 @@ func TestAgentFailuresReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bigBytes int64
-	call := func(name string, args any) {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err == nil && name == "big_report" {
-			b, _ := json.Marshal(r)
-			bigBytes = int64(len(b))
-		}
-	}
-	if _, err := cs.ListTools(ctx, nil); err != nil { // the inventory the closest name is taken from
+	results, err := weather.Run(ctx, cs) // tools/list first: the inventory the closest name is taken from
+	if err != nil {
 		t.Fatal(err)
 	}
-	loop := map[string]any{"city": "Paris", "days": 3}
-	call("get_forcast", loop)
-	call("get_forecast", map[string]any{"city": "Atlantis", "days": "seven"})
-	call("get_forecast", map[string]any{"city": "Atlantis", "days": 99})
-	call("explode", map[string]any{})
-	call("refuse", map[string]any{})
-	call("big_report", map[string]any{})
-	for range 6 {
-		call("get_forecast", loop)
-	}
+	b, _ := json.Marshal(results[5])
+	bigBytes := len(b)
 	_ = cs.Close()
 	ss.Wait()
 	if err := tel.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	const repeats = 5 // the 2nd to 6th of the six same calls
+	// initialize, tools/list, 13 tools/call, the prompt and resource misses
+	const calls, repeats = 17, 5
+	const unknown = 3 // get_forcast, the prompt sumary, the resource weather://station
 
 	eventually(t, 30*time.Second, func() error {
 		o := a.must(200, "GET", "/v1/mcps/"+mcpID+"/overview", token, nil)
-		if num(o["calls"]) != 14 || num(o["unknown_tool_calls"]) != 1 || num(o["repeated_calls"]) != repeats {
-			return fmt.Errorf("overview calls %v unknown_tool_calls %v repeated_calls %v; want 14, 1, %d", o["calls"], o["unknown_tool_calls"], o["repeated_calls"], repeats)
+		if num(o["calls"]) != calls || num(o["unknown_tool_calls"]) != unknown || num(o["repeated_calls"]) != repeats {
+			return fmt.Errorf("overview calls %v unknown_tool_calls %v repeated_calls %v; want %d, %d, %d", o["calls"], o["unknown_tool_calls"], o["repeated_calls"], calls, unknown, repeats)
 		}
 		return nil
 	})
 	eventually(t, 30*time.Second, func() error {
-		u := a.must(200, "GET", "/v1/mcps/"+mcpID+"/unknown-tools", token, nil)["items"].([]any)
-		if len(u) != 1 {
-			return fmt.Errorf("unknown tools %v", u)
+		var m map[string]any
+		for _, it := range a.must(200, "GET", "/v1/mcps/"+mcpID+"/unknown-tools", token, nil)["items"].([]any) {
+			if it.(map[string]any)["name"] == "get_forcast" {
+				m = it.(map[string]any)
+			}
 		}
-		m := u[0].(map[string]any)
+		if m == nil {
+			return errors.New("get_forcast is not among the unknown tools")
+		}
 		clients, _ := m["clients"].([]any)
 		if m["name"] != "get_forcast" || num(m["calls"]) != 1 || num(m["sessions"]) != 1 || m["closest"] != "get_forecast" ||
 			len(clients) != 1 || clients[0].(map[string]any)["client_name"] != "agent" || num(clients[0].(map[string]any)["calls"]) != 1 {
@@ -153,7 +125,7 @@ func TestAgentFailuresReadBack(t *testing.T) {
 			rep = append(rep, fmt.Sprint(num(m["repeat"])))
 		}
 	}
-	if got := strings.Join(rep, " "); got != "0 0 0 0 0 0 0 1 2 3 4 5" {
+	if got := strings.Join(rep, " "); got != "0 0 0 0 0 0 0 1 2 3 4 5 0" {
 		t.Errorf("timeline repeats %s", got)
 	}
 }
