@@ -264,6 +264,9 @@ func (t *Telemetry) reportInventory(res *mcp.ListToolsResult, serverVersion, pro
 			continue
 		}
 		it := client.InventoryTool{Name: tool.Name, SchemaHash: client.SchemaHash(part)}
+		if b, err := json.Marshal(tool); err == nil {
+			it.DefinitionBytes = int64(len(b))
+		}
 		if t.inventorySchemas {
 			it.Schema = client.CanonicalJSON(part)
 		}

@@ -421,6 +421,7 @@ class Inventory {
           .map((t) => ({
             name: t.name,
             schema_hash: toolSchemaHash(t),
+            definition_bytes: Buffer.byteLength(JSON.stringify(t)), // what an agent pays for the tool in context
             ...(this.withSchemas ? { schema: pick(t, ["description", "inputSchema", "annotations"]) } : {}),
           })),
       };
