@@ -21,6 +21,13 @@ type Due struct {
 	To string
 	// Broken: the team channel's webhook was revoked and not reconnected.
 	Broken bool
+	// Undecryptable: the sealed webhook URL could not be opened (another
+	// key, a restored or damaged row); this delivery fails alone.
+	Undecryptable bool
+	// NotMember: the recipient no longer belongs to the account.
+	NotMember bool
+	// Unverified: the recipient's email address is not verified.
+	Unverified bool
 	// Attempts counts the attempts of this round (since it was queued or
 	// retried by an admin), not counting the one about to be made.
 	Attempts int
@@ -287,6 +294,15 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 	// happened must be recorded.
 	rctx := context.WithoutCancel(ctx)
 	switch {
+	case first.Undecryptable:
+		o.record(rctx, final(g, StatusFailed, ErrCodeUndecryptable))
+		return
+	case first.NotMember:
+		o.record(rctx, final(g, StatusFailed, ErrCodeNotMember))
+		return
+	case first.Unverified:
+		o.record(rctx, final(g, StatusFailed, ErrCodeUnverified))
+		return
 	case first.Broken:
 		o.record(rctx, final(g, StatusFailed, ErrCodeRevoked))
 		return
