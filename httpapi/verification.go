@@ -46,9 +46,9 @@ func (s *Server) verifyEmail(ctx context.Context, in *struct{ Body VerifyRequest
 }
 
 var resendVerificationOp = huma.Operation{
-	OperationID: "resend-verification",
-	Summary:     "Send a new verification link",
-	Description: "Mails a new verification link to your address (the older link stops working) and answers 202 at once; the message is sent in the background. At most one a minute per person (counting the one sent at signup or on an email change): sooner is 429 `rate_limited` with `Retry-After`. A verified address, or an installation without an SMTP server (where addresses need no verification and no email is sent), is 409 `conflict`.",
+	OperationID:   "resend-verification",
+	Summary:       "Send a new verification link",
+	Description:   "Mails a new verification link to your address (the older link stops working) and answers 202 at once; the message is sent in the background. At most one a minute per person (counting the one sent at signup or on an email change): sooner is 429 `rate_limited` with `Retry-After`. A verified address, or an installation without an SMTP server (where addresses need no verification and no email is sent), is 409 `conflict`.",
 	Tags:          []string{"Account"},
 	DefaultStatus: http.StatusAccepted,
 	Errors:        []int{http.StatusConflict, http.StatusTooManyRequests},
