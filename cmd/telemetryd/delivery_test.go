@@ -65,6 +65,7 @@ func startMailDev(t *testing.T, ca *chatstub.CA, user, pass string, extra ...str
 
 // mdEmail is the part of MailDev's email JSON the tests read.
 type mdEmail struct {
+	ID      string `json:"id"`
 	Subject string `json:"subject"`
 	Text    string `json:"text"`
 	HTML    string `json:"html"`
