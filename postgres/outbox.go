@@ -261,3 +261,22 @@ func (s *OutboxStore) RecordTest(ctx context.Context, accountID, channel string,
 	}
 	return wrap(err)
 }
+
+// EmailSpent implements alerting.OutboxStore (the partial index
+// deliveries_email_attempts_idx answers it).
+func (s *OutboxStore) EmailSpent(ctx context.Context, accountIDs []string, since time.Time) (map[string]alerting.EmailSpend, error) {
+	rows, err := s.db.Pool.Query(ctx, `SELECT account_id, count(*), min(last_attempt_at) FROM deliveries
+		WHERE channel = 'email' AND last_attempt_at IS NOT NULL AND last_attempt_at > $2 AND account_id = ANY($1)
+		GROUP BY account_id`, accountIDs, since)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	out := map[string]alerting.EmailSpend{}
+	var id string
+	var sp alerting.EmailSpend
+	_, err = pgx.ForEachRow(rows, []any{&id, &sp.Count, &sp.Oldest}, func() error {
+		out[id] = sp
+		return nil
+	})
+	return out, wrap(err)
+}

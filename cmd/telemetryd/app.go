@@ -337,9 +337,12 @@ func (m *Main) openAlerting() error {
 	outbox := postgres.NewOutboxStore(m.PG, box)
 	dc := m.Config.Alerting.Delivery
 	m.Outbox = &alerting.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,
-		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency}
+		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency,
+		EmailPerAccountHour: m.Config.Alerting.Email.MaxPerAccountHour}
 	if len(notifiers) > 0 {
-		m.Outbox.Metrics = jobmetrics.NewOutbox(m.Registry)
+		om := jobmetrics.NewOutbox(m.Registry)
+		om.EmailLimit(m.Config.Alerting.Email.MaxPerAccountHour)
+		m.Outbox.Metrics = om
 	}
 	m.Tester = &alerting.ChannelTester{Store: outbox, Notifiers: notifiers, Timeout: dc.Timeout, BaseURL: m.Config.Server.BaseURL}
 	m.Verification = &alerting.VerificationMailer{Store: postgres.NewVerificationService(m.PG), Notifier: notifiers[alerting.ChannelEmail],

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +117,64 @@ func TestLongNonASCIISubjectFolded(t *testing.T) {
 	}
 	if subjectLines < 5 {
 		t.Errorf("subject on %d lines, want it folded:\n%s", subjectLines, head)
+	}
+}
+
+// TestSendBudgets: an account's email beyond
+// alerting.email.max_per_account_hour waits, queued with a next attempt,
+// rather than being sent or lost, and /metrics shows the bound; channel
+// tests beyond a person's budget are 429 with Retry-After.
+func TestSendBudgets(t *testing.T) {
+	e := startDeliveryEnv(t, true, func(c *Config) { c.Alerting.Email.MaxPerAccountHour = 2 })
+	e.verify(t, e.email)
+	e.md.clear(t)
+	var rules []string
+	for i := range 3 {
+		rules = append(rules, e.fire(t, fmt.Sprintf("budget %d", i), "email"))
+	}
+	eventually(t, 15*time.Second, func() error {
+		sent, waiting := 0, 0
+		for _, r := range rules {
+			d := e.deliveries(t, r)["email"]
+			switch {
+			case d["status"] == "sent":
+				sent++
+			case d["status"] == "queued" && d["next_attempt_at"] != nil && num(d["attempts"]) == 0:
+				next, err := time.Parse(time.RFC3339Nano, d["next_attempt_at"].(string))
+				if err != nil || time.Until(next) < 50*time.Minute {
+					return fmt.Errorf("deferred delivery due at %v", d["next_attempt_at"])
+				}
+				waiting++
+			}
+		}
+		if sent != 2 || waiting != 1 {
+			return fmt.Errorf("%d sent, %d waiting; want 2 and 1", sent, waiting)
+		}
+		return nil
+	})
+	if mails, err := e.md.emails(); err != nil || len(mails) != 2 {
+		t.Errorf("%d emails, %v; want 2", len(mails), err)
+	}
+	m := scrape(t, e.a.base+"/metrics")
+	if m["telemetry_alert_email_max_per_account_hour"] != 2 || m[`telemetry_alert_deliveries_deferred_total{channel="email"}`] < 1 {
+		t.Errorf("budget metrics: limit %v, deferred %v", m["telemetry_alert_email_max_per_account_hour"],
+			m[`telemetry_alert_deliveries_deferred_total{channel="email"}`])
+	}
+
+	// Channel tests: 10 an hour per person.
+	for i := range 10 {
+		if r := e.a.must(200, "POST", "/v1/account/channels/slack/test", e.token, nil); r["status"] != "sent" {
+			t.Fatalf("test %d: %v", i, r)
+		}
+	}
+	req, _ := http.NewRequest("POST", e.a.base+"/v1/account/channels/slack/test", nil)
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if ra, _ := strconv.Atoi(res.Header.Get("Retry-After")); res.StatusCode != 429 || ra < 1 {
+		t.Errorf("11th test: %d, Retry-After %q", res.StatusCode, res.Header.Get("Retry-After"))
 	}
 }
