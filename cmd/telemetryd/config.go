@@ -284,7 +284,7 @@ func DefaultConfig() Config {
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: ingest.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second,
-			Email:              EmailConfig{MaxPerAccountHour: alerting.DefaultEmailPerAccountHour},
+			Email:    EmailConfig{MaxPerAccountHour: alerting.DefaultEmailPerAccountHour},
 			Delivery: DeliveryConfig{Timeout: 10 * time.Second, RetryBase: alerting.DefaultRetryBase, PollInterval: time.Second, Concurrency: 32}},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
