@@ -356,7 +356,11 @@ func (s *Server) addRuleTools(srv *mcp.Server) {
 				if e.Value != nil {
 					v = strconv.FormatFloat(*e.Value, 'g', 6, 64)
 				}
-				fmt.Fprintf(&b, "- %s %s: value %s, threshold %g\n", stamp(e.At), e.Kind, v, e.Threshold)
+				why := ""
+				if e.Reason != nil {
+					why = " (rule " + *e.Reason + ")"
+				}
+				fmt.Fprintf(&b, "- %s %s%s: value %s, threshold %g\n", stamp(e.At), e.Kind, why, v, e.Threshold)
 			}
 			if out.Body.NextCursor != nil {
 				fmt.Fprintf(&b, "More: cursor %s\n", *out.Body.NextCursor)

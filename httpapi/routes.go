@@ -27,6 +27,10 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodPost, "/v1/auth/login", Public, handle(s.login, loginOp).limitedPerClient()},
 			{http.MethodPost, "/v1/auth/logout", AnyMember, handle(s.logout, logoutOp)},
 		}},
+		{on: o.Verification != nil, routes: []route{
+			{http.MethodPost, "/v1/auth/verify", Public, handle(s.verifyEmail, verifyEmailOp).limitedPerClient()},
+			{http.MethodPost, "/v1/account/profile/verification", AnyMember, handle(s.resendVerification, resendVerificationOp)},
+		}},
 		{on: o.Accounts != nil, routes: []route{
 			{http.MethodGet, "/v1/account", AnyMember, handle(s.getAccount, getAccountOp)},
 			{http.MethodPatch, "/v1/account", Manager, handle(s.updateAccount, updateAccountOp)},

@@ -190,6 +190,7 @@ func (s *Server) describeRules() {
 	s.documentSchema(alerting.RuleEvent{}, "One transition in a rule's history.", map[string]string{
 		"id":        "The event's id.",
 		"kind":      "fired (ok → firing) or resolved (firing → ok). Recorded whether or not the rule was snoozed.",
+		"reason":    "Why a firing ended without an evaluation resolving it: redefined (its condition changed), disabled or deleted; null otherwise. A deleted rule's history stays readable by its id.",
 		"value":     "What the evaluation measured (with a baseline: the ratio to it); null when the metric had no value.",
 		"threshold": "The rule's threshold at that moment.",
 		"at":        "When the transition happened.",

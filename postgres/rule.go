@@ -158,6 +158,9 @@ func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, 
 			if !next.Enabled {
 				reason = alerting.EndDisabled
 			}
+			if err := recordEnded(ctx, tx, accountID, cur, reason, now); err != nil {
+				return err
+			}
 			if err := notifyEnded(ctx, tx, accountID, ended, reason, now); err != nil {
 				return err
 			}
@@ -191,6 +194,9 @@ func (s *RuleService) DeleteRule(ctx context.Context, accountID, ruleID string) 
 		if err != nil {
 			return err
 		}
+		if err := recordEnded(ctx, tx, accountID, cur, alerting.EndDeleted, time.Now()); err != nil {
+			return err
+		}
 		return notifyEnded(ctx, tx, accountID, cur, alerting.EndDeleted, time.Now())
 	}))
 }
@@ -204,15 +210,17 @@ func (s *RuleService) RuleEvents(ctx context.Context, accountID, ruleID string, 
 	if !alerting.PlausibleID(ruleID) {
 		return alerting.RuleEventPage{}, notFound("Rule")
 	}
+	// A deleted rule's history stays readable by its id.
 	var exists bool
-	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rules WHERE id = $1 AND account_id = $2)`, ruleID, accountID).Scan(&exists); err != nil {
+	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rules WHERE id = $1 AND account_id = $2)
+		OR EXISTS (SELECT 1 FROM rule_events WHERE rule_id = $1 AND account_id = $2)`, ruleID, accountID).Scan(&exists); err != nil {
 		return alerting.RuleEventPage{}, wrap(err)
 	}
 	if !exists {
 		return alerting.RuleEventPage{}, notFound("Rule")
 	}
 	q := sqlBuilder{args: []any{ruleID, accountID}}
-	q.sql.WriteString(`SELECT id, kind, value, threshold, created_at FROM rule_events WHERE rule_id = $1 AND account_id = $2`)
+	q.sql.WriteString(`SELECT id, kind, value, threshold, reason, created_at FROM rule_events WHERE rule_id = $1 AND account_id = $2`)
 	q.after(cur)
 	q.page(f.Limit)
 	rows, err := s.db.Pool.Query(ctx, q.sql.String(), q.args...)
@@ -221,7 +229,7 @@ func (s *RuleService) RuleEvents(ctx context.Context, accountID, ruleID string, 
 	}
 	page := alerting.RuleEventPage{Items: []alerting.RuleEvent{}}
 	var e alerting.RuleEvent
-	_, err = pgx.ForEachRow(rows, []any{&e.ID, &e.Kind, &e.Value, &e.Threshold, &e.At}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&e.ID, &e.Kind, &e.Value, &e.Threshold, &e.Reason, &e.At}, func() error {
 		e.At = utc(e.At)
 		page.Items = append(page.Items, e)
 		return nil
@@ -238,4 +246,16 @@ func (s *RuleService) RuleEvents(ctx context.Context, accountID, ruleID string, 
 // isNotFound reports a query that found no row (wrapped or not).
 func isNotFound(err error) bool {
 	return errors.Is(err, pgx.ErrNoRows) || telemetry.ErrorCode(err) == telemetry.ENOTFOUND
+}
+
+// recordEnded adds the resolved event of a firing rule that ends for
+// reason (redefined, disabled, deleted) to its history, whether or not
+// anyone is notified; a rule that was not firing has nothing to end.
+func recordEnded(ctx context.Context, tx pgx.Tx, accountID string, cur alerting.Rule, reason string, now time.Time) error {
+	if cur.State != alerting.StateFiring {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO rule_events (id, account_id, rule_id, kind, value, threshold, reason, created_at)
+		VALUES ($1, $2, $3, 'resolved', NULL, $4, $5, $6)`, ids.New(prefixEvent), accountID, cur.ID, cur.Threshold, reason, now)
+	return err
 }

@@ -77,6 +77,9 @@ type Main struct {
 	// Run; Tester sends test messages.
 	Outbox *alerting.Outbox
 	Tester *alerting.ChannelTester
+	// Verification mails the verification links of addresses (with an
+	// SMTP server).
+	Verification *alerting.VerificationMailer
 	// Inventory keeps the tool inventory; the evaluator counts its
 	// changes for tool_changes rules.
 	Inventory *postgres.InventoryService
@@ -234,6 +237,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Inbox:         m.Inbox,
 		Notifications: m.Notifications,
 		ChannelTests:  m.Tester,
+		Verification:  m.Verification,
 	})
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
@@ -333,11 +337,17 @@ func (m *Main) openAlerting() error {
 	outbox := postgres.NewOutboxStore(m.PG, box)
 	dc := m.Config.Alerting.Delivery
 	m.Outbox = &alerting.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,
-		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency}
+		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency,
+		EmailPerAccountHour: m.Config.Alerting.Email.MaxPerAccountHour}
 	if len(notifiers) > 0 {
-		m.Outbox.Metrics = jobmetrics.NewOutbox(m.Registry)
+		om := jobmetrics.NewOutbox(m.Registry)
+		om.EmailLimit(m.Config.Alerting.Email.MaxPerAccountHour)
+		m.Outbox.Metrics = om
 	}
 	m.Tester = &alerting.ChannelTester{Store: outbox, Notifiers: notifiers, Timeout: dc.Timeout, BaseURL: m.Config.Server.BaseURL}
+	m.Verification = &alerting.VerificationMailer{Store: postgres.NewVerificationService(m.PG), Notifier: notifiers[alerting.ChannelEmail],
+		BaseURL: m.Config.Server.BaseURL, Timeout: dc.Timeout, Log: m.Log}
+	m.closers = append(m.closers, m.Verification.Wait)
 	m.Rules = postgres.NewRuleService(m.PG)
 	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
 	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH.Reads, m.PG.TransitionConcurrency())

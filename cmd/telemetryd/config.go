@@ -217,6 +217,9 @@ type EmailConfig struct {
 	SMTPURL string `mapstructure:"smtp_url"`
 	// From is the sender address (required with smtp_url).
 	From string `mapstructure:"from"`
+	// MaxPerAccountHour bounds the emails one account's deliveries send
+	// in an hour; beyond it they wait, queued (0: no bound).
+	MaxPerAccountHour int `mapstructure:"max_per_account_hour"`
 }
 
 // ChatConfig switches sending of Slack and Discord deliveries.
@@ -281,6 +284,7 @@ func DefaultConfig() Config {
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: ingest.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second,
+			Email:    EmailConfig{MaxPerAccountHour: alerting.DefaultEmailPerAccountHour},
 			Delivery: DeliveryConfig{Timeout: 10 * time.Second, RetryBase: alerting.DefaultRetryBase, PollInterval: time.Second, Concurrency: 32}},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
@@ -529,6 +533,9 @@ func (c Config) validateAlerting(p *problems) {
 	}
 	if c.Alerting.SecretKey == "" && c.Alerting.SecretKeyFile == "" {
 		p.bad("alerting.secret_key", "set secret_key or secret_key_file")
+	}
+	if c.Alerting.Email.MaxPerAccountHour < 0 {
+		p.bad("alerting.email.max_per_account_hour", "must be 0 (no bound) or more, got %d", c.Alerting.Email.MaxPerAccountHour)
 	}
 	if c.Alerting.Email.SMTPURL != "" {
 		if _, err := email.ParseURL(c.Alerting.Email.SMTPURL); err != nil {

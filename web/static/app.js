@@ -31,6 +31,7 @@ import * as membersPage from './pages/members.js';
 import * as usagePage from './pages/usage.js';
 import * as settingsPage from './pages/settings.js';
 import * as notFoundPage from './pages/not-found.js';
+import * as verifyPage from './pages/verify.js';
 
 const home = {
   render() {
@@ -43,6 +44,7 @@ const routes = [
   { path: '/', page: home },
   { path: '/login', page: loginPage, public: true },
   { path: '/signup', page: signupPage, public: true },
+  { path: '/verify', page: verifyPage, public: true },
   { path: '/switch-account', page: switchPage },
   { path: '/mcps', page: mcpsPage },
   { path: '/mcps/:id', page: { render: ({ params, url }) => router.navigate(`/mcps/${router.seg(params.id)}/overview${url.search}`, { replace: true }) } },
