@@ -364,3 +364,17 @@ type ProbeResultFilter struct {
 	Limit    int
 	Cursor   string
 }
+
+// ProbeBadgeService manages the probes' public badges: an unguessable URL
+// serving an SVG with the probe's status and 30-day uptime, nothing else.
+type ProbeBadgeService interface {
+	// CreateBadge makes a new badge token for the probe, replacing (and
+	// revoking) any earlier one. Returns ENOTFOUND.
+	CreateBadge(ctx context.Context, accountID, probeID string) (token string, err error)
+	// DeleteBadge revokes the probe's badge. Returns ENOTFOUND.
+	DeleteBadge(ctx context.Context, accountID, probeID string) error
+	// BadgeSVG renders the badge of a token. Returns ENOTFOUND.
+	BadgeSVG(ctx context.Context, token string) ([]byte, error)
+	// AccountProbes lists every probe of the account (/mcp list_probes).
+	AccountProbes(ctx context.Context, accountID string) ([]Probe, error)
+}

@@ -93,6 +93,10 @@ type Options struct {
 	Notifications alerting.NotificationService
 	// ChannelTests serves POST /v1/account/channels/{channel}/test.
 	ChannelTests alerting.TestService
+	// Probes serves /v1/mcps/{id}/probes and /v1/probes/{probeId}[/results];
+	// Badges (with Probes) the badge routes and /mcp's list_probes.
+	Probes alerting.ProbeService
+	Badges alerting.ProbeBadgeService
 
 	// Version is the service's version, announced by /mcp (default "dev").
 	Version string
