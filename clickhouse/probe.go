@@ -19,18 +19,26 @@ type ProbeResultRow struct {
 	Check                     alerting.ProbeCheck
 }
 
-// InsertProbeResults stores checks in one INSERT (the prober buffers
-// them, so a thousand probes make a few inserts a minute, not a part per
-// check).
+// InsertProbeResults stores checks, as INSERT ... SELECT of literal rows
+// (UNION ALL), up to 200 a statement (the prober buffers them, so a
+// thousand probes make a few inserts a minute, not a part per check).
 func (db *Sink) InsertProbeResults(ctx context.Context, rows []ProbeResultRow) error {
-	if len(rows) == 0 {
-		return nil
+	for len(rows) > 0 {
+		n := min(len(rows), 200)
+		if err := db.insertProbeResults(ctx, rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
 	}
+	return nil
+}
+
+func (db *Sink) insertProbeResults(ctx context.Context, rows []ProbeResultRow) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "INSERT INTO %s.probe_results (account_id, mcp_id, probe_id, at, at_ms, is_up, latency_ms, error, error_kind, protocol_version, schema_hash) VALUES ", db.db)
+	fmt.Fprintf(&b, "INSERT INTO %s.probe_results (account_id, mcp_id, probe_id, at, at_ms, is_up, latency_ms, error, error_kind, protocol_version, schema_hash) ", db.db)
 	for i, r := range rows {
 		if i > 0 {
-			b.WriteByte(',')
+			b.WriteString(" UNION ALL ")
 		}
 		c := r.Check
 		up := 0
@@ -38,7 +46,7 @@ func (db *Sink) InsertProbeResults(ctx context.Context, rows []ProbeResultRow) e
 			up = 1
 		}
 		at := c.At.UTC()
-		fmt.Fprintf(&b, "(%s,%s,%s,%s,%d,%d,%s,%s,%s,%s,%s)", QuoteString(r.AccountID), QuoteString(r.MCPID), QuoteString(r.ProbeID),
+		fmt.Fprintf(&b, "SELECT %s, %s, %s, %s, toUInt16(%d), toUInt8(%d), toFloat64(%s), %s, %s, %s, %s", QuoteString(r.AccountID), QuoteString(r.MCPID), QuoteString(r.ProbeID),
 			timeLit(at), at.Nanosecond()/int(time.Millisecond), up, strconv.FormatFloat(c.LatencyMs, 'f', 3, 64),
 			QuoteString(c.ErrorText()), QuoteString(c.ErrorKind), QuoteString(c.ProtocolVersion), QuoteString(c.SchemaHash))
 	}

@@ -83,7 +83,22 @@ func (r *Runner) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	lastFlush := time.Now()
+	// Results go to the metrics store on their own goroutine, so a slow
+	// or unreachable store never holds up the checks.
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		ft := time.NewTicker(flushEvery)
+		defer ft.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ft.C:
+				r.flush(ctx)
+			}
+		}
+	}()
 	for {
 		if free := conc - len(slots); free > 0 {
 			due, err := r.Store.Claim(ctx, r.Owner, free, leaseMargin)
@@ -99,13 +114,10 @@ func (r *Runner) Run(ctx context.Context) error {
 				}()
 			}
 		}
-		if time.Since(lastFlush) >= flushEvery {
-			r.flush(ctx)
-			lastFlush = time.Now()
-		}
 		select {
 		case <-ctx.Done():
 			wg.Wait()
+			<-flushed
 			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			r.flush(fctx)
 			cancel()

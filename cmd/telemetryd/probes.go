@@ -76,6 +76,9 @@ func (m *Main) openProbes(box *alerting.SecretBox) error {
 	m.Probes = &probe.Service{Store: m.ProbeStore, Results: m.CH.Reads, Checker: checker, MaxPerAccount: pc.MaxPerAccount, Log: m.Log}
 	m.Prober = &probe.Runner{Store: m.ProbeStore, Results: m.CH.Sink, Inventory: m.Inventory, Checker: checker,
 		Owner: m.Config.Ingest.NodeID, Concurrency: pc.Concurrency, IntervalOverride: pc.TestInterval, Log: m.Log}
+	if pc.TestInterval > 0 {
+		m.Prober.Poll = max(pc.TestInterval/4, 10*time.Millisecond)
+	}
 	m.Evaluator.Probes = m.ProbeStore
 	return nil
 }
