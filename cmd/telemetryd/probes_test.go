@@ -302,6 +302,17 @@ func TestProbesEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
+	// /mcp's list_probes tells the same.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "probe-test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", DisableStandaloneSSE: true, HTTPClient: &http.Client{Transport: bearerRT{token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_probes", Arguments: map[string]any{"mcp_id": mcpID}})
+	_ = cs.Close()
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, ids["go"]+" "+goSrv.url()+": up") {
+		t.Fatalf("list_probes: %v %+v", err, res)
+	}
 	a.must(204, "DELETE", "/v1/probes/"+ids["go"]+"/badge", token, nil)
 	if res, err := http.Get(base + badgePath); err != nil || res.StatusCode != 404 {
 		t.Fatalf("revoked badge: %v %v", res, err)
