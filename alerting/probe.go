@@ -2,7 +2,6 @@ package alerting
 
 import (
 	"context"
-	"encoding/binary"
 	"net/http"
 	"net/url"
 	"sort"
@@ -247,12 +246,7 @@ func ProbeHeaderNames(h map[string]string) []string {
 // ProbeHeadersAssociatedData binds a probe's sealed headers to its
 // account and probe, as WebhookAssociatedData does webhook URLs.
 func ProbeHeadersAssociatedData(accountID, probeID string) []byte {
-	ad := []byte("alerting.probe.headers.v1")
-	for _, part := range []string{accountID, probeID} {
-		ad = binary.AppendUvarint(ad, uint64(len(part)))
-		ad = append(ad, part...)
-	}
-	return ad
+	return associatedData("alerting.probe.headers.v1", accountID, probeID)
 }
 
 // ProbeResult is one check, as GET /v1/probes/{probeId}/results lists it.

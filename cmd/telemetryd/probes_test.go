@@ -106,13 +106,7 @@ func expiringCert(t *testing.T) ([]byte, *tls.Config) {
 // nodeTarget runs sdk/typescript/test/fixtures/probe-target.js (mode v1
 // or v2) and returns its URL and the sessions it saw closed.
 func nodeTarget(t *testing.T, mode string) (string, *atomic.Int64) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if testenv.InCI() {
-			t.Fatal("node is not installed")
-		}
-		t.Skip("node is not installed")
-	}
+	node := lookNode(t)
 	root := testenv.RepoRoot()
 	pkg := filepath.Join(root, "sdk/typescript")
 	npmInstall(t, root, pkg)
@@ -409,30 +403,4 @@ func TestProbesTwoInstances(t *testing.T) {
 	if n := byNode["b"] - before; n < 4*2 {
 		t.Fatalf("instance b ran %d checks in 4 s after a stopped, want every probe about every second", n)
 	}
-}
-
-// startStoppable is startMain with a stop function for the test to call.
-func startStoppable(t *testing.T, cfg Config) (*Main, string, func()) {
-	t.Helper()
-	m := NewMain(cfg, quiet)
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := m.Open(ctx); err != nil {
-		cancel()
-		m.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("run: %v", err)
-			}
-			m.Close()
-		})
-	}
-	t.Cleanup(stop)
-	return m, "http://" + m.Addr(), stop
 }
