@@ -19,7 +19,7 @@ import (
 
 // goServer serves a go-sdk MCP server over Streamable HTTP on loopback,
 // counting the requests by HTTP method.
-func goServer(t *testing.T, stateless bool) (string, map[string]*atomic.Int64) {
+func goServer(t testing.TB, stateless bool) (string, map[string]*atomic.Int64) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "probe-target", Version: "3.2.1"}, nil)
 	type args struct {
@@ -144,5 +144,18 @@ func TestGuard(t *testing.T) {
 	}
 	if err := c.CheckURL(context.Background(), "http://93.184.215.14/mcp"); err != nil {
 		t.Fatalf("public address: %v", err)
+	}
+}
+
+// BenchmarkCheck is one check of a stateless go-sdk server on loopback
+// (client and server in this process): the prober's cost per check.
+func BenchmarkCheck(b *testing.B) {
+	url, _ := goServer(b, true)
+	c := &probe.Checker{AllowPrivate: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := c.Check(context.Background(), probe.Target{URL: url, Timeout: 5 * time.Second}); !res.OK {
+			b.Fatal(res)
+		}
 	}
 }
