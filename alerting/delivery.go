@@ -290,6 +290,8 @@ func metricLabel(metric string) string {
 		return "users"
 	case MetricToolChanges:
 		return "tool changes"
+	case MetricProbeDown:
+		return "failed probe checks in a row"
 	}
 	return metric
 }

@@ -159,6 +159,9 @@ type RuleEvaluator struct {
 	// Changes, when set, counts the tool inventory changes of rules on
 	// tool_changes; without it they measure 0.
 	Changes analytics.ToolChangeCounter
+	// Probes, when set, gives probe_down rules their value and calls
+	// rules with < or <= their probe note (probe_rule.go).
+	Probes analytics.ProbeStatReader
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 10,000. A chunk's statements cost
 	// about the same whether they name 500 or 1,000 MCPs (their reads of
@@ -294,6 +297,9 @@ func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*E
 		return nil, nil, err
 	}
 	if prev, err = e.addToolChanges(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
+		return nil, nil, err
+	}
+	if cur, err = e.addProbes(ctx, chunk, cur); err != nil {
 		return nil, nil, err
 	}
 	return cur, prev, nil
@@ -497,6 +503,9 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 		all = orEmpty(all)
 		err = e.ruleToolChanges(ctx, r, to, all)
 	}
+	if err == nil {
+		err = e.ruleProbe(ctx, r, all)
+	}
 	if err != nil || r.Baseline == nil {
 		return all[r.MCPID], nil, err
 	}
@@ -607,7 +616,7 @@ func PlanTransition(rule Rule, fired bool, rd Reading, now time.Time, audience [
 	case rule.Snoozed(now):
 		return nil
 	case fired:
-		return PlanFanOut(rule, rd.Value, audience, connected)
+		return withProbeNote(PlanFanOut(rule, rd.Value, audience, connected), rd, now)
 	case rule.NotifyOnResolve:
 		return PlanResolveFanOut(rule, rd.Value, rd.HasValue, audience, connected)
 	}

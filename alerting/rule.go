@@ -63,7 +63,7 @@ const (
 )
 
 var (
-	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges}
+	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges, MetricProbeDown}
 	// guarded are the metrics min_calls applies to: rates, error counts and
 	// latencies, which a handful of calls makes noisy. Volume metrics
 	// (calls, sessions, users) are what min_calls counts, so it does not

@@ -47,7 +47,7 @@ func (c RuleCreate) Validate() error {
 		return telemetry.FieldError(telemetry.EINVALID, "body.name", "The name must not be blank.")
 	}
 	if !contains(metrics, c.Metric) {
-		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions, users or tool_changes.")
+		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions, users, tool_changes or probe_down.")
 	}
 	if c.Tool != nil {
 		if err := checkText("body.tool", *c.Tool, MaxRuleToolLen); err != nil {
@@ -61,6 +61,9 @@ func (c RuleCreate) Validate() error {
 		return telemetry.FieldError(telemetry.EINVALID, "body.baseline", "The baseline must be null or \"week_ago\".")
 	}
 	if err := checkThreshold(c.Metric, c.Threshold, c.Baseline != nil); err != nil {
+		return err
+	}
+	if err := checkProbeRule(c.Metric, c.Tool, c.Baseline); err != nil {
 		return err
 	}
 	if c.WindowMinutes < MinWindowMinutes || c.WindowMinutes > MaxWindowMinutes {

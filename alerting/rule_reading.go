@@ -32,6 +32,11 @@ func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bo
 		return float64(st.Users), true
 	case MetricToolChanges:
 		return float64(st.ToolChanges), true
+	case MetricProbeDown:
+		if st.Probe == nil {
+			return 0, true
+		}
+		return float64(st.Probe.Failures), true
 	}
 	return 0, false
 }
@@ -66,6 +71,9 @@ type Reading struct {
 	Calls int64
 	// Breached: the rule's condition holds.
 	Breached bool
+	// Probe is the MCP's probe state, for the rules that read it
+	// (probe_down; calls with < or <=), nil otherwise or without a probe.
+	Probe *analytics.ProbeStat
 	// Hold: the reading cannot judge the rule (a guarded metric under
 	// min_calls, a baseline of 0 or none), which keeps its state whatever
 	// it is.
@@ -84,7 +92,7 @@ type Reading struct {
 //     the reading holds the rule's state (there is nothing to compare with).
 func (r Rule) Read(cur, prev map[string]analytics.WindowStat) Reading {
 	value, ok := r.Value(cur)
-	rd := Reading{Value: value, HasValue: ok, Calls: r.stat(cur).Calls}
+	rd := Reading{Value: value, HasValue: ok, Calls: r.stat(cur).Calls, Probe: r.stat(cur).Probe}
 	if r.MinCalls > 0 && contains(guarded, r.Metric) && rd.Calls < int64(r.MinCalls) {
 		rd.Hold = true
 		return rd

@@ -117,6 +117,19 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/account/notifications", Manager, handle(s.listNotifications, listNotificationsOp)},
 			{http.MethodPost, "/v1/account/notifications/{id}/retry", Manager, handle(s.retryNotification, retryNotificationOp)},
 		}},
+		{on: o.Probes != nil, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/probes", AnyMember, handle(s.listProbes, listProbesOp)},
+			{http.MethodPost, "/v1/mcps/{id}/probes", Manager, handle(s.createProbe, createProbeOp)},
+			{http.MethodGet, "/v1/probes/{probeId}", AnyMember, handle(s.getProbe, getProbeOp)},
+			{http.MethodPatch, "/v1/probes/{probeId}", Manager, handle(s.updateProbe, updateProbeOp)},
+			{http.MethodDelete, "/v1/probes/{probeId}", Manager, handle(s.deleteProbe, deleteProbeOp)},
+			{http.MethodGet, "/v1/probes/{probeId}/results", AnyMember, handle(s.listProbeResults, probeResultsOp)},
+		}},
+		{on: o.Probes != nil && o.Badges != nil, routes: []route{
+			{http.MethodPost, "/v1/probes/{probeId}/badge", Manager, handle(s.createBadge, createBadgeOp)},
+			{http.MethodDelete, "/v1/probes/{probeId}/badge", Manager, handle(s.deleteBadge, deleteBadgeOp)},
+			{http.MethodGet, "/badges/{file}", Public, handle(s.getBadge, getBadgeOp)},
+		}},
 		{on: o.ChannelTests != nil, routes: []route{
 			{http.MethodPost, "/v1/account/channels/{channel}/test", AnyMember, handle(s.testChannel, testChannelOp)},
 		}},

@@ -99,6 +99,10 @@ type Options struct {
 	// /v1/account/profile/verification, and mails the verification of
 	// new and changed addresses.
 	Verification Verifier
+	// Probes serves /v1/mcps/{id}/probes and /v1/probes/{probeId}[/results];
+	// Badges (with Probes) the badge routes and /mcp's list_probes.
+	Probes alerting.ProbeService
+	Badges alerting.ProbeBadgeService
 
 	// Version is the service's version, announced by /mcp (default "dev").
 	Version string

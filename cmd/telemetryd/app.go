@@ -32,6 +32,7 @@ import (
 	"github.com/mcpscope/telemetry/internal/jobs"
 	"github.com/mcpscope/telemetry/mcpgo"
 	"github.com/mcpscope/telemetry/postgres"
+	"github.com/mcpscope/telemetry/probe"
 	"github.com/mcpscope/telemetry/wal"
 	"github.com/mcpscope/telemetry/web"
 )
@@ -83,6 +84,11 @@ type Main struct {
 	// Inventory keeps the tool inventory; the evaluator counts its
 	// changes for tool_changes rules.
 	Inventory *postgres.InventoryService
+	// Probes serves the probe routes; Prober runs the checks in Run
+	// (docs/probes.md).
+	ProbeStore *postgres.ProbeStore
+	Probes     *probe.Service
+	Prober     *probe.Runner
 	// SelfTelemetry sends /mcp's own telemetry (self_telemetry); nil when
 	// not configured.
 	SelfTelemetry *mcpgo.Telemetry
@@ -238,6 +244,8 @@ func (m *Main) Open(ctx context.Context) error {
 		Notifications: m.Notifications,
 		ChannelTests:  m.Tester,
 		Verification:  m.Verification,
+		Probes:        m.Probes,
+		Badges:        m.Probes,
 	})
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
@@ -354,6 +362,9 @@ func (m *Main) openAlerting() error {
 	m.Evaluator.Budget = m.Config.Alerting.PassBudget
 	m.Inventory = postgres.NewInventoryService(m.PG)
 	m.Evaluator.Changes = m.Inventory
+	if err := m.openProbes(box); err != nil {
+		return err
+	}
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	if m.Registry != nil {
@@ -425,6 +436,9 @@ func (m *Main) Run(ctx context.Context) error {
 			}
 			return nil
 		})
+	}
+	for _, run := range m.probeJobs() {
+		g.Go(func() error { return run(gctx) })
 	}
 	for _, j := range m.postgresJobs() {
 		g.Go(func() error { return jobs.Run(gctx, j) })

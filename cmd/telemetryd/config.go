@@ -40,6 +40,7 @@ type Config struct {
 	Metrics    MetricsConfig    `mapstructure:"metrics"`
 	Export     ExportConfig     `mapstructure:"export"`
 	Storage    StorageConfig    `mapstructure:"storage"`
+	Probes     ProbesConfig     `mapstructure:"probes"`
 	// SelfTelemetry instruments the service's own MCP endpoint (/mcp).
 	SelfTelemetry SelfTelemetryConfig `mapstructure:"self_telemetry"`
 }
@@ -290,6 +291,7 @@ func DefaultConfig() Config {
 		Metrics: MetricsConfig{Enabled: true},
 		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second,
 			DeletionsPerHour: accounts.DefaultDeletionsPerHour},
+		Probes: defaultProbes(),
 		Export: ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent,
 			MaxConcurrentTotal: httpapi.DefaultExportLimits.Total},
 	}
@@ -358,6 +360,7 @@ func (c Config) Validate() error {
 	c.validateIngest(&p)
 	c.validateAlerting(&p)
 	c.validateJobs(&p)
+	c.validateProbes(&p)
 	return errors.Join(p...)
 }
 
