@@ -20,6 +20,9 @@ type RuleEvent struct {
 	// Threshold is the rule's threshold at that moment.
 	Threshold float64   `json:"threshold"`
 	At        time.Time `json:"at"`
+	// Expected is the band a seasonal rule judged with; nil for other
+	// rules.
+	Expected *Band `json:"expected"`
 }
 
 // RuleEventPage is the body of GET /v1/rules/{ruleId}/events, newest first.
