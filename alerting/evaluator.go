@@ -443,7 +443,7 @@ type chunkRead struct {
 	// back (prev is one week back).
 	older []map[string]map[int]map[string]analytics.WindowStat
 	err   error
-	done      chan struct{}
+	done  chan struct{}
 }
 
 // readAhead is how many chunks a pass reads at once: ReadAhead when the
