@@ -65,6 +65,9 @@ type PassSummary struct {
 	// Deferred counts rules the pass left to the next one when it ran out
 	// of its time budget (the next pass starts with their accounts).
 	Deferred int
+	// SLOs counts the enabled SLOs measured and SLOAlerts the pages and
+	// tickets raised (RulesAndSLOs).
+	SLOs, SLOAlerts int
 }
 
 // EvalRule is a rule as the evaluator loads it: the domain rule plus its

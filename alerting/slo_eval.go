@@ -276,7 +276,7 @@ func SLOAlertBody(s SLO, state string, f SLOFigures) string {
 // "83% of the error budget left, gone in 1 day 2 hours at this rate".
 func SLOBudgetText(s SLO, f SLOFigures) string {
 	out := budgetLeft(f)
-	if f.BudgetLastsHours != nil {
+	if f.BudgetLastsHours != nil && f.ErrorBudget.Remaining > 0 {
 		out += ", " + lastsText(*f.BudgetLastsHours) + " at this rate"
 	}
 	return out
@@ -300,3 +300,9 @@ func lastsText(hours float64) string {
 	}
 	return "gone in " + formatNumber(hours/24, 1) + " days"
 }
+
+// SLOMinutes are the burn windows read from events, in minutes.
+func SLOMinutes() []int { return append([]int(nil), sloMinutes...) }
+
+// SLOHours are the burn windows read from the hourly rollups, in hours.
+func SLOHours() []int { return append([]int(nil), sloHours...) }

@@ -35,6 +35,7 @@ func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 	opts.Evaluator = ev
 	opts.Inbox = postgres.NewInboxService(db)
 	opts.Notifications = postgres.NewNotificationService(db)
+	opts.SLOs, opts.SLI = postgres.NewSLOService(db), cdb.Reads
 	return New(opts), cdb
 }
 

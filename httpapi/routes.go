@@ -113,6 +113,13 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/account/notifications", Manager, handle(s.listNotifications, listNotificationsOp)},
 			{http.MethodPost, "/v1/account/notifications/{id}/retry", Manager, handle(s.retryNotification, retryNotificationOp)},
 		}},
+		{on: o.SLOs != nil && o.SLI != nil, describe: s.describeSLOs, class: classRead, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/slos", AnyMember, handle(s.listSLOs, listSLOsOp)},
+			{http.MethodPost, "/v1/mcps/{id}/slos", Manager, handle(s.createSLO, createSLOOp)},
+			{http.MethodGet, "/v1/slos/{sloId}", AnyMember, handle(s.getSLO, getSLOOp)},
+			{http.MethodPatch, "/v1/slos/{sloId}", Manager, handle(s.updateSLO, updateSLOOp)},
+			{http.MethodDelete, "/v1/slos/{sloId}", Manager, handle(s.deleteSLO, deleteSLOOp)},
+		}},
 		{on: o.ChannelTests != nil, routes: []route{
 			{http.MethodPost, "/v1/account/channels/{channel}/test", AnyMember, handle(s.testChannel, testChannelOp)},
 		}},

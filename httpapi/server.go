@@ -93,6 +93,9 @@ type Options struct {
 	Notifications alerting.NotificationService
 	// ChannelTests serves POST /v1/account/channels/{channel}/test.
 	ChannelTests alerting.TestService
+	// SLOs, with SLI, serves /v1/mcps/{id}/slos and /v1/slos/{sloId}.
+	SLOs alerting.SLOService
+	SLI  analytics.SLIReader
 
 	// Version is the service's version, announced by /mcp (default "dev").
 	Version string
