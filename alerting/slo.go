@@ -142,6 +142,11 @@ func (c SLOCreate) Validate() error {
 		if c.ErrorKinds != nil {
 			return telemetry.FieldError(telemetry.EINVALID, "body.error_kinds", "error_kinds is for availability SLOs only.")
 		}
+		// The long windows (3 d and the SLO's) are read from the hourly
+		// rollups, which keep latency as t-digest quantiles only: there
+		// is no exact count of calls over an arbitrary threshold to
+		// build the SLI from yet (docs/slos.md).
+		return telemetry.FieldError(telemetry.EINVALID, "body.kind", "Latency SLOs are not available yet; use an availability SLO, or a p95_ms rule for latency.")
 	default:
 		return telemetry.FieldError(telemetry.EINVALID, "body.kind", "The kind must be availability or latency.")
 	}

@@ -73,8 +73,8 @@ type sliKey struct {
 	hours    int
 }
 
-// sliSource is the hourly rows of the queries' MCPs (key ”) and tools
-// (key the tool's name) over [lo, hi), one row per MCP, key and hour.
+// sliSource is the hourly rows of the queries' MCPs (under the empty
+// key) and tools (under the tool's name) over [lo, hi), one row per MCP, key and hour.
 func (db *Reads) sliSource(qs []analytics.SLIQuery, lo, hi time.Time) (string, []any) {
 	var mcps, toolMCPs, tools []any
 	for _, q := range qs {

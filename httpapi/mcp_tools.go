@@ -156,6 +156,9 @@ func (s *Server) addMCPTools(srv *mcp.Server) {
 	if s.opts.Rules != nil {
 		s.addRuleTools(srv)
 	}
+	if s.opts.SLOs != nil && s.opts.SLI != nil {
+		s.addSLOTools(srv)
+	}
 }
 
 func (s *Server) addMetricTools(srv *mcp.Server) {
