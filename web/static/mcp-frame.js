@@ -16,6 +16,7 @@ export const TABS = [
   { id: 'insights', label: 'Insights', metric: true },
   { id: 'sessions', label: 'Sessions', metric: true },
   { id: 'alerts', label: 'Alerts' },
+  { id: 'slos', label: 'SLOs' },
   { id: 'setup', label: 'Keys & setup' },
 ];
 
