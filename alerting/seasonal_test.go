@@ -101,6 +101,21 @@ func TestSeasonalWeeklyRhythm(t *testing.T) {
 // sensitivity, over every hour of 50 simulated weeks; docs/alerting.md
 // quotes these figures.
 func TestSeasonalFalseAlarmRate(t *testing.T) {
+	limits := map[string]float64{SensitivityLow: 0.001, SensitivityMedium: 0.005, SensitivityHigh: 0.03}
+	for _, s := range []string{SensitivityLow, SensitivityMedium, SensitivityHigh} {
+		alarms, judged := falseAlarms(s)
+		rate := float64(alarms) / float64(judged)
+		t.Logf("sensitivity %s: %d of %d hourly windows of pure noise outside the band (%.3f%%)", s, alarms, judged, 100*rate)
+		if rate > limits[s] {
+			t.Errorf("sensitivity %s: false-alarm rate %.4f over %.4f", s, rate, limits[s])
+		}
+	}
+}
+
+// falseAlarms judges every hour of 50 simulated weeks of pure noise
+// (after four weeks of history) with sensitivity s, and counts the hours
+// outside the band.
+func falseAlarms(s string) (alarms, judged int) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const weeks = 54
 	series := make([][]float64, weeks)
@@ -110,24 +125,32 @@ func TestSeasonalFalseAlarmRate(t *testing.T) {
 			series[w][h] = poisson(r, weekly(h))
 		}
 	}
-	limits := map[string]float64{SensitivityLow: 0.001, SensitivityMedium: 0.005, SensitivityHigh: 0.03}
-	for _, s := range []string{SensitivityLow, SensitivityMedium, SensitivityHigh} {
-		alarms, judged := 0, 0
-		for w := SeasonalWeeks; w < weeks; w++ {
-			for h := 0; h < 7*24; h++ {
-				hist := []float64{series[w-1][h], series[w-2][h], series[w-3][h], series[w-4][h]}
-				b, _ := ExpectedBand(hist, s, NoiseFloor(MetricCalls, median(hist), 0))
-				judged++
-				v := series[w][h]
-				if b.Outside(CompGT, v) || b.Outside(CompLT, v) {
-					alarms++
-				}
+	for w := SeasonalWeeks; w < weeks; w++ {
+		for h := 0; h < 7*24; h++ {
+			hist := []float64{series[w-1][h], series[w-2][h], series[w-3][h], series[w-4][h]}
+			b, _ := ExpectedBand(hist, s, NoiseFloor(MetricCalls, median(hist), 0))
+			judged++
+			v := series[w][h]
+			if b.Outside(CompGT, v) || b.Outside(CompLT, v) {
+				alarms++
 			}
 		}
-		rate := float64(alarms) / float64(judged)
-		t.Logf("sensitivity %s: %d of %d hourly windows of pure noise outside the band (%.3f%%)", s, alarms, judged, 100*rate)
-		if rate > limits[s] {
-			t.Errorf("sensitivity %s: false-alarm rate %.4f over %.4f", s, rate, limits[s])
+	}
+	return alarms, judged
+}
+
+// BenchmarkEvaluatePassSeasonalFalseAlarms prints, with make bench's
+// alerting figures, the seasonal band's false-alarm rate on pure noise
+// per sensitivity (percent of judged hourly windows).
+func BenchmarkEvaluatePassSeasonalFalseAlarms(b *testing.B) {
+	rates := map[string]float64{}
+	for b.Loop() {
+		for _, s := range []string{SensitivityLow, SensitivityMedium, SensitivityHigh} {
+			alarms, judged := falseAlarms(s)
+			rates[s] = 100 * float64(alarms) / float64(judged)
 		}
+	}
+	for s, r := range rates {
+		b.ReportMetric(r, "false-alarm-%-"+s)
 	}
 }

@@ -76,12 +76,23 @@ type sliKey struct {
 // sliSource is the hourly rows of the queries' MCPs (under the empty
 // key) and tools (under the tool's name) over [lo, hi), one row per MCP, key and hour.
 func (db *Reads) sliSource(qs []analytics.SLIQuery, lo, hi time.Time) (string, []any) {
+	// Each MCP and tool once: many SLOs share them.
 	var mcps, toolMCPs, tools []any
+	seenMCP, seenToolMCP, seenTool := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, q := range qs {
-		if q.Tool == "" {
+		switch {
+		case q.Tool == "" && !seenMCP[q.MCPID]:
+			seenMCP[q.MCPID] = true
 			mcps = append(mcps, q.MCPID)
-		} else {
-			toolMCPs, tools = append(toolMCPs, q.MCPID), append(tools, q.Tool)
+		case q.Tool != "":
+			if !seenToolMCP[q.MCPID] {
+				seenToolMCP[q.MCPID] = true
+				toolMCPs = append(toolMCPs, q.MCPID)
+			}
+			if !seenTool[q.Tool] {
+				seenTool[q.Tool] = true
+				tools = append(tools, q.Tool)
+			}
 		}
 	}
 	hours := fmt.Sprintf("hour >= %s AND hour < %s", timeLit(lo), timeLit(hi))
@@ -104,6 +115,31 @@ func (db *Reads) sliSource(qs []analytics.SLIQuery, lo, hi time.Time) (string, [
 // (theirs and the queries' windows): the last h clock hours, the current
 // one included, end at the end of the hour holding to.
 func (db *Reads) sliHours(ctx context.Context, to time.Time, hours []int, qs []analytics.SLIQuery) (map[sliKey]analytics.SLICounts, error) {
+	// The statement names its MCPs and tools as literals: a batch is cut
+	// where they would pass sliLiteralBytes, well under ClickHouse's
+	// max_query_size, whatever the tool names' length.
+	out := map[sliKey]analytics.SLICounts{}
+	for len(qs) > 0 {
+		n, size := 0, 0
+		for ; n < len(qs) && (n == 0 || size+len(qs[n].MCPID)+len(qs[n].Tool) <= sliLiteralBytes); n++ {
+			size += len(qs[n].MCPID) + len(qs[n].Tool) + 8
+		}
+		part, err := db.sliHoursBatch(ctx, to, hours, qs[:n])
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range part {
+			out[k] = v
+		}
+		qs = qs[n:]
+	}
+	return out, nil
+}
+
+// sliLiteralBytes bounds the literals of one sli hours statement.
+const sliLiteralBytes = 96 << 10
+
+func (db *Reads) sliHoursBatch(ctx context.Context, to time.Time, hours []int, qs []analytics.SLIQuery) (map[sliKey]analytics.SLICounts, error) {
 	lengths := slices.Clone(hours)
 	for _, q := range qs {
 		if h := q.WindowDays * 24; !slices.Contains(lengths, h) {

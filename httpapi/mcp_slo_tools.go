@@ -20,7 +20,7 @@ func (s *Server) addSLOTools(srv *mcp.Server) {
 	addTool(s, srv, mcpTool[mcpIDArgs]{name: "list_slos", title: "Service level objectives",
 		desc: "The service level objectives of one MCP, each with its SLI, error budget (total, spent, remaining), burn rates over 5m, 30m, 1h, 6h and 3d, and state (ok, ticket or page).",
 		call: func(ctx context.Context, in mcpIDArgs) (any, string, error) {
-			out, err := s.listSLOs(ctx, &mcpSLOsInput{MCPID: in.MCPID})
+			out, err := s.listSLOs(ctx, &mcpRulesInput{MCPID: in.MCPID})
 			if err != nil {
 				return nil, "", err
 			}

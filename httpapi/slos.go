@@ -65,10 +65,6 @@ type sloPatch struct {
 	NotifyOnResolve *bool          `json:"notify_on_resolve,omitempty" doc:"Whether going back to ok notifies."`
 }
 
-type mcpSLOsInput struct {
-	MCPID string `path:"id" doc:"The MCP's id."`
-}
-
 type createSLOInput struct {
 	MCPID string `path:"id" doc:"The MCP's id."`
 	Body  newSLORequest
@@ -125,7 +121,7 @@ var updateSLOOp = huma.Operation{OperationID: "update-slo", Summary: "Change an 
 var deleteSLOOp = huma.Operation{OperationID: "delete-slo", Summary: "Delete an SLO", DefaultStatus: http.StatusNoContent,
 	Description: "Owners and admins. Its deliveries stay.", Tags: []string{"SLOs"}, Errors: []int{http.StatusNotFound}}
 
-func (s *Server) listSLOs(ctx context.Context, in *mcpSLOsInput) (*sloListOutput, error) {
+func (s *Server) listSLOs(ctx context.Context, in *mcpRulesInput) (*sloListOutput, error) {
 	slos, err := s.opts.SLOs.SLOs(ctx, principal(ctx).AccountID, in.MCPID)
 	if err != nil {
 		return nil, err

@@ -58,19 +58,8 @@ func (s *RuleService) CreateRule(ctx context.Context, accountID, mcpID string, c
 	r := c.Rule(ids.New(prefixRule), mcpID, time.Now())
 	var created alerting.Rule
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
-		// The account row's lock serialises concurrent creations, so the
-		// cap holds exactly; the count is a statement of its own, so that it
-		// sees the rules committed while this one waited for the lock.
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID); err != nil {
+		if err := holdCap(ctx, tx, accountID, "rules", s.MaxPerAccount, "alert rules"); err != nil {
 			return err
-		}
-		var rules int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM rules WHERE account_id = $1`, accountID).Scan(&rules); err != nil {
-			return err
-		}
-		if rules >= s.MaxPerAccount {
-			return telemetry.Errorf(telemetry.ELIMITREACHED,
-				"An account holds at most %d alert rules; delete one to create another.", s.MaxPerAccount)
 		}
 		var err error
 		created, err = scanRule(tx.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
@@ -102,15 +91,8 @@ func (s *RuleService) Rule(ctx context.Context, accountID, ruleID string) (alert
 
 // Rules implements alerting.RuleService.
 func (s *RuleService) Rules(ctx context.Context, accountID, mcpID string) ([]alerting.Rule, error) {
-	if !alerting.PlausibleID(mcpID) {
-		return nil, notFound("MCP")
-	}
-	var exists bool
-	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcps WHERE id = $1 AND account_id = $2)`, mcpID, accountID).Scan(&exists); err != nil {
-		return nil, wrap(err)
-	}
-	if !exists {
-		return nil, notFound("MCP")
+	if err := mcpInAccount(ctx, s.db, accountID, mcpID); err != nil {
+		return nil, err
 	}
 	rows, err := s.db.Pool.Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE mcp_id = $1 AND account_id = $2
 		ORDER BY created_at, id`, mcpID, accountID)
@@ -242,4 +224,38 @@ func (s *RuleService) RuleEvents(ctx context.Context, accountID, ruleID string, 
 // isNotFound reports a query that found no row (wrapped or not).
 func isNotFound(err error) bool {
 	return errors.Is(err, pgx.ErrNoRows) || telemetry.ErrorCode(err) == telemetry.ENOTFOUND
+}
+
+// holdCap locks the account row and fails with ELIMITREACHED when the
+// account already holds limit rows of table (rules, slos; a constant, never
+// input). The lock serialises concurrent creations, so the cap holds
+// exactly; the count is a statement of its own, so that it sees the rows
+// committed while this one waited for the lock.
+func holdCap(ctx context.Context, tx pgx.Tx, accountID, table string, limit int, what string) error {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE account_id = $1`, accountID).Scan(&n); err != nil {
+		return err
+	}
+	if n >= limit {
+		return telemetry.Errorf(telemetry.ELIMITREACHED, "An account holds at most %d %s; delete one to create another.", limit, what)
+	}
+	return nil
+}
+
+// mcpInAccount returns ENOTFOUND unless the MCP is the account's.
+func mcpInAccount(ctx context.Context, db *DB, accountID, mcpID string) error {
+	if !alerting.PlausibleID(mcpID) {
+		return notFound("MCP")
+	}
+	var exists bool
+	if err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcps WHERE id = $1 AND account_id = $2)`, mcpID, accountID).Scan(&exists); err != nil {
+		return wrap(err)
+	}
+	if !exists {
+		return notFound("MCP")
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/internal/ids"
 )
@@ -71,15 +70,8 @@ func (s *SLOService) CreateSLO(ctx context.Context, accountID, mcpID string, c a
 	n := c.SLO(ids.New(prefixSLO), mcpID, time.Now())
 	var created alerting.SLO
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID); err != nil {
+		if err := holdCap(ctx, tx, accountID, "slos", s.MaxPerAccount, "SLOs"); err != nil {
 			return err
-		}
-		var count int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM slos WHERE account_id = $1`, accountID).Scan(&count); err != nil {
-			return err
-		}
-		if count >= s.MaxPerAccount {
-			return telemetry.Errorf(telemetry.ELIMITREACHED, "An account holds at most %d SLOs; delete one to create another.", s.MaxPerAccount)
 		}
 		var err error
 		created, err = scanSLO(tx.QueryRow(ctx, `INSERT INTO slos (id, account_id, mcp_id, name, kind, objective, threshold_ms, tool,
@@ -111,15 +103,8 @@ func (s *SLOService) SLO(ctx context.Context, accountID, sloID string) (alerting
 
 // SLOs implements alerting.SLOService.
 func (s *SLOService) SLOs(ctx context.Context, accountID, mcpID string) ([]alerting.SLO, error) {
-	if !alerting.PlausibleID(mcpID) {
-		return nil, notFound("MCP")
-	}
-	var exists bool
-	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcps WHERE id = $1 AND account_id = $2)`, mcpID, accountID).Scan(&exists); err != nil {
-		return nil, wrap(err)
-	}
-	if !exists {
-		return nil, notFound("MCP")
+	if err := mcpInAccount(ctx, s.db, accountID, mcpID); err != nil {
+		return nil, err
 	}
 	rows, err := s.db.Pool.Query(ctx, `SELECT `+sloColumns+` FROM slos WHERE mcp_id = $1 AND account_id = $2 ORDER BY created_at, id`, mcpID, accountID)
 	if err != nil {
