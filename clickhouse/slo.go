@@ -73,9 +73,14 @@ type sliKey struct {
 	hours    int
 }
 
-// sliSource is the hourly rows of the queries' MCPs (under the empty
-// key) and tools (under the tool's name) over [lo, hi), one row per MCP, key and hour.
-func (db *Reads) sliSource(qs []analytics.SLIQuery, lo, hi time.Time) (string, []any) {
+// sliSource is a statement over the hourly rows of the queries' MCPs
+// (mcp_hourly, under the empty key) and tools (tool_hourly, under the
+// tool's name) in [lo, hi): one aggregation per table, UNION ALL, each
+// row mcp_id, key, then sel (over join's rows, cond added to WHERE),
+// grouped by mcp_id, key and group. One level of aggregation: on 18.16 an
+// outer aggregation over a subquery's states costs more to analyse than
+// the read.
+func (db *Reads) sliSource(qs []analytics.SLIQuery, lo, hi time.Time, sel, join, cond, group string) (string, []any) {
 	// Each MCP and tool once: many SLOs share them.
 	var mcps, toolMCPs, tools []any
 	seenMCP, seenToolMCP, seenTool := map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -95,17 +100,17 @@ func (db *Reads) sliSource(qs []analytics.SLIQuery, lo, hi time.Time) (string, [
 			}
 		}
 	}
-	hours := fmt.Sprintf("hour >= %s AND hour < %s", timeLit(lo), timeLit(hi))
+	hours := fmt.Sprintf("hour >= %s AND hour < %s%s", timeLit(lo), timeLit(hi), cond)
 	var parts []string
 	var args []any
 	if len(mcps) > 0 {
-		parts = append(parts, fmt.Sprintf(`SELECT mcp_id, '' AS key, hour, countMerge(calls) AS c, sumMerge(errors) AS e
-			FROM %s.mcp_hourly WHERE mcp_id IN ? AND %s GROUP BY mcp_id, hour`, db.db, hours))
+		parts = append(parts, fmt.Sprintf(`SELECT mcp_id, '' AS key, %s FROM %s.mcp_hourly %s
+			WHERE mcp_id IN ? AND %s GROUP BY mcp_id%s`, sel, db.db, join, hours, group))
 		args = append(args, clickhouse.GroupSet{Value: mcps})
 	}
 	if len(tools) > 0 {
-		parts = append(parts, fmt.Sprintf(`SELECT mcp_id, name AS key, hour, countMerge(calls) AS c, sumMerge(errors) AS e
-			FROM %s.tool_hourly WHERE mcp_id IN ? AND name IN ? AND %s GROUP BY mcp_id, name, hour`, db.db, hours))
+		parts = append(parts, fmt.Sprintf(`SELECT mcp_id, name AS key, %s FROM %s.tool_hourly %s
+			WHERE mcp_id IN ? AND name IN ? AND %s GROUP BY mcp_id, name%s`, sel, db.db, join, hours, group))
 		args = append(args, clickhouse.GroupSet{Value: toolMCPs}, clickhouse.GroupSet{Value: tools})
 	}
 	return strings.Join(parts, " UNION ALL "), args
@@ -148,16 +153,13 @@ func (db *Reads) sliHoursBatch(ctx context.Context, to time.Time, hours []int, q
 	}
 	slices.Sort(lengths)
 	end := to.UTC().Truncate(time.Hour).Add(time.Hour)
-	src, args := db.sliSource(qs, end.Add(-time.Duration(lengths[len(lengths)-1])*time.Hour), end)
 	lit := make([]string, len(lengths))
 	for i, h := range lengths {
 		lit[i] = strconv.Itoa(h)
 	}
-	q := fmt.Sprintf(`SELECT mcp_id, key, toUInt32(h), toInt64(sum(c)), toInt64(sum(e))
-		FROM (%s)
-		ARRAY JOIN [%s] AS h
-		WHERE toUInt32(hour) >= %d - h * 3600
-		GROUP BY mcp_id, key, h`, src, strings.Join(lit, ", "), end.Unix())
+	q, args := db.sliSource(qs, end.Add(-time.Duration(lengths[len(lengths)-1])*time.Hour), end,
+		"toUInt32(h) AS hs, toInt64(countMerge(calls)), toInt64(sumMerge(errors))",
+		"ARRAY JOIN ["+strings.Join(lit, ", ")+"] AS h", fmt.Sprintf(" AND toUInt32(hour) >= %d - h * 3600", end.Unix()), ", h")
 	type row struct {
 		mcp, key string
 		h        uint32
@@ -182,12 +184,13 @@ func (db *Reads) sliHoursBatch(ctx context.Context, to time.Time, hours []int, q
 func (db *Reads) SLISeries(ctx context.Context, to time.Time, q analytics.SLIQuery) ([]analytics.SLIPoint, error) {
 	end := to.UTC().Truncate(time.Hour).Add(time.Hour)
 	lo := end.Add(-time.Duration(q.WindowDays) * 24 * time.Hour)
-	src, args := db.sliSource([]analytics.SLIQuery{q}, lo, end)
-	sql := fmt.Sprintf(`SELECT toDate(hour) AS d, toInt64(sum(c)), toInt64(sum(e)) FROM (%s) GROUP BY d ORDER BY d`, src)
+	sql, args := db.sliSource([]analytics.SLIQuery{q}, lo, end,
+		"toDate(hour) AS d, toInt64(countMerge(calls)), toInt64(sumMerge(errors))", "", "", ", d")
 	var rows []analytics.SLIPoint
+	var mcp, key string
 	if err := db.query(ctx, "sli series", sql, args, func() []any {
 		p := appendRow(&rows)
-		return []any{&p.Day, &p.Total, &p.Bad}
+		return []any{&mcp, &key, &p.Day, &p.Total, &p.Bad}
 	}); err != nil {
 		return nil, err
 	}
