@@ -65,6 +65,9 @@ type PassSummary struct {
 	// Deferred counts rules the pass left to the next one when it ran out
 	// of its time budget (the next pass starts with their accounts).
 	Deferred int
+	// SLOs counts the enabled SLOs measured and SLOAlerts the pages and
+	// tickets raised (RulesAndSLOs).
+	SLOs, SLOAlerts int
 }
 
 // EvalRule is a rule as the evaluator loads it: the domain rule plus its
@@ -72,6 +75,9 @@ type PassSummary struct {
 type EvalRule struct {
 	Rule
 	AccountID string
+	// MCPCreatedAt is when the rule's MCP was created: a seasonal rule's
+	// history starts then (ReadSeasonal).
+	MCPCreatedAt time.Time
 }
 
 // FanOut plans the deliveries of a firing once the store has locked the
@@ -129,6 +135,8 @@ type StateChange struct {
 	Next  string
 	Value *float64
 	At    time.Time
+	// Expected is a seasonal rule's band, kept in its history.
+	Expected *Band
 }
 
 // EventKind is the history event a transition to next records.
@@ -205,8 +213,8 @@ type change struct {
 // owes the notice of a firing its snooze muted, given its MCP's stats over
 // the rule's window and, for a rule with a baseline, over the baseline
 // window.
-func measure(r *EvalRule, now time.Time, cur, prev map[string]analytics.WindowStat) (change, bool) {
-	rd := r.Read(cur, prev)
+func measure(r *EvalRule, now time.Time, cur map[string]analytics.WindowStat, past []map[string]analytics.WindowStat) (change, bool) {
+	rd := r.readAt(now, cur, past)
 	if rd.Hold {
 		return change{rule: r, reading: rd, next: r.State}, false
 	}
@@ -273,36 +281,26 @@ func statKey(r *EvalRule) string {
 
 // readChunk measures a chunk's windows ending at now and, when some rules
 // have a baseline, their windows a week earlier (nil otherwise).
-func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*EvalRule) (cur, prev map[string]map[int]map[string]analytics.WindowStat, err error) {
-	reqs, baseline := windowRequests(chunk, false), windowRequests(chunk, true)
-	if b, ok := e.stats.(analytics.WindowSetBatchReader); ok && len(baseline) > 0 {
-		// Both reads at once (their statements run concurrently), and
-		// an error in either fails the whole chunk.
-		sets, err := b.WindowSetsBatch(ctx, []analytics.WindowRead{{To: now, Reqs: reqs}, {To: now.Add(-BaselineOffset), Reqs: baseline}})
-		if err != nil {
-			return nil, nil, err
-		}
-		cur, prev = sets[0], sets[1]
-	} else {
-		if cur, err = e.stats.WindowSets(ctx, now, reqs); err != nil {
-			return nil, nil, err
-		}
-		if len(baseline) > 0 {
-			if prev, err = e.stats.WindowSets(ctx, now.Add(-BaselineOffset), baseline); err != nil {
-				return nil, nil, err
-			}
-		}
+// The seasonal rules' older weeks come in the same batch (chunkReads).
+func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*EvalRule) (cur, prev map[string]map[int]map[string]analytics.WindowStat, older []map[string]map[int]map[string]analytics.WindowStat, err error) {
+	sets, err := e.readSets(ctx, chunkReads(now, chunk))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cur = sets[0]
+	if len(sets) > 1 {
+		prev, older = sets[1], sets[2:]
 	}
 	if cur, err = e.addToolChanges(ctx, now, chunk, false, cur); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if prev, err = e.addToolChanges(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if cur, err = e.addProbes(ctx, chunk, cur); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return cur, prev, nil
+	return cur, prev, older, nil
 }
 
 // addToolChanges counts, for the chunk's rules on tool_changes (those with
@@ -391,7 +389,7 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 				}
 				go func() {
 					defer close(cr.done)
-					cr.cur, cr.prev, cr.err = e.readChunk(ctx, now, cr.rules)
+					cr.cur, cr.prev, cr.older, cr.err = e.readChunk(ctx, now, cr.rules)
 				}()
 				reads <- cr
 			}
@@ -438,7 +436,7 @@ func (e *RuleEvaluator) passOrder(accounts []string) []string {
 func (cr *chunkRead) changes(now time.Time) []change {
 	var changes []change
 	for _, r := range cr.rules {
-		if c, ok := measure(r, now, cr.cur[r.MCPID][r.WindowMinutes], cr.prev[r.MCPID][r.WindowMinutes]); ok {
+		if c, ok := measure(r, now, cr.cur[r.MCPID][r.WindowMinutes], cr.past(r)); ok {
 			changes = append(changes, c)
 		}
 	}
@@ -450,8 +448,11 @@ func (cr *chunkRead) changes(now time.Time) []change {
 type chunkRead struct {
 	rules     []*EvalRule
 	cur, prev map[string]map[int]map[string]analytics.WindowStat
-	err       error
-	done      chan struct{}
+	// older are the seasonal rules' windows two to SeasonalWeeks weeks
+	// back (prev is one week back).
+	older []map[string]map[int]map[string]analytics.WindowStat
+	err   error
+	done  chan struct{}
 }
 
 // readAhead is how many chunks a pass reads at once: ReadAhead when the
@@ -560,8 +561,12 @@ func (e *RuleEvaluator) EvaluateRule(ctx context.Context, accountID, ruleID stri
 	if err != nil {
 		return Evaluation{}, err
 	}
-	c, changes := measure(&r, now, cur, prev)
-	ev := Evaluation{State: r.State, Value: c.value(), BaselineValue: c.reading.Baseline, Calls: c.reading.Calls}
+	past, err := e.seasonalHistory(ctx, &r, now, prev)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	c, changes := measure(&r, now, cur, past)
+	ev := Evaluation{State: r.State, Value: c.value(), BaselineValue: c.reading.Baseline, Calls: c.reading.Calls, Expected: c.reading.Expected}
 	if !r.Enabled || !changes {
 		return ev, nil
 	}
@@ -598,10 +603,10 @@ func (c change) value() *float64 {
 func (e *RuleEvaluator) apply(ctx context.Context, c change, now time.Time) (bool, int, error) {
 	if c.notice {
 		return e.store.SnoozeEnded(ctx, *c.rule, now, func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
-			return PlanFanOut(rule, c.reading.Value, audience, connected)
+			return planFiring(rule, c.reading, audience, connected)
 		})
 	}
-	return e.store.Transition(ctx, *c.rule, StateChange{Next: c.next, Value: c.value(), At: now},
+	return e.store.Transition(ctx, *c.rule, StateChange{Next: c.next, Value: c.value(), At: now, Expected: c.reading.Expected},
 		func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
 			return PlanTransition(rule, c.fired, c.reading, now, audience, connected)
 		})
@@ -616,7 +621,7 @@ func PlanTransition(rule Rule, fired bool, rd Reading, now time.Time, audience [
 	case rule.Snoozed(now):
 		return nil
 	case fired:
-		return withProbeNote(PlanFanOut(rule, rd.Value, audience, connected), rd, now)
+		return withProbeNote(planFiring(rule, rd, audience, connected), rd, now)
 	case rule.NotifyOnResolve:
 		return PlanResolveFanOut(rule, rd.Value, rd.HasValue, audience, connected)
 	}

@@ -104,8 +104,11 @@ type Rule struct {
 	// judge the rule: it keeps its state (a firing rule neither resolves
 	// nor fires again on a quiet window).
 	MinCalls int `json:"min_calls"`
-	// Baseline is nil or BaselineWeekAgo.
+	// Baseline is nil, BaselineWeekAgo or BaselineSeasonal.
 	Baseline *string `json:"baseline"`
+	// Sensitivity is the band width of a seasonal rule (Sensitivity*
+	// constants); nil for other rules.
+	Sensitivity *string `json:"sensitivity"`
 	// RenotifyMinutes, while the rule is firing, delivers again every so
 	// many minutes (at least MinRenotifyMinutes); nil never.
 	RenotifyMinutes *int `json:"renotify_minutes"`

@@ -23,6 +23,9 @@ type RuleEvent struct {
 	// EndRedefined, EndDisabled or EndDeleted; nil otherwise.
 	Reason *string   `json:"reason"`
 	At     time.Time `json:"at"`
+	// Expected is the band a seasonal rule judged with; nil for other
+	// rules.
+	Expected *Band `json:"expected"`
 }
 
 // RuleEventPage is the body of GET /v1/rules/{ruleId}/events, newest first.

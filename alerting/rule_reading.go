@@ -75,9 +75,12 @@ type Reading struct {
 	// (probe_down; calls with < or <=), nil otherwise or without a probe.
 	Probe *analytics.ProbeStat
 	// Hold: the reading cannot judge the rule (a guarded metric under
-	// min_calls, a baseline of 0 or none), which keeps its state whatever
-	// it is.
+	// min_calls, a baseline of 0 or none, a seasonal rule with too little
+	// history), which keeps its state whatever it is.
 	Hold bool
+	// Expected is a seasonal rule's band for this hour of the week; nil
+	// for other rules and while its history is too short.
+	Expected *Band
 }
 
 // Read measures the rule: cur is its window's stats and prev the baseline
@@ -97,7 +100,7 @@ func (r Rule) Read(cur, prev map[string]analytics.WindowStat) Reading {
 		rd.Hold = true
 		return rd
 	}
-	if r.Baseline != nil {
+	if r.Ratio() {
 		base, bok := r.Value(prev)
 		if bok {
 			rd.Baseline = &base
@@ -175,6 +178,10 @@ type Evaluation struct {
 	// Calls is the window's number of calls, what min_calls is checked
 	// against.
 	Calls int64 `json:"calls"`
+	// Expected is a seasonal rule's band at this hour of the week; nil
+	// for other rules and while fewer than SeasonalMinWeeks weeks of
+	// history exist (the rule then holds its state).
+	Expected *Band `json:"expected"`
 	// Deliveries is how many deliveries this evaluation created (0 when
 	// it changed nothing, when snoozed, or on a resolve without
 	// notify_on_resolve). An evaluation that keeps a rule firing creates

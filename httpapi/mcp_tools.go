@@ -159,6 +159,9 @@ func (s *Server) addMCPTools(srv *mcp.Server) {
 	if s.opts.Probes != nil {
 		s.addProbeTools(srv)
 	}
+	if s.opts.SLOs != nil && s.opts.SLI != nil {
+		s.addSLOTools(srv)
+	}
 }
 
 func (s *Server) addMetricTools(srv *mcp.Server) {

@@ -130,6 +130,13 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodDelete, "/v1/probes/{probeId}/badge", Manager, handle(s.deleteBadge, deleteBadgeOp)},
 			{http.MethodGet, "/badges/{file}", Public, handle(s.getBadge, getBadgeOp)},
 		}},
+		{on: o.SLOs != nil && o.SLI != nil, describe: s.describeSLOs, class: classRead, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/slos", AnyMember, handle(s.listSLOs, listSLOsOp)},
+			{http.MethodPost, "/v1/mcps/{id}/slos", Manager, handle(s.createSLO, createSLOOp)},
+			{http.MethodGet, "/v1/slos/{sloId}", AnyMember, handle(s.getSLO, getSLOOp)},
+			{http.MethodPatch, "/v1/slos/{sloId}", Manager, handle(s.updateSLO, updateSLOOp)},
+			{http.MethodDelete, "/v1/slos/{sloId}", Manager, handle(s.deleteSLO, deleteSLOOp)},
+		}},
 		{on: o.ChannelTests != nil, routes: []route{
 			{http.MethodPost, "/v1/account/channels/{channel}/test", AnyMember, handle(s.testChannel, testChannelOp)},
 		}},

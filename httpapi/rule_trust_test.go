@@ -139,7 +139,7 @@ func TestResolveNoticesHistoryAndSnooze(t *testing.T) {
 		t.Fatalf("history %v", h)
 	}
 	e0, e1 := events[0].(map[string]any), events[1].(map[string]any)
-	if keysOf(e0) != "at,id,kind,reason,threshold,value" || e0["kind"] != "resolved" || e0["value"] != 0.06 || e0["threshold"] != 0.1 ||
+	if keysOf(e0) != "at,expected,id,kind,reason,threshold,value" || e0["kind"] != "resolved" || e0["value"] != 0.06 || e0["threshold"] != 0.1 ||
 		e1["kind"] != "fired" || e1["value"] != 0.375 || !isUTCTime(e0["at"]) || e0["at"].(string) < e1["at"].(string) {
 		t.Fatalf("history items %v", events)
 	}

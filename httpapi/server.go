@@ -103,6 +103,9 @@ type Options struct {
 	// Badges (with Probes) the badge routes and /mcp's list_probes.
 	Probes alerting.ProbeService
 	Badges alerting.ProbeBadgeService
+	// SLOs, with SLI, serves /v1/mcps/{id}/slos and /v1/slos/{sloId}.
+	SLOs alerting.SLOService
+	SLI  analytics.SLIReader
 
 	// Version is the service's version, announced by /mcp (default "dev").
 	Version string

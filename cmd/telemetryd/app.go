@@ -70,6 +70,8 @@ type Main struct {
 	Channels      *postgres.ChannelService
 	Rules         *postgres.RuleService
 	Evaluator     *alerting.RuleEvaluator
+	SLOs          *postgres.SLOService
+	SLOEval       *alerting.SLOEvaluator
 	Inbox         *postgres.InboxService
 	Notifications *postgres.NotificationService
 	evalMetrics   *jobmetrics.Evaluator
@@ -246,6 +248,8 @@ func (m *Main) Open(ctx context.Context) error {
 		Verification:  m.Verification,
 		Probes:        m.Probes,
 		Badges:        m.Probes,
+		SLOs:          m.SLOs,
+		SLI:           m.CH.Reads,
 	})
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
@@ -367,6 +371,8 @@ func (m *Main) openAlerting() error {
 	}
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
+	m.SLOs = postgres.NewSLOService(m.PG)
+	m.SLOEval = &alerting.SLOEvaluator{Store: m.SLOs, SLI: m.CH.Reads}
 	if m.Registry != nil {
 		m.evalMetrics = jobmetrics.NewEvaluator(m.Registry)
 		m.jobMetrics = jobmetrics.NewJobs(m.Registry)

@@ -24,6 +24,7 @@ import * as sessionsPage from './pages/sessions.js';
 import * as timelinePage from './pages/timeline.js';
 import * as rulesPage from './pages/rules.js';
 import * as ruleFormPage from './pages/rule-form.js';
+import * as slosPage from './pages/slos.js';
 import * as setupPage from './pages/setup.js';
 import * as channelsPage from './pages/channels.js';
 import * as inboxPage from './pages/inbox.js';
@@ -59,6 +60,8 @@ const routes = [
   { path: '/mcps/:id/alerts', page: rulesPage },
   { path: '/mcps/:id/alerts/new', page: ruleFormPage },
   { path: '/mcps/:id/alerts/:ruleId', page: ruleFormPage },
+  { path: '/mcps/:id/slos', page: slosPage },
+  { path: '/mcps/:id/slos/:sloId', page: slosPage },
   { path: '/mcps/:id/setup', page: setupPage },
   { path: '/channels', page: channelsPage },
   { path: '/inbox', page: inboxPage },

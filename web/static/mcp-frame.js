@@ -17,6 +17,7 @@ export const TABS = [
   { id: 'sessions', label: 'Sessions', metric: true },
   { id: 'alerts', label: 'Alerts' },
   { id: 'probes', label: 'Probes' },
+  { id: 'slos', label: 'SLOs' },
   { id: 'setup', label: 'Keys & setup' },
 ];
 
