@@ -183,7 +183,7 @@ func planDeliveries(rule Rule, kind, title, body, summary string, audience []Mem
 			continue
 		}
 		seen[m.UserID] = true
-		for _, e := range catalogue {
+		for _, e := range catalogue() {
 			if e.Scope != ScopePersonal || !rule.Names(e.ID) || !m.Prefs.Allows(e.ID) {
 				continue
 			}
@@ -191,7 +191,7 @@ func planDeliveries(rule Rule, kind, title, body, summary string, audience []Mem
 			out = append(out, PlannedDelivery{Kind: kind, Channel: e.ID, RecipientUserID: &uid, Status: personalStatus(e.ID), Title: title, Body: body, Summary: summary})
 		}
 	}
-	for _, e := range catalogue {
+	for _, e := range catalogue() {
 		if e.Scope == ScopeTeam && rule.Names(e.ID) && connected[e.ID] {
 			out = append(out, PlannedDelivery{Kind: kind, Channel: e.ID, Status: StatusQueued, Title: title, Body: body, Summary: summary})
 		}
