@@ -59,6 +59,14 @@ type Message struct {
 	// address: the rule's page and the recipient's channel settings.
 	RuleURL     string
 	SettingsURL string
+	// Severity is the rule's severity when the delivery was made.
+	Severity string
+	// EpisodeAt is when the firing episode the delivery belongs to began
+	// (the rule's last_fired_at): a firing, its re-notifications and its
+	// resolve share it. Zero for a test.
+	EpisodeAt time.Time
+	// Details are the rule's numbers (zero for a test or a notice).
+	Details Details
 }
 
 // Envelope is one send: one destination, one message or a digest of

@@ -45,10 +45,11 @@ func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string
 			FROM c WHERE d.id = c.id
 			RETURNING d.id, d.account_id, d.channel, d.recipient_user_id, d.rule_id, d.rule_name, d.mcp_id, d.kind,
 				d.title, d.body, d.summary, d.created_at, d.round_attempts, COALESCE(d.queued_at, d.created_at) AS queued_at,
-				d.next_attempt_at)
+				d.next_attempt_at, d.severity, d.episode_at, d.details)
 		SELECT u.id, u.account_id, u.channel, u.rule_id, u.rule_name, u.mcp_id, u.kind, u.title, u.body, u.summary,
 			u.created_at, u.round_attempts, u.queued_at, u.next_attempt_at,
-			COALESCE(usr.email, ''), w.url_ciphertext, w.broken_at IS NOT NULL, COALESCE(m.name, '')
+			COALESCE(usr.email, ''), w.url_ciphertext, w.broken_at IS NOT NULL, COALESCE(m.name, ''),
+			u.severity, u.episode_at, u.details
 		FROM u
 		LEFT JOIN users usr ON usr.id = u.recipient_user_id
 		LEFT JOIN webhook_connections w ON w.account_id = u.account_id AND w.channel = u.channel
@@ -60,10 +61,12 @@ func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string
 	var out []alerting.Due
 	var d alerting.Due
 	var sealed []byte
+	var extra deliveryExtra
 	_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.AccountID, &d.Channel, &d.Message.RuleID, &d.Message.RuleName, &d.Message.MCPID,
 		&d.Message.Kind, &d.Message.Title, &d.Message.Body, &d.Message.Summary, &d.Message.At, &d.Attempts, &d.QueuedAt, &d.DueAt,
-		&d.To, &sealed, &d.Broken, &d.Message.MCPName}, func() error {
+		&d.To, &sealed, &d.Broken, &d.Message.MCPName, &extra.severity, &extra.episodeAt, &extra.details}, func() error {
 		d.Message.DeliveryID = d.ID
+		extra.apply(&d.Message)
 		d.Message.At, d.QueuedAt, d.DueAt = utc(d.Message.At), utc(d.QueuedAt), utc(d.DueAt)
 		if alerting.IsTeamChannel(d.Channel) {
 			d.To = ""
