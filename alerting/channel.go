@@ -152,6 +152,9 @@ type Channel struct {
 	// Health is the team channel's sending record; nil for personal
 	// channels.
 	Health *ChannelHealth `json:"health"`
+	// ConnectFields are the fields of a team channel's connect body (url,
+	// routing_key); empty for personal channels.
+	ConnectFields []string `json:"connect_fields"`
 }
 
 // ChannelHealth is what the outbox last saw of a team channel's webhook.
@@ -188,7 +191,12 @@ func BuildChannels(conns map[string]Connection, sending Sending) []Channel {
 	entries := catalogue()
 	out := make([]Channel, 0, len(entries))
 	for _, e := range entries {
-		c := Channel{ID: e.ID, Label: e.Label, Description: e.Description, Delivers: sending.Sends(e.ID), Scope: e.Scope}
+		c := Channel{ID: e.ID, Label: e.Label, Description: e.Description, Delivers: sending.Sends(e.ID), Scope: e.Scope, ConnectFields: []string{}}
+		if in, ok := LookupIntegration(e.ID); ok && in.Connection != nil {
+			for _, f := range in.Connection.Fields {
+				c.ConnectFields = append(c.ConnectFields, f.Name)
+			}
+		}
 		if c.Delivers && e.SendingDescription != "" {
 			c.Description = e.SendingDescription
 		}
@@ -272,7 +280,7 @@ func DecodePreferencesUpdate(body []byte) (PreferencesUpdate, error) {
 		switch {
 		case IsTeamChannel(key):
 			return PreferencesUpdate{}, telemetry.FieldError(telemetry.EINVALID, field,
-				"%s is a team channel: an admin connects it with PUT /v1/account/channels/%s/webhook; it is not a personal switch.", key, key)
+				"%s is a team channel: an admin connects it with PUT /v1/account/channels/%s/connection; it is not a personal switch.", key, key)
 		case !IsPersonalChannel(key):
 			return PreferencesUpdate{}, telemetry.FieldError(telemetry.EINVALID, field,
 				"Unknown channel %q; the personal channels are in_app and email.", key)

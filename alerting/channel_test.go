@@ -63,7 +63,7 @@ func TestListChannels(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(byID[ChannelDiscord])
-	want := []string{"connected", "delivers", "description", "health", "id", "label", "scope", "webhook_hint"}
+	want := []string{"connect_fields", "connected", "delivers", "description", "health", "id", "label", "scope", "webhook_hint"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("keys = %v, want %v", got, want)
 	}

@@ -3,6 +3,7 @@ package notify
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/netip"
 	"strings"
 	"text/template"
@@ -82,4 +83,17 @@ func Render(t *template.Template, name string, data any) string {
 		return ""
 	}
 	return b.String()
+}
+
+// ConnectEnv is what the connection checks get from the outbound
+// configuration: a resolver for the check of internal addresses, none
+// when a proxy is configured (the proxy decides what is reachable, and
+// this host may not even resolve outside names).
+func (o Outbound) ConnectEnv() alerting.ConnectEnv {
+	if o.ProxyURL != "" {
+		return alerting.ConnectEnv{}
+	}
+	return alerting.ConnectEnv{LookupHost: func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	}}
 }
