@@ -85,3 +85,9 @@ func exampleBody(in Integration) string {
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
+
+// FieldInvalid is EINVALID on a field, for the connection checks of the
+// destinations.
+func FieldInvalid(field, msg string) error {
+	return telemetry.FieldError(telemetry.EINVALID, field, "%s", msg)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/alerting/notify/discord"
 	"github.com/mcpscope/telemetry/alerting/notify/email"
+	"github.com/mcpscope/telemetry/alerting/notify/pagerduty"
 	"github.com/mcpscope/telemetry/alerting/notify/slack"
 )
 
@@ -19,6 +20,7 @@ var All = []alerting.Integration{
 	email.Integration,
 	slack.Integration,
 	discord.Integration,
+	pagerduty.Integration,
 }
 
 func init() { alerting.Register(All...) }

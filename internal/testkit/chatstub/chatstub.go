@@ -1,6 +1,7 @@
 // Package chatstub is a test stand-in for the chat providers: a test
 // certificate authority and an HTTP CONNECT proxy that intercepts TLS and
-// answers as hooks.slack.com and discord.com (tests and bench only). The
+// answers as hooks.slack.com, discord.com, events.pagerduty.com, the Teams
+// Workflows hosts and chat.googleapis.com (tests and bench only). The
 // service reaches it exactly as it reaches the real providers through an
 // egress proxy: alerting.outbound.proxy_url names the proxy and
 // alerting.outbound.ca_file the CA (docs/delivery.md).
