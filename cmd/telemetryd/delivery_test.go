@@ -94,6 +94,7 @@ type deliveryEnv struct {
 	email string
 	md    mailDev
 	chat  *chatstub.Provider
+	proxy *chatstub.Proxy
 }
 
 const (
@@ -110,6 +111,7 @@ func newDeliveryEnv(t *testing.T, withMail bool) *deliveryEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
+	env.proxy = proxy
 	ca := proxy.CA
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	if withMail {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpscope/telemetry/alerting/notify/email"
 	"github.com/mcpscope/telemetry/alerting/notify/pagerduty"
 	"github.com/mcpscope/telemetry/alerting/notify/slack"
+	"github.com/mcpscope/telemetry/alerting/notify/webhook"
 )
 
 // All are the integrations besides in_app (which alerting registers
@@ -21,6 +22,7 @@ var All = []alerting.Integration{
 	slack.Integration,
 	discord.Integration,
 	pagerduty.Integration,
+	webhook.Integration,
 }
 
 func init() { alerting.Register(All...) }
