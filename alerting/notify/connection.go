@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 	"text/template"
 
@@ -96,4 +97,43 @@ func (o Outbound) ConnectEnv() alerting.ConnectEnv {
 	return alerting.ConnectEnv{LookupHost: func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	}}
+}
+
+// QueryURL checks a URL whose query carries the secret and may hold
+// percent escapes (Teams Workflows' sig, Google Chat's token), which
+// alerting.CheckHTTPSURL refuses: the part before '?' gets the shared
+// check with allowHost, no port but 443, and the query may only have the
+// keys in allowed (each once, required ones present). It returns the
+// canonical URL (query keys sorted and re-escaped).
+func QueryURL(raw string, allowHost func(string) bool, hostMsg func(string) string, allowed map[string]bool, required ...string) (*url.URL, error) {
+	base, query, _ := strings.Cut(raw, "?")
+	u, err := alerting.CheckHTTPSURL(base, allowHost, hostMsg)
+	if err != nil {
+		return nil, err
+	}
+	if u.Host != u.Hostname() && u.Host != u.Hostname()+":443" {
+		return nil, alerting.WebhookError("The webhook URL must not name a port other than 443.")
+	}
+	u.Host = u.Hostname()
+	for i := 0; i < len(query); i++ {
+		if c := query[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`"<>\^`+"`"+`{|}#`, c) >= 0 {
+			return nil, alerting.WebhookError("The webhook URL's query contains a character a URL may not contain.")
+		}
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil || strings.Contains(query, ";") {
+		return nil, alerting.WebhookError("The webhook URL has a malformed query string.")
+	}
+	for k, v := range q {
+		if !allowed[k] || len(v) != 1 || v[0] == "" {
+			return nil, alerting.WebhookError("The webhook URL's query parameter %q is not one the provider's webhook URLs carry (or it is repeated or empty).", k)
+		}
+	}
+	for _, k := range required {
+		if q.Get(k) == "" {
+			return nil, alerting.WebhookError("The webhook URL lacks its %s query parameter; paste the whole URL.", k)
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u, nil
 }

@@ -10,8 +10,10 @@ import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/alerting/notify/discord"
 	"github.com/mcpscope/telemetry/alerting/notify/email"
+	"github.com/mcpscope/telemetry/alerting/notify/googlechat"
 	"github.com/mcpscope/telemetry/alerting/notify/pagerduty"
 	"github.com/mcpscope/telemetry/alerting/notify/slack"
+	"github.com/mcpscope/telemetry/alerting/notify/teams"
 	"github.com/mcpscope/telemetry/alerting/notify/webhook"
 )
 
@@ -22,6 +24,8 @@ var All = []alerting.Integration{
 	slack.Integration,
 	discord.Integration,
 	pagerduty.Integration,
+	teams.Integration,
+	googlechat.Integration,
 	webhook.Integration,
 }
 
