@@ -146,7 +146,7 @@ func TestNotificationFilterValidate(t *testing.T) {
 	}{
 		{"empty", NotificationFilter{}, ""},
 		{"channel and status", NotificationFilter{Channel: ChannelSlack, Status: StatusQueued, Limit: 10}, ""},
-		{"unknown channel", NotificationFilter{Channel: "teams"}, "query.channel"},
+		{"unknown channel", NotificationFilter{Channel: "sms"}, "query.channel"},
 		{"sent and failed", NotificationFilter{Status: StatusFailed}, ""},
 		{"unknown status", NotificationFilter{Status: "bounced"}, "query.status"},
 		{"limit too large", NotificationFilter{Limit: MaxPageLimit + 1}, "query.limit"},
