@@ -34,7 +34,6 @@ func (s *Server) describeConnections() {
 // team channel of the registry, each saying which channels take it.
 func connectionRequestBody(_ *Server, op *huma.Operation) {
 	props := map[string]*huma.Schema{}
-	var order []string
 	for _, in := range alerting.Integrations() {
 		if in.Connection == nil {
 			continue
@@ -44,7 +43,6 @@ func connectionRequestBody(_ *Server, op *huma.Operation) {
 			if !ok {
 				p = &huma.Schema{Type: huma.TypeString}
 				props[f.Name] = p
-				order = append(order, f.Name)
 			}
 			p.Description = strings.TrimSpace(p.Description + " `" + in.ID + "`: " + f.Doc)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -136,4 +137,16 @@ func QueryURL(raw string, allowHost func(string) bool, hostMsg func(string) stri
 	}
 	u.RawQuery = q.Encode()
 	return u, nil
+}
+
+// WithClient makes an Integration.New from a constructor that needs only
+// the shared outbound client.
+func WithClient(f func(*http.Client) alerting.Notifier) func(alerting.NotifierDeps) (alerting.Notifier, error) {
+	return func(d alerting.NotifierDeps) (alerting.Notifier, error) {
+		c, err := d.HTTP()
+		if err != nil {
+			return nil, err
+		}
+		return f(c), nil
+	}
 }

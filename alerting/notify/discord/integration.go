@@ -3,6 +3,7 @@ package discord
 import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/alerting/notify"
+	"net/http"
 )
 
 // Integration describes Discord to the registry (alerting/notify/registry).
@@ -13,8 +14,5 @@ var Integration = alerting.Integration{
 	Gate: alerting.GateChat,
 	Connection: notify.FixedHostURL(alerting.ChannelDiscord, "The channel webhook URL Discord gave you: https://discord.com/api/webhooks/{id}/{token} "+
 		"(also discordapp.com, ptb.discord.com, canary.discord.com, /api/v{N}/webhooks/…, with optional thread_id and wait)."),
-	New: func(d alerting.NotifierDeps) (alerting.Notifier, error) {
-		c, err := d.HTTP()
-		return &Notifier{Client: c}, err
-	},
+	New: notify.WithClient(func(c *http.Client) alerting.Notifier { return &Notifier{Client: c} }),
 }

@@ -2,6 +2,7 @@ package googlechat
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -53,8 +54,5 @@ var Integration = alerting.Integration{
 			return alerting.Sealed{Secret: u.String(), Hint: u.Host + u.Path + "?key=" + alerting.WebhookMask + "&token=" + alerting.WebhookMask}, nil
 		},
 	},
-	New: func(d alerting.NotifierDeps) (alerting.Notifier, error) {
-		c, err := d.HTTP()
-		return &Notifier{Client: c}, err
-	},
+	New: notify.WithClient(func(c *http.Client) alerting.Notifier { return &Notifier{Client: c} }),
 }

@@ -231,8 +231,5 @@ var Integration = alerting.Integration{
 			return alerting.Sealed{Secret: k, Hint: "routing key " + alerting.WebhookMask + k[len(k)-4:]}, nil
 		},
 	},
-	New: func(d alerting.NotifierDeps) (alerting.Notifier, error) {
-		c, err := d.HTTP()
-		return &Notifier{Client: c}, err
-	},
+	New: notify.WithClient(func(c *http.Client) alerting.Notifier { return &Notifier{Client: c} }),
 }

@@ -3,6 +3,7 @@ package slack
 import (
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/alerting/notify"
+	"net/http"
 )
 
 // Integration describes Slack to the registry (alerting/notify/registry).
@@ -12,8 +13,5 @@ var Integration = alerting.Integration{
 		SendingDescription: "Alerts are posted to one Slack channel, connected by an admin with an incoming webhook."},
 	Gate:       alerting.GateChat,
 	Connection: notify.FixedHostURL(alerting.ChannelSlack, "The incoming webhook URL Slack gave you: https://hooks.slack.com/services/T…/B…/{secret}."),
-	New: func(d alerting.NotifierDeps) (alerting.Notifier, error) {
-		c, err := d.HTTP()
-		return &Notifier{Client: c}, err
-	},
+	New:        notify.WithClient(func(c *http.Client) alerting.Notifier { return &Notifier{Client: c} }),
 }

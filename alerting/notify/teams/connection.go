@@ -3,6 +3,7 @@ package teams
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -64,8 +65,5 @@ var Integration = alerting.Integration{
 			return alerting.Sealed{Secret: u.String(), Hint: u.Host + u.Path + "?sig=" + alerting.WebhookMask}, nil
 		},
 	},
-	New: func(d alerting.NotifierDeps) (alerting.Notifier, error) {
-		c, err := d.HTTP()
-		return &Notifier{Client: c}, err
-	},
+	New: notify.WithClient(func(c *http.Client) alerting.Notifier { return &Notifier{Client: c} }),
 }

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -92,8 +93,5 @@ var Integration = alerting.Integration{
 			return seal(s, u)
 		},
 	},
-	New: func(d alerting.NotifierDeps) (alerting.Notifier, error) {
-		c, err := d.HTTP()
-		return &Notifier{Client: c}, err
-	},
+	New: notify.WithClient(func(c *http.Client) alerting.Notifier { return &Notifier{Client: c} }),
 }
