@@ -223,7 +223,7 @@ func TestChannelRoutes(t *testing.T) {
 		t.Fatalf("channels %v", ids)
 	}
 	p := expect(t, s, "PUT", "/v1/account/channels", tm.member, `{"email":false}`, 200, "")
-	if fmt.Sprint(p["preferences"]) != "map[email:false in_app:true]" || len(p["channels"].([]any)) != 4 {
+	if fmt.Sprint(p["preferences"]) != "map[email:false in_app:true]" || len(p["channels"].([]any)) != len(alerting.ChannelIDs()) {
 		t.Fatalf("merge %v", p)
 	}
 	p = expect(t, s, "PUT", "/v1/account/channels", tm.member, `{}`, 200, "")
@@ -256,8 +256,8 @@ func TestChannelRoutes(t *testing.T) {
 		{"slack page", "PUT", "/v1/account/channels/slack/webhook", tm.admin, `{"url":"https://app.slack.com/client/T0ABC/C0DEF"}`, 422, "webhook_host_not_allowed", "body.url"},
 		{"slack URL on discord", "PUT", "/v1/account/channels/discord/webhook", tm.admin, slackBody, 422, "webhook_host_not_allowed", "body.url"},
 		{"personal channel", "PUT", "/v1/account/channels/email/webhook", tm.admin, slackBody, 422, "invalid", "path.channel"},
-		{"unknown channel", "PUT", "/v1/account/channels/teams/webhook", tm.admin, slackBody, 404, "not_found", "path.channel"},
-		{"unknown channel delete", "DELETE", "/v1/account/channels/teams/webhook", tm.admin, "", 404, "not_found", "path.channel"},
+		{"unknown channel", "PUT", "/v1/account/channels/sms/webhook", tm.admin, slackBody, 404, "not_found", "path.channel"},
+		{"unknown channel delete", "DELETE", "/v1/account/channels/sms/webhook", tm.admin, "", 404, "not_found", "path.channel"},
 		{"no url", "PUT", "/v1/account/channels/slack/webhook", tm.admin, `{}`, 422, "invalid", "body.url"},
 		{"extra field", "PUT", "/v1/account/channels/slack/webhook", tm.admin, `{"url":` + jsonString(apiSlackURL) + `,"name":"x"}`, 422, "invalid", ""},
 	}
