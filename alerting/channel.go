@@ -65,20 +65,16 @@ type CatalogueEntry struct {
 	Scope    string
 }
 
-// catalogue lists every channel in the order clients show them. Personal
-// channels first, then team channels; PlanFanOut follows the same order.
-var catalogue = []CatalogueEntry{
-	{ID: ChannelInApp, Label: "In-app", Scope: ScopePersonal, Delivers: true,
-		Description: "Alerts appear in your inbox in the dashboard as soon as a rule fires."},
-	{ID: ChannelEmail, Label: "Email", Scope: ScopePersonal, Delivers: false,
-		Description:        "Alerts are recorded for email to your address; sending is not switched on yet.",
-		SendingDescription: "Alerts are emailed to your address as soon as a rule fires."},
-	{ID: ChannelSlack, Label: "Slack", Scope: ScopeTeam, Delivers: false,
-		Description:        "Alerts are recorded for one Slack channel, connected by an admin with an incoming webhook; sending is not switched on yet.",
-		SendingDescription: "Alerts are posted to one Slack channel, connected by an admin with an incoming webhook."},
-	{ID: ChannelDiscord, Label: "Discord", Scope: ScopeTeam, Delivers: false,
-		Description:        "Alerts are recorded for one Discord channel, connected by an admin with a channel webhook; sending is not switched on yet.",
-		SendingDescription: "Alerts are posted to one Discord channel, connected by an admin with a channel webhook."},
+// catalogue lists every channel in the order clients show them: the
+// registry of integrations (Register). Personal channels first, then team
+// channels; PlanFanOut follows the same order.
+func catalogue() []CatalogueEntry {
+	all := Integrations()
+	out := make([]CatalogueEntry, len(all))
+	for i, in := range all {
+		out[i] = in.CatalogueEntry
+	}
+	return out
 }
 
 // Sending says which channels the installation is configured to send
@@ -89,14 +85,19 @@ type Sending struct {
 	Chat  bool
 }
 
-// Sends reports whether deliveries on channel are actually sent.
+// Sends reports whether deliveries on channel are actually sent: the
+// integration's gate (Integration.Gate) is switched on.
 func (s Sending) Sends(channel string) bool {
-	switch channel {
-	case ChannelInApp:
+	in, ok := LookupIntegration(channel)
+	if !ok {
+		return false
+	}
+	switch in.Gate {
+	case GateAlways:
 		return true
-	case ChannelEmail:
+	case GateEmail:
 		return s.Email
-	case ChannelSlack, ChannelDiscord:
+	case GateChat:
 		return s.Chat
 	}
 	return false
@@ -105,16 +106,12 @@ func (s Sending) Sends(channel string) bool {
 // Catalogue returns every channel kind, connected or not, in display order.
 // The slice is a copy: callers may not change the catalogue.
 func Catalogue() []CatalogueEntry {
-	return append([]CatalogueEntry(nil), catalogue...)
+	return catalogue()
 }
 
 func catalogueEntry(id string) (CatalogueEntry, bool) {
-	for _, e := range catalogue {
-		if e.ID == id {
-			return e, true
-		}
-	}
-	return CatalogueEntry{}, false
+	in, ok := LookupIntegration(id)
+	return in.CatalogueEntry, ok
 }
 
 // ValidChannel reports whether id is a known channel id.
@@ -155,6 +152,9 @@ type Channel struct {
 	// Health is the team channel's sending record; nil for personal
 	// channels.
 	Health *ChannelHealth `json:"health"`
+	// ConnectFields are the fields of a team channel's connect body (url,
+	// routing_key); empty for personal channels.
+	ConnectFields []string `json:"connect_fields"`
 }
 
 // ChannelHealth is what the outbox last saw of a team channel's webhook.
@@ -188,9 +188,15 @@ func ListChannels(hints map[string]string) []Channel {
 // BuildChannels builds the full channel list from the catalogue, the
 // account's connections and what the installation sends.
 func BuildChannels(conns map[string]Connection, sending Sending) []Channel {
-	out := make([]Channel, 0, len(catalogue))
-	for _, e := range catalogue {
-		c := Channel{ID: e.ID, Label: e.Label, Description: e.Description, Delivers: sending.Sends(e.ID), Scope: e.Scope}
+	entries := catalogue()
+	out := make([]Channel, 0, len(entries))
+	for _, e := range entries {
+		c := Channel{ID: e.ID, Label: e.Label, Description: e.Description, Delivers: sending.Sends(e.ID), Scope: e.Scope, ConnectFields: []string{}}
+		if in, ok := LookupIntegration(e.ID); ok && in.Connection != nil {
+			for _, f := range in.Connection.Fields {
+				c.ConnectFields = append(c.ConnectFields, f.Name)
+			}
+		}
 		if c.Delivers && e.SendingDescription != "" {
 			c.Description = e.SendingDescription
 		}
@@ -274,7 +280,7 @@ func DecodePreferencesUpdate(body []byte) (PreferencesUpdate, error) {
 		switch {
 		case IsTeamChannel(key):
 			return PreferencesUpdate{}, telemetry.FieldError(telemetry.EINVALID, field,
-				"%s is a team channel: an admin connects it with PUT /v1/account/channels/%s/webhook; it is not a personal switch.", key, key)
+				"%s is a team channel: an admin connects it with PUT /v1/account/channels/%s/connection; it is not a personal switch.", key, key)
 		case !IsPersonalChannel(key):
 			return PreferencesUpdate{}, telemetry.FieldError(telemetry.EINVALID, field,
 				"Unknown channel %q; the personal channels are in_app and email.", key)

@@ -16,6 +16,7 @@ func TestCatalogue(t *testing.T) {
 	}{
 		ChannelInApp: {ScopePersonal, true}, ChannelEmail: {ScopePersonal, false},
 		ChannelSlack: {ScopeTeam, false}, ChannelDiscord: {ScopeTeam, false},
+		"pagerduty": {ScopeTeam, false}, "teams": {ScopeTeam, false}, "google_chat": {ScopeTeam, false}, "webhook": {ScopeTeam, false},
 	}
 	cat := Catalogue()
 	if len(cat) != len(want) {
@@ -34,7 +35,7 @@ func TestCatalogue(t *testing.T) {
 	if Catalogue()[0].Label == "changed" {
 		t.Error("Catalogue exposes the shared slice")
 	}
-	for _, id := range []string{"", "IN_APP", "teams", "sms"} {
+	for _, id := range []string{"", "IN_APP", "Teams", "sms"} {
 		if ValidChannel(id) || IsTeamChannel(id) || IsPersonalChannel(id) {
 			t.Errorf("%q counts as a channel", id)
 		}
@@ -44,7 +45,7 @@ func TestCatalogue(t *testing.T) {
 func TestListChannels(t *testing.T) {
 	hint := "hooks.slack.com/services/T0001/B0001/" + WebhookMask
 	chs := ListChannels(map[string]string{ChannelSlack: hint})
-	if len(chs) != 4 {
+	if len(chs) != len(Catalogue()) {
 		t.Fatalf("%d channels, want every channel", len(chs))
 	}
 	byID := map[string]Channel{}
@@ -63,7 +64,7 @@ func TestListChannels(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(byID[ChannelDiscord])
-	want := []string{"connected", "delivers", "description", "health", "id", "label", "scope", "webhook_hint"}
+	want := []string{"connect_fields", "connected", "delivers", "description", "health", "id", "label", "scope", "webhook_hint"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("keys = %v, want %v", got, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpscope/telemetry"
@@ -34,10 +35,12 @@ type Notification struct {
 	Channel string `json:"channel"`
 	// RecipientUserID is the person of a personal-channel delivery; nil for a
 	// team-chat delivery, which goes to the whole team.
-	RecipientUserID *string   `json:"recipient_user_id"`
-	Status          string    `json:"status"`
-	Title           string    `json:"title"`
-	CreatedAt       time.Time `json:"created_at"`
+	RecipientUserID *string `json:"recipient_user_id"`
+	Status          string  `json:"status"`
+	// Severity is the rule's severity when the delivery was made.
+	Severity  string    `json:"severity"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"created_at"`
 	// The outbox's record of a sending channel (docs/delivery.md):
 	// attempts made, the last one, the next one while queued, the last
 	// failure's short code (never a secret), when it was sent and the id
@@ -76,17 +79,21 @@ type Delivery struct {
 // NotificationFilter selects a page of the delivery log. Empty Channel or
 // Status means any.
 type NotificationFilter struct {
-	Channel string
-	Status  string
-	Limit   int
-	Cursor  string
+	Channel  string
+	Status   string
+	Severity string
+	Limit    int
+	Cursor   string
 }
 
 // Validate checks the filter and puts the default limit in place of 0.
 // Errors are EINVALID on the query parameter.
 func (f *NotificationFilter) Validate() error {
 	if f.Channel != "" && !ValidChannel(f.Channel) {
-		return telemetry.FieldError(telemetry.EINVALID, "query.channel", "Unknown channel %q; channels are in_app, email, slack and discord.", f.Channel)
+		return telemetry.FieldError(telemetry.EINVALID, "query.channel", "Unknown channel %q; the channels are %s.", f.Channel, strings.Join(ChannelIDs(), ", "))
+	}
+	if f.Severity != "" && !ValidSeverity(f.Severity) {
+		return telemetry.FieldError(telemetry.EINVALID, "query.severity", "The severity must be critical, error, warning or info.")
 	}
 	switch f.Status {
 	case "", StatusDelivered, StatusQueued, StatusSent, StatusFailed:
@@ -123,6 +130,8 @@ type PlannedDelivery struct {
 	// Summary is the measured value against the rule, e.g. "error rate
 	// 7.03% > 5%", for subject lines.
 	Summary string
+	// Value is what was measured; nil when nothing was.
+	Value *float64
 }
 
 // PlanFanOut decides the deliveries of one firing of rule, whose measured
@@ -139,7 +148,7 @@ type PlannedDelivery struct {
 // without a user id skipped), personal channels in catalogue order, then team
 // channels in catalogue order.
 func PlanFanOut(rule Rule, value float64, audience []Member, connected map[string]bool) []PlannedDelivery {
-	return planDeliveries(rule, KindFiring, FiringTitle(rule, value), FiringBody(rule, value), rule.valueText(value)+" "+rule.ruleText(), audience, connected)
+	return withValue(planDeliveries(rule, KindFiring, FiringTitle(rule, value), FiringBody(rule, value), rule.valueText(value)+" "+rule.ruleText(), audience, connected), &value)
 }
 
 // PlanResolveFanOut decides the deliveries of one resolve of a rule with
@@ -149,10 +158,12 @@ func PlanFanOut(rule Rule, value float64, audience []Member, connected map[strin
 // baseline window without data, or a window under min_calls still has one).
 func PlanResolveFanOut(rule Rule, value float64, hasValue bool, audience []Member, connected map[string]bool) []PlannedDelivery {
 	summary := "no " + rule.label() + " to judge, rule " + rule.ruleText()
+	var v *float64
 	if hasValue {
 		summary = rule.valueText(value) + ", rule " + rule.ruleText()
+		v = &value
 	}
-	return planDeliveries(rule, KindResolved, ResolvedTitle(rule, value, hasValue), ResolvedBody(rule, value, hasValue), summary, audience, connected)
+	return withValue(planDeliveries(rule, KindResolved, ResolvedTitle(rule, value, hasValue), ResolvedBody(rule, value, hasValue), summary, audience, connected), v)
 }
 
 // Reasons a firing rule ends without resolving (PlanEndedFanOut).
@@ -183,7 +194,7 @@ func planDeliveries(rule Rule, kind, title, body, summary string, audience []Mem
 			continue
 		}
 		seen[m.UserID] = true
-		for _, e := range catalogue {
+		for _, e := range catalogue() {
 			if e.Scope != ScopePersonal || !rule.Names(e.ID) || !m.Prefs.Allows(e.ID) {
 				continue
 			}
@@ -191,7 +202,7 @@ func planDeliveries(rule Rule, kind, title, body, summary string, audience []Mem
 			out = append(out, PlannedDelivery{Kind: kind, Channel: e.ID, RecipientUserID: &uid, Status: personalStatus(e.ID), Title: title, Body: body, Summary: summary})
 		}
 	}
-	for _, e := range catalogue {
+	for _, e := range catalogue() {
 		if e.Scope == ScopeTeam && rule.Names(e.ID) && connected[e.ID] {
 			out = append(out, PlannedDelivery{Kind: kind, Channel: e.ID, Status: StatusQueued, Title: title, Body: body, Summary: summary})
 		}

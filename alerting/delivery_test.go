@@ -118,14 +118,14 @@ func TestDeliveryJSON(t *testing.T) {
 		RecipientUserID: &uid, Status: StatusDelivered, Title: "t", CreatedAt: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}}
 	b, _ := json.Marshal(d)
 	want := []string{"attempts", "body", "channel", "created_at", "id", "last_attempt_at", "last_error", "mcp_id", "message_id",
-		"next_attempt_at", "read_at", "recipient_user_id", "rule_id", "sent_at", "status", "title"}
+		"next_attempt_at", "read_at", "recipient_user_id", "rule_id", "sent_at", "severity", "status", "title"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("delivery keys = %v", got)
 	}
 	n := d.Notification
 	b, _ = json.Marshal(n)
 	want = []string{"attempts", "channel", "created_at", "id", "last_attempt_at", "last_error", "mcp_id", "message_id",
-		"next_attempt_at", "recipient_user_id", "rule_id", "sent_at", "status", "title"}
+		"next_attempt_at", "recipient_user_id", "rule_id", "sent_at", "severity", "status", "title"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("notification keys = %v, want %v", got, want)
 	}
@@ -146,7 +146,7 @@ func TestNotificationFilterValidate(t *testing.T) {
 	}{
 		{"empty", NotificationFilter{}, ""},
 		{"channel and status", NotificationFilter{Channel: ChannelSlack, Status: StatusQueued, Limit: 10}, ""},
-		{"unknown channel", NotificationFilter{Channel: "teams"}, "query.channel"},
+		{"unknown channel", NotificationFilter{Channel: "sms"}, "query.channel"},
 		{"sent and failed", NotificationFilter{Status: StatusFailed}, ""},
 		{"unknown status", NotificationFilter{Status: "bounced"}, "query.status"},
 		{"limit too large", NotificationFilter{Limit: MaxPageLimit + 1}, "query.limit"},

@@ -613,17 +613,14 @@ func (e *RuleEvaluator) apply(ctx context.Context, c change, now time.Time) (boo
 }
 
 // PlanTransition decides the deliveries of a transition of rule, as stored
-// when the transition is applied: none while the rule is snoozed at now;
-// PlanFanOut for a firing; PlanResolveFanOut for a resolve when the rule
-// has notify_on_resolve, none otherwise.
+// when the transition is applied: PlanFanOut for a firing, none while the
+// rule is snoozed at now; PlanResolve for a resolve.
 func PlanTransition(rule Rule, fired bool, rd Reading, now time.Time, audience []Member, connected map[string]bool) []PlannedDelivery {
 	switch {
+	case !fired:
+		return PlanResolve(rule, rd, now, audience, connected)
 	case rule.Snoozed(now):
 		return nil
-	case fired:
-		return withProbeNote(planFiring(rule, rd, audience, connected), rd, now)
-	case rule.NotifyOnResolve:
-		return PlanResolveFanOut(rule, rd.Value, rd.HasValue, audience, connected)
 	}
-	return nil
+	return withProbeNote(planFiring(rule, rd, audience, connected), rd, now)
 }

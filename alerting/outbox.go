@@ -176,7 +176,7 @@ func (o *Outbox) init() {
 // Channels lists the channels this outbox sends.
 func (o *Outbox) Channels() []string {
 	var out []string
-	for _, e := range catalogue {
+	for _, e := range catalogue() {
 		if _, ok := o.Notifiers[e.ID]; ok {
 			out = append(out, e.ID)
 		}

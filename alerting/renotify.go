@@ -21,8 +21,8 @@ type RenotifyStore interface {
 // PlanRenotifyFanOut decides the deliveries of a rule that is still
 // firing: PlanFanOut's audience, titled "Still firing: …".
 func PlanRenotifyFanOut(rule Rule, value float64, audience []Member, connected map[string]bool) []PlannedDelivery {
-	return planDeliveries(rule, KindFiring, "Still firing: "+rule.Name+" ("+rule.valueText(value)+")", FiringBody(rule, value),
-		rule.valueText(value)+" "+rule.ruleText()+", still firing", audience, connected)
+	return withValue(planDeliveries(rule, KindFiring, "Still firing: "+rule.Name+" ("+rule.valueText(value)+")", FiringBody(rule, value),
+		rule.valueText(value)+" "+rule.ruleText()+", still firing", audience, connected), &value)
 }
 
 // RenotifyPass is one pass re-notifying the due rules, for a background

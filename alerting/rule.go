@@ -112,6 +112,9 @@ type Rule struct {
 	// RenotifyMinutes, while the rule is firing, delivers again every so
 	// many minutes (at least MinRenotifyMinutes); nil never.
 	RenotifyMinutes *int `json:"renotify_minutes"`
+	// Severity is one of the Severity* constants (SeverityError by
+	// default): shown in every message, PagerDuty's event severity.
+	Severity string `json:"severity"`
 }
 
 // Snoozed reports whether the rule's deliveries are muted at now.

@@ -33,6 +33,8 @@ type RuleCreate struct {
 	RenotifyMinutes *int `json:"renotify_minutes,omitempty"`
 	// Sensitivity is for seasonal rules only; it defaults to medium there.
 	Sensitivity *string `json:"sensitivity,omitempty"`
+	// Severity is nil (SeverityError) or a Severity* constant.
+	Severity *string `json:"severity,omitempty"`
 }
 
 // Validate checks every field and returns the first problem as EINVALID with
@@ -80,6 +82,9 @@ func (c RuleCreate) Validate() error {
 	if c.SnoozedUntil != nil && (c.SnoozedUntil.Year() < 1 || c.SnoozedUntil.Year() > 9999) {
 		return telemetry.FieldError(telemetry.EINVALID, "body.snoozed_until", "snoozed_until must be an RFC 3339 time between years 1 and 9999.")
 	}
+	if c.Severity != nil && !ValidSeverity(*c.Severity) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.severity", "The severity must be critical, error, warning or info.")
+	}
 	return checkChannels(c.Channels)
 }
 
@@ -98,6 +103,10 @@ func (c RuleCreate) Rule(id, mcpID string, now time.Time) Rule {
 	}
 	if c.MinCalls != nil {
 		r.MinCalls = *c.MinCalls
+	}
+	r.Severity = SeverityError
+	if c.Severity != nil {
+		r.Severity = *c.Severity
 	}
 	r.ClearExpiredSnooze(now)
 	return r
@@ -129,6 +138,8 @@ type RuleUpdate struct {
 	// Sensitivity: absent keeps it (dropped when the baseline is no
 	// longer seasonal), null means the default (medium) of a seasonal rule.
 	Sensitivity NullableString `json:"sensitivity,omitzero"`
+	// Severity absent keeps it.
+	Severity *string `json:"severity,omitempty"`
 }
 
 // Apply returns r with the update merged in, validated as a whole (so a
@@ -194,8 +205,12 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	if u.RenotifyMinutes.Set {
 		next.RenotifyMinutes = cloneInt(u.RenotifyMinutes.Value)
 	}
+	if u.Severity != nil {
+		next.Severity = *u.Severity
+	}
 	enabled := next.Enabled
-	c := RuleCreate{Name: next.Name, Metric: next.Metric, Tool: next.Tool, Comparator: next.Comparator,
+	sev := next.Severity
+	c := RuleCreate{Severity: &sev, Name: next.Name, Metric: next.Metric, Tool: next.Tool, Comparator: next.Comparator,
 		Threshold: next.Threshold, WindowMinutes: next.WindowMinutes, Channels: next.Channels, Enabled: &enabled,
 		SnoozedUntil: next.SnoozedUntil, MinCalls: &next.MinCalls, Baseline: next.Baseline, RenotifyMinutes: next.RenotifyMinutes,
 		Sensitivity: next.Sensitivity}
@@ -246,12 +261,12 @@ func checkThreshold(metric string, t float64, ratio bool) error {
 
 func checkChannels(chs []string) error {
 	if len(chs) == 0 {
-		return telemetry.FieldError(telemetry.EINVALID, "body.channels", "Name at least one channel: in_app, email, slack or discord.")
+		return telemetry.FieldError(telemetry.EINVALID, "body.channels", "Name at least one channel: %s.", strings.Join(ChannelIDs(), ", "))
 	}
 	for i, ch := range chs {
 		field := "body.channels[" + strconv.Itoa(i) + "]"
 		if !ValidChannel(ch) {
-			return telemetry.FieldError(telemetry.EINVALID, field, "Unknown channel %q; channels are in_app, email, slack and discord.", ch)
+			return telemetry.FieldError(telemetry.EINVALID, field, "Unknown channel %q; the channels are %s.", ch, strings.Join(ChannelIDs(), ", "))
 		}
 		if contains(chs[:i], ch) {
 			return telemetry.FieldError(telemetry.EINVALID, field, "The channel %s is named twice.", ch)

@@ -97,7 +97,7 @@ func TestRuleCreateValidate(t *testing.T) {
 		{"negative window", func(c *RuleCreate) { c.WindowMinutes = -5 }, "body.window_minutes"},
 		{"no channels", func(c *RuleCreate) { c.Channels = nil }, "body.channels"},
 		{"empty channels", func(c *RuleCreate) { c.Channels = []string{} }, "body.channels"},
-		{"unknown channel", func(c *RuleCreate) { c.Channels = []string{"in_app", "teams"} }, "body.channels[1]"},
+		{"unknown channel", func(c *RuleCreate) { c.Channels = []string{"in_app", "sms"} }, "body.channels[1]"},
 		{"upper-case channel", func(c *RuleCreate) { c.Channels = []string{"Slack"} }, "body.channels[0]"},
 		{"duplicate channel", func(c *RuleCreate) { c.Channels = []string{"slack", "in_app", "slack"} }, "body.channels[2]"},
 	}
@@ -138,7 +138,7 @@ func TestRuleJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"baseline", "channels", "comparator", "created_at", "enabled", "id", "last_fired_at", "mcp_id", "metric",
-		"min_calls", "name", "notify_on_resolve", "renotify_minutes", "sensitivity", "snoozed_until", "state", "threshold", "tool", "window_minutes"}
+		"min_calls", "name", "notify_on_resolve", "renotify_minutes", "sensitivity", "severity", "snoozed_until", "state", "threshold", "tool", "window_minutes"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("keys = %v, want %v", got, want)
 	}

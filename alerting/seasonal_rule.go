@@ -152,8 +152,8 @@ func (r Rule) ExpectedText(b Band, value float64) string {
 // title is "Firing" or "Still firing".
 func PlanSeasonalFanOut(rule Rule, title string, value float64, b Band, audience []Member, connected map[string]bool) []PlannedDelivery {
 	got := metricLabel(rule.Metric) + " " + rule.ExpectedText(b, value)
-	return planDeliveries(rule, KindFiring, title+": "+rule.Name+" ("+metricLabel(rule.Metric)+" "+formatMetric(rule.Metric, value)+")",
-		"Over the last "+windowText(rule.WindowMinutes)+": "+got+rule.toolText()+" (rule: "+rule.ruleText()+").", got, audience, connected)
+	return withValue(planDeliveries(rule, KindFiring, title+": "+rule.Name+" ("+metricLabel(rule.Metric)+" "+formatMetric(rule.Metric, value)+")",
+		"Over the last "+windowText(rule.WindowMinutes)+": "+got+rule.toolText()+" (rule: "+rule.ruleText()+").", got, audience, connected), &value)
 }
 
 // planFiring is the fan-out of a firing measured as rd: the seasonal one

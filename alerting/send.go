@@ -63,6 +63,14 @@ type Message struct {
 	// verification link); "" for alerts.
 	ActionURL   string
 	ActionLabel string
+	// Severity is the rule's severity when the delivery was made.
+	Severity string
+	// EpisodeAt is when the firing episode the delivery belongs to began
+	// (the rule's last_fired_at): a firing, its re-notifications and its
+	// resolve share it. Zero for a test.
+	EpisodeAt time.Time
+	// Details are the rule's numbers (zero for a test or a notice).
+	Details Details
 }
 
 // Envelope is one send: one destination, one message or a digest of
@@ -204,11 +212,14 @@ func Ellipsis(s string, n int) string {
 // BrokenNotice is the inbox item the admins get when a team channel's
 // webhook was revoked by the provider.
 func BrokenNotice(channel string) (title, body string) {
-	label := channel
-	if e, ok := catalogueEntry(channel); ok {
-		label = e.Label
+	label, noun := channel, "webhook"
+	if in, ok := LookupIntegration(channel); ok {
+		label = in.Label
+		if in.Connection != nil && !in.Connection.URLKind && channel != "webhook" {
+			noun = "connection"
+		}
 	}
-	return label + " webhook revoked: alerts are not reaching your team",
-		label + " answered that the webhook no longer exists (deleted, or its app or channel removed). " +
-			"Deliveries to " + label + " fail with webhook_revoked until an admin connects a new webhook on the Channels page."
+	return label + " " + noun + " revoked: alerts are not reaching your team",
+		label + " answered that the " + noun + " no longer exists (deleted, or its app, integration or channel removed). " +
+			"Deliveries to " + label + " fail with webhook_revoked until an admin connects it again on the Channels page."
 }

@@ -60,31 +60,17 @@ func ValidateWebhookURL(channel, raw string) (*url.URL, error) {
 	if err := CheckTeamChannel(channel); err != nil {
 		return nil, err
 	}
-	hosts := webhookHosts[channel]
-	if err := checkWebhookChars(raw); err != nil {
+	hosts, ok := webhookHosts[channel]
+	if !ok {
+		return nil, telemetry.FieldError(telemetry.EINVALID, "path.channel", "%s is not connected with a Slack or Discord webhook URL.", channel)
+	}
+	u, err := CheckHTTPSURL(raw, func(host string) bool { return contains(hosts, host) },
+		func(host string) string { return hostMessage(channel, host, hosts) })
+	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, webhookErr("The webhook URL is not a valid URL.")
-	}
-	if u.Scheme != "https" {
-		return nil, webhookErr("The webhook URL must start with https://.")
-	}
-	if u.Opaque != "" || !strings.HasPrefix(raw[len("https:"):], "//") {
-		return nil, webhookErr("The webhook URL must start with https:// followed by the host.")
-	}
-	if u.User != nil {
-		return nil, webhookErr("The webhook URL must not contain user info (an @ before the host).")
-	}
-	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return nil, webhookErr("The webhook URL must not contain a fragment (#…).")
-	}
-	host := strings.ToLower(u.Hostname())
-	if !contains(hosts, host) {
-		return nil, webhookErr("%s", hostMessage(channel, host, hosts))
-	}
-	if u.Host != u.Hostname() && u.Host != u.Hostname()+":443" {
+	host := u.Hostname()
+	if u.Host != host && u.Host != host+":443" {
 		return nil, webhookErr("The webhook URL must not name a port other than 443.")
 	}
 	canon := &url.URL{Scheme: "https", Host: host, Path: u.Path}
@@ -106,17 +92,58 @@ func ValidateWebhookURL(channel, raw string) (*url.URL, error) {
 	return canon, nil
 }
 
+// CheckHTTPSURL is the part of the webhook URL check every URL
+// destination shares (ValidateWebhookURL's list, except the port and the
+// path): checkWebhookChars, https, no opaque form, no user info, no
+// fragment, and a lower-cased host that allowHost accepts (hostMsg says
+// why not). The host of the returned URL is lower case; the port is left
+// as given. Errors are EWEBHOOKHOST on body.url.
+func CheckHTTPSURL(raw string, allowHost func(host string) bool, hostMsg func(host string) string) (*url.URL, error) {
+	if err := checkWebhookChars(raw); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, webhookErr("The webhook URL is not a valid URL.")
+	}
+	if u.Scheme != "https" {
+		return nil, webhookErr("The webhook URL must start with https://.")
+	}
+	if u.Opaque != "" || !strings.HasPrefix(raw[len("https:"):], "//") {
+		return nil, webhookErr("The webhook URL must start with https:// followed by the host.")
+	}
+	if u.User != nil {
+		return nil, webhookErr("The webhook URL must not contain user info (an @ before the host).")
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return nil, webhookErr("The webhook URL must not contain a fragment (#…).")
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return nil, webhookErr("The webhook URL has no host.")
+	}
+	if !allowHost(host) {
+		return nil, webhookErr("%s", hostMsg(host))
+	}
+	u.Host = strings.ToLower(u.Host)
+	return u, nil
+}
+
+// WebhookError is EWEBHOOKHOST on body.url: a URL a destination refuses.
+func WebhookError(format string, args ...any) error { return webhookErr(format, args...) }
+
 // CheckTeamChannel checks the channel of a webhook route: ENOTFOUND on
 // path.channel for a name that is no channel, EINVALID for a personal
 // channel, which takes no webhook.
 func CheckTeamChannel(channel string) error {
-	if _, ok := webhookHosts[channel]; ok {
+	if IsTeamChannel(channel) {
 		return nil
 	}
+	teams := strings.Join(ChannelIDsOf(ScopeTeam), ", ")
 	if IsPersonalChannel(channel) {
-		return telemetry.FieldError(telemetry.EINVALID, "path.channel", "%s is a personal channel; only slack and discord take a webhook.", channel)
+		return telemetry.FieldError(telemetry.EINVALID, "path.channel", "%s is a personal channel; only the team channels (%s) are connected.", channel, teams)
 	}
-	return telemetry.FieldError(telemetry.ENOTFOUND, "path.channel", "There is no team channel named %q; use slack or discord.", channel)
+	return telemetry.FieldError(telemetry.ENOTFOUND, "path.channel", "There is no team channel named %q; the team channels are %s.", channel, teams)
 }
 
 // WebhookHint returns the host and path of a webhook with the trailing secret

@@ -61,7 +61,7 @@ func TestValidateWebhookURL(t *testing.T) {
 
 		// Channel errors.
 		{name: "personal channel takes no webhook", channel: ChannelEmail, raw: slackOK, code: telemetry.EINVALID},
-		{name: "unknown channel", channel: "teams", raw: slackOK, code: telemetry.ENOTFOUND},
+		{name: "unknown channel", channel: "sms", raw: slackOK, code: telemetry.ENOTFOUND},
 
 		// Hostile or wrong: scheme and shape.
 		{name: "http", channel: ChannelSlack, raw: "http://hooks.slack.com/services/T0001/B0001/abcdefghijklmnopqrstuvwx", code: telemetry.EWEBHOOKHOST},

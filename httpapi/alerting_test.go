@@ -91,8 +91,8 @@ func TestAlertingWalkthrough(t *testing.T) {
 		t.Fatalf("connect: %v", ch)
 	}
 	r := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.admin, ruleAllChans, 201, "")
-	if keysOf(r) != "baseline,channels,comparator,created_at,enabled,id,last_fired_at,mcp_id,metric,min_calls,name,notify_on_resolve,renotify_minutes,sensitivity,snoozed_until,state,threshold,tool,window_minutes" ||
-		r["baseline"] != nil || r["min_calls"] != 0.0 || r["notify_on_resolve"] != false || r["snoozed_until"] != nil ||
+	if keysOf(r) != "baseline,channels,comparator,created_at,enabled,id,last_fired_at,mcp_id,metric,min_calls,name,notify_on_resolve,renotify_minutes,sensitivity,severity,snoozed_until,state,threshold,tool,window_minutes" ||
+		r["severity"] != "error" || r["baseline"] != nil || r["min_calls"] != 0.0 || r["notify_on_resolve"] != false || r["snoozed_until"] != nil ||
 		r["state"] != "ok" || r["enabled"] != true || r["tool"] != nil || r["last_fired_at"] != nil || !isUTCTime(r["created_at"]) || r["mcp_id"] != tm.mcp {
 		t.Fatalf("rule %v", r)
 	}
@@ -135,7 +135,7 @@ func TestAlertingWalkthrough(t *testing.T) {
 	counts := map[string]int{}
 	for _, x := range log["items"].([]any) {
 		n := x.(map[string]any)
-		if keysOf(n) != "attempts,channel,created_at,id,last_attempt_at,last_error,mcp_id,message_id,next_attempt_at,recipient_user_id,rule_id,sent_at,status,title" {
+		if keysOf(n) != "attempts,channel,created_at,id,last_attempt_at,last_error,mcp_id,message_id,next_attempt_at,recipient_user_id,rule_id,sent_at,severity,status,title" {
 			t.Fatalf("notification %v", n)
 		}
 		counts[fmt.Sprintf("%s/%s/%v", n["channel"], n["status"], n["recipient_user_id"] != nil)]++
@@ -215,16 +215,16 @@ func TestChannelRoutes(t *testing.T) {
 	for _, c := range g["channels"].([]any) {
 		c := c.(map[string]any)
 		ids = append(ids, c["id"].(string))
-		if keysOf(c) != "connected,delivers,description,health,id,label,scope,webhook_hint" || c["delivers"] != (c["id"] == "in_app") ||
+		if keysOf(c) != "connect_fields,connected,delivers,description,health,id,label,scope,webhook_hint" || c["delivers"] != (c["id"] == "in_app") ||
 			(c["health"] == nil) != (c["scope"] == "personal") {
 			t.Fatalf("channel %v", c)
 		}
 	}
-	if strings.Join(ids, ",") != "in_app,email,slack,discord" {
+	if strings.Join(ids, ",") != strings.Join(alerting.ChannelIDs(), ",") || !strings.HasPrefix(strings.Join(ids, ","), "in_app,email,slack,discord") {
 		t.Fatalf("channels %v", ids)
 	}
 	p := expect(t, s, "PUT", "/v1/account/channels", tm.member, `{"email":false}`, 200, "")
-	if fmt.Sprint(p["preferences"]) != "map[email:false in_app:true]" || len(p["channels"].([]any)) != 4 {
+	if fmt.Sprint(p["preferences"]) != "map[email:false in_app:true]" || len(p["channels"].([]any)) != len(alerting.ChannelIDs()) {
 		t.Fatalf("merge %v", p)
 	}
 	p = expect(t, s, "PUT", "/v1/account/channels", tm.member, `{}`, 200, "")
@@ -257,8 +257,8 @@ func TestChannelRoutes(t *testing.T) {
 		{"slack page", "PUT", "/v1/account/channels/slack/webhook", tm.admin, `{"url":"https://app.slack.com/client/T0ABC/C0DEF"}`, 422, "webhook_host_not_allowed", "body.url"},
 		{"slack URL on discord", "PUT", "/v1/account/channels/discord/webhook", tm.admin, slackBody, 422, "webhook_host_not_allowed", "body.url"},
 		{"personal channel", "PUT", "/v1/account/channels/email/webhook", tm.admin, slackBody, 422, "invalid", "path.channel"},
-		{"unknown channel", "PUT", "/v1/account/channels/teams/webhook", tm.admin, slackBody, 404, "not_found", "path.channel"},
-		{"unknown channel delete", "DELETE", "/v1/account/channels/teams/webhook", tm.admin, "", 404, "not_found", "path.channel"},
+		{"unknown channel", "PUT", "/v1/account/channels/sms/webhook", tm.admin, slackBody, 404, "not_found", "path.channel"},
+		{"unknown channel delete", "DELETE", "/v1/account/channels/sms/webhook", tm.admin, "", 404, "not_found", "path.channel"},
 		{"no url", "PUT", "/v1/account/channels/slack/webhook", tm.admin, `{}`, 422, "invalid", "body.url"},
 		{"extra field", "PUT", "/v1/account/channels/slack/webhook", tm.admin, `{"url":` + jsonString(apiSlackURL) + `,"name":"x"}`, 422, "invalid", ""},
 	}
@@ -273,8 +273,8 @@ func TestChannelRoutes(t *testing.T) {
 			}
 		})
 	}
-	if m := expect(t, s, "PUT", "/v1/account/channels", tm.member, `{"slack":true}`, 422, "invalid"); !strings.Contains(m["detail"].(string), "PUT /v1/account/channels/slack/webhook") {
-		t.Fatalf("a team-chat key should point at the webhook route: %v", m)
+	if m := expect(t, s, "PUT", "/v1/account/channels", tm.member, `{"slack":true}`, 422, "invalid"); !strings.Contains(m["detail"].(string), "PUT /v1/account/channels/slack/connection") {
+		t.Fatalf("a team-chat key should point at the connection route: %v", m)
 	}
 	rec, m := do(t, s, "PUT", "/v1/account/channels", "email=false", "Authorization", "Bearer "+tm.member, "Content-Type", "text/plain")
 	if rec.Code != 415 || m["code"] != "unsupported_media_type" {

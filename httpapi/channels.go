@@ -13,7 +13,7 @@ import (
 
 // ChannelsBody is the answer of GET and PUT /v1/account/channels.
 type ChannelsBody struct {
-	Channels    []alerting.Channel   `json:"channels" doc:"Every channel, connected or not, in display order: in_app, email, slack, discord."`
+	Channels    []alerting.Channel   `json:"channels" doc:"Every channel, connected or not, in display order: personal channels (in_app, email), then team channels (slack, discord, pagerduty, …)."`
 	Preferences alerting.Preferences `json:"preferences" doc:"The caller's switches for the personal channels in this account."`
 }
 
@@ -71,7 +71,7 @@ this URL, and the check is what keeps it from reaching internal or metadata addr
 // describeChannels documents the schemas of these routes.
 func (s *Server) describeChannels() {
 	s.documentSchema(alerting.Channel{}, "A destination for alerts.", map[string]string{
-		"id":           "Channel id: in_app, email (personal), slack, discord (team chat).",
+		"id":           "Channel id, from the registry of destinations: in_app, email (personal), slack, discord, pagerduty, teams, google_chat, webhook (team).",
 		"label":        "Short name to show.",
 		"description":  "One sentence saying what the channel does.",
 		"delivers":     "True for channels that actually send: in_app always; email once the installation configures an SMTP server, slack and discord once it switches chat sending on. Otherwise their deliveries are recorded as queued and not sent.",

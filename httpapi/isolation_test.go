@@ -15,17 +15,18 @@ import (
 // validation. Operations not listed get `{}` (with a method that takes a
 // body).
 var isolationBodies = map[string]string{
-	"POST /v1/account/members":                   `{"email":"someone@example.com","role":"member"}`,
-	"PATCH /v1/account/members/{user_id}":        `{"role":"member"}`,
-	"POST /v1/mcps":                              `{"name":"x"}`,
-	"POST /v1/mcps/{id}/keys":                    `{"name":"x"}`,
-	"POST /v1/mcps/{id}/rules":                   `{"name":"x","metric":"errors","comparator":">","threshold":1,"window_minutes":5,"channels":["in_app"]}`,
-	"PATCH /v1/rules/{ruleId}":                   `{"name":"x"}`,
-	"POST /v1/mcps/{id}/slos":                    `{"name":"x","kind":"availability","objective":0.99,"channels":["in_app"]}`,
-	"PATCH /v1/slos/{sloId}":                     `{"name":"x"}`,
-	"PUT /v1/account/channels/{channel}/webhook": `{"url":"https://hooks.slack.com/services/T0001/B0001/abcdefghijklmnop"}`,
-	"POST /v1/account/inbox/read":                `{"all":true}`,
-	"POST /v1/account/tokens":                    `{"name":"x","scope":"read"}`,
+	"POST /v1/account/members":                      `{"email":"someone@example.com","role":"member"}`,
+	"PATCH /v1/account/members/{user_id}":           `{"role":"member"}`,
+	"POST /v1/mcps":                                 `{"name":"x"}`,
+	"POST /v1/mcps/{id}/keys":                       `{"name":"x"}`,
+	"POST /v1/mcps/{id}/rules":                      `{"name":"x","metric":"errors","comparator":">","threshold":1,"window_minutes":5,"channels":["in_app"]}`,
+	"PATCH /v1/rules/{ruleId}":                      `{"name":"x"}`,
+	"POST /v1/mcps/{id}/slos":                       `{"name":"x","kind":"availability","objective":0.99,"channels":["in_app"]}`,
+	"PATCH /v1/slos/{sloId}":                        `{"name":"x"}`,
+	"PUT /v1/account/channels/{channel}/webhook":    `{"url":"https://hooks.slack.com/services/T0001/B0001/abcdefghijklmnop"}`,
+	"PUT /v1/account/channels/{channel}/connection": `{"url":"https://hooks.slack.com/services/T0001/B0001/abcdefghijklmnop"}`,
+	"POST /v1/account/inbox/read":                   `{"all":true}`,
+	"POST /v1/account/tokens":                       `{"name":"x","scope":"read"}`,
 }
 
 // sharedParams name things every account has (the channel catalogue), not

@@ -11,8 +11,9 @@ import (
 
 type notificationsInput struct {
 	PageQuery
-	Channel string `query:"channel" enum:"in_app,email,slack,discord" doc:"Only deliveries on this channel."`
-	Status  string `query:"status" enum:"delivered,queued,sent,failed" doc:"Only deliveries in this status."`
+	Channel  channelParam `query:"channel" doc:"Only deliveries on this channel."`
+	Status   string       `query:"status" enum:"delivered,queued,sent,failed" doc:"Only deliveries in this status."`
+	Severity string       `query:"severity" enum:"critical,error,warning,info" doc:"Only deliveries of rules of this severity (as it was when the delivery was made)."`
 }
 
 type notificationsOutput struct {
@@ -25,7 +26,8 @@ func (s *Server) describeNotifications() {
 		"id":                "The delivery's id.",
 		"rule_id":           "The rule that fired; it may have been deleted since.",
 		"mcp_id":            "The MCP the rule measures.",
-		"channel":           "in_app, email, slack or discord.",
+		"channel":           "A channel id of the catalogue (in_app, email, slack, pagerduty, …).",
+		"severity":          "The rule's severity when the delivery was made: critical, error, warning or info.",
 		"recipient_user_id": "The person of an in_app or email delivery; null for team chat, which goes to the whole team.",
 		"status":            "delivered (in_app, in the person's inbox); for email and team chat queued (waiting for its next attempt, or for sending to be configured), sent or failed. Tolerate unknown values.",
 		"attempts":          "Send attempts made (0 for in_app).",
@@ -47,14 +49,14 @@ var listNotificationsOp = huma.Operation{
 	OperationID: "list-notifications",
 	Summary:     "Read the account's delivery log",
 	Description: `Owners and admins. Every delivery of every rule firing in this account, on every channel,
-newest first (ties by id), paginated; filter by ` + "`channel`" + ` and ` + "`status`" + `. Bodies and read markers
+newest first (ties by id), paginated; filter by ` + "`channel`" + `, ` + "`status`" + ` and ` + "`severity`" + `. Bodies and read markers
 are each recipient's own business and are not shown. A malformed cursor is 400.`,
 	Tags:   []string{"Alerting"},
 	Errors: []int{http.StatusBadRequest, http.StatusUnprocessableEntity},
 }
 
 func (s *Server) listNotifications(ctx context.Context, in *notificationsInput) (*notificationsOutput, error) {
-	f := alerting.NotificationFilter{Channel: in.Channel, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor}
+	f := alerting.NotificationFilter{Channel: string(in.Channel), Status: in.Status, Severity: in.Severity, Limit: in.Limit, Cursor: in.Cursor}
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}

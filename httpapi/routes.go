@@ -98,6 +98,11 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodPut, "/v1/account/channels/{channel}/webhook", Manager, handle(s.connectWebhook, connectWebhookOp)},
 			{http.MethodDelete, "/v1/account/channels/{channel}/webhook", Manager, handle(s.disconnectWebhook, disconnectWebhookOp)},
 		}},
+		{on: o.Channels != nil && o.Connections != nil, describe: s.describeConnections, routes: []route{
+			{http.MethodPut, "/v1/account/channels/{channel}/connection", Manager, handle(s.connectChannel, connectChannelOp).before(connectionRequestBody)},
+			{http.MethodDelete, "/v1/account/channels/{channel}/connection", Manager, handle(s.disconnectWebhook, disconnectChannelOp)},
+			{http.MethodPost, "/v1/account/channels/{channel}/connection/rotate", Manager, handle(s.rotateSecret, rotateSecretOp)},
+		}},
 		{on: o.Rules != nil, describe: s.describeRules, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/rules", AnyMember, handle(s.listRules, listRulesOp)},
 			{http.MethodPost, "/v1/mcps/{id}/rules", Manager, handle(s.createRule, createRuleOp)},

@@ -23,7 +23,8 @@ const (
 	docRuleComparator  = "How the value is compared with the threshold."
 	docRuleThreshold   = "The value the metric is compared with; not negative, and at most 1 for error_rate."
 	docRuleWindow      = "The window measured: the last window_minutes minutes, 1 to 1440."
-	docRuleChannels    = "Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. A team-chat channel nobody connected is accepted and simply gets nothing."
+	docRuleChannels    = "Where a firing is delivered: a non-empty subset of the channel ids of the catalogue (GET /v1/account/channels; the enum lists them). A team channel nobody connected is accepted and simply gets nothing."
+	docRuleSeverity    = "critical, error (default), warning or info: shown in every message of the rule's deliveries, the severity of its PagerDuty events, and a filter of the delivery log."
 	docRuleEnabled     = "Disabled rules are not evaluated by the evaluator."
 	docRuleNotify      = "Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does (the team at that moment, each person's preferences, connected team channels; in_app delivered, others queued), titled \"Resolved: …\". Example: true."
 	docRuleSnooze      = "RFC 3339 time or null. Until then the rule still evaluates, changes state and records its history, but creates no deliveries. A rule that fired while snoozed and still fires when the snooze ends notifies then, once (the snooze then reads back as null). A time in the past clears the snooze (it reads back as null). Example: \"2026-11-25T18:00:00Z\"."
@@ -34,20 +35,21 @@ const (
 )
 
 type newRuleRequest struct {
-	Name            string     `json:"name" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric          string     `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,probe_down" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id), tool_changes (tool inventory changes), probe_down (consecutive failed probe checks)."`
-	Tool            *string    `json:"tool,omitempty" nullable:"true" doc:"Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."`
-	Comparator      string     `json:"comparator" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
-	Threshold       float64    `json:"threshold" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
-	WindowMinutes   int        `json:"window_minutes" minimum:"1" maximum:"1440" doc:"The window measured: the last window_minutes minutes, 1 to 1440."`
-	Channels        []string   `json:"channels" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. A team-chat channel nobody connected is accepted and simply gets nothing."`
-	Enabled         *bool      `json:"enabled,omitempty" doc:"Default true. Disabled rules are not evaluated by the evaluator."`
-	NotifyOnResolve *bool      `json:"notify_on_resolve,omitempty" doc:"Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does, titled as resolved."`
-	SnoozedUntil    *time.Time `json:"snoozed_until,omitempty" nullable:"true" doc:"RFC 3339 or null: until then the rule evaluates and changes state but creates no deliveries. A time in the past means not snoozed."`
-	MinCalls        *int       `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"Default 0. For error_rate, errors and the latency metrics, a window with fewer calls than this keeps the rule's state."`
-	Baseline        *string    `json:"baseline,omitempty" nullable:"true" doc:"null (default), \"week_ago\" (compare the window's value divided by the same window seven days earlier) or \"seasonal\" (fire when the value leaves the band expected at this hour of the week from the last four weeks, in the comparator's direction; threshold ignored)."`
-	Sensitivity     *string    `json:"sensitivity,omitempty" nullable:"true" enum:"low,medium,high" doc:"Seasonal rules only: low, medium (default) or high; see the rule schema."`
-	RenotifyMinutes *int       `json:"renotify_minutes,omitempty" nullable:"true" minimum:"5" maximum:"10080" doc:"null (default) or 5 to 10080: while firing, deliver again every so many minutes."`
+	Name            string      `json:"name" doc:"What the rule is called in notifications; 1 to 200 characters."`
+	Metric          string      `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,probe_down" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id), tool_changes (tool inventory changes), probe_down (consecutive failed probe checks)."`
+	Tool            *string     `json:"tool,omitempty" nullable:"true" doc:"Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."`
+	Comparator      string      `json:"comparator" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
+	Threshold       float64     `json:"threshold" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
+	WindowMinutes   int         `json:"window_minutes" minimum:"1" maximum:"1440" doc:"The window measured: the last window_minutes minutes, 1 to 1440."`
+	Channels        channelList `json:"channels" doc:"Where a firing is delivered: a non-empty subset of the channel ids (GET /v1/account/channels). A team channel nobody connected is accepted and simply gets nothing."`
+	Enabled         *bool       `json:"enabled,omitempty" doc:"Default true. Disabled rules are not evaluated by the evaluator."`
+	NotifyOnResolve *bool       `json:"notify_on_resolve,omitempty" doc:"Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does, titled as resolved."`
+	SnoozedUntil    *time.Time  `json:"snoozed_until,omitempty" nullable:"true" doc:"RFC 3339 or null: until then the rule evaluates and changes state but creates no deliveries. A time in the past means not snoozed."`
+	MinCalls        *int        `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"Default 0. For error_rate, errors and the latency metrics, a window with fewer calls than this keeps the rule's state."`
+	Baseline        *string     `json:"baseline,omitempty" nullable:"true" doc:"null (default), \"week_ago\" (compare the window's value divided by the same window seven days earlier) or \"seasonal\" (fire when the value leaves the band expected at this hour of the week from the last four weeks, in the comparator's direction; threshold ignored)."`
+	Sensitivity     *string     `json:"sensitivity,omitempty" nullable:"true" enum:"low,medium,high" doc:"Seasonal rules only: low, medium (default) or high; see the rule schema."`
+	RenotifyMinutes *int        `json:"renotify_minutes,omitempty" nullable:"true" minimum:"5" maximum:"10080" doc:"null (default) or 5 to 10080: while firing, deliver again every so many minutes."`
+	Severity        *string     `json:"severity,omitempty" enum:"critical,error,warning,info" doc:"Default error. critical, error, warning or info: shown in every message, the severity of PagerDuty events, a filter of the delivery log."`
 }
 
 // nullableString is alerting.NullableString as OpenAPI sees it: a string
@@ -90,7 +92,7 @@ type rulePatch struct {
 	Comparator      *string             `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
 	Threshold       *float64            `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
 	WindowMinutes   *int                `json:"window_minutes,omitempty" minimum:"1" maximum:"1440" doc:"The window measured, 1 to 1440 minutes."`
-	Channels        []string            `json:"channels,omitempty" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. Absent or null: unchanged."`
+	Channels        channelList         `json:"channels,omitempty" doc:"Where a firing is delivered: a non-empty subset of the channel ids. Absent or null: unchanged."`
 	Enabled         *bool               `json:"enabled,omitempty" doc:"Disabled rules are not evaluated by the evaluator."`
 	NotifyOnResolve *bool               `json:"notify_on_resolve,omitempty" doc:"Whether a resolve creates deliveries too."`
 	SnoozedUntil    nullableTime        `json:"snoozed_until,omitzero"`
@@ -98,6 +100,7 @@ type rulePatch struct {
 	Baseline        nullableBaseline    `json:"baseline,omitzero"`
 	RenotifyMinutes nullableInt         `json:"renotify_minutes,omitzero"`
 	Sensitivity     nullableSensitivity `json:"sensitivity,omitzero"`
+	Severity        *string             `json:"severity,omitempty" enum:"critical,error,warning,info" doc:"critical, error, warning or info. Absent: unchanged."`
 }
 
 // nullableSensitivity is the sensitivity of a PATCH: low, medium, high,
@@ -206,6 +209,7 @@ func (s *Server) describeRules() {
 		"min_calls":         docRuleMinCalls,
 		"baseline":          docRuleBaseline,
 		"renotify_minutes":  docRuleRenotify,
+		"severity":          docRuleSeverity,
 		"sensitivity":       docRuleSensitivity,
 	})
 	s.documentSchema(alerting.Band{}, "The band a seasonal rule expects at this hour of the week, learnt from the same window in the last four weeks.", map[string]string{
@@ -262,7 +266,7 @@ func (s *Server) createRule(ctx context.Context, in *createRuleInput) (*createdR
 	b := in.Body
 	r, err := s.opts.Rules.CreateRule(ctx, principal(ctx).AccountID, in.MCPID, alerting.RuleCreate{
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
-		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
+		WindowMinutes: b.WindowMinutes, Channels: []string(b.Channels), Enabled: b.Enabled, Severity: b.Severity,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil, MinCalls: b.MinCalls, Baseline: b.Baseline,
 		RenotifyMinutes: b.RenotifyMinutes, Sensitivity: b.Sensitivity,
 	})
@@ -307,7 +311,7 @@ func (s *Server) updateRule(ctx context.Context, in *updateRuleInput) (*ruleOutp
 	b := in.Body
 	r, err := s.opts.Rules.UpdateRule(ctx, principal(ctx).AccountID, in.RuleID, alerting.RuleUpdate{
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool.NullableString, Comparator: b.Comparator, Threshold: b.Threshold,
-		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
+		WindowMinutes: b.WindowMinutes, Channels: []string(b.Channels), Enabled: b.Enabled, Severity: b.Severity,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil.NullableTime, MinCalls: b.MinCalls,
 		Baseline: b.Baseline.NullableString, RenotifyMinutes: b.RenotifyMinutes.NullableInt,
 		Sensitivity: b.Sensitivity.NullableString,

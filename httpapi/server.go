@@ -86,7 +86,9 @@ type Options struct {
 	// /v1/mcps/{id}/rules and /v1/rules/{ruleId}, Evaluator
 	// POST /v1/rules/{ruleId}/evaluate, Inbox /v1/account/inbox[/read],
 	// Notifications /v1/account/notifications.
-	Channels      alerting.ChannelService
+	Channels alerting.ChannelService
+	// Connections serves /v1/account/channels/{channel}/connection.
+	Connections   alerting.ConnectionService
 	Rules         alerting.RuleService
 	Evaluator     alerting.Evaluator
 	Inbox         alerting.InboxService

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/alerting"
 )
 
@@ -17,6 +18,9 @@ type ChannelService struct {
 	box *alerting.SecretBox
 	// Sending is what the installation sends (the catalogue's delivers).
 	Sending alerting.Sending
+	// ConnectEnv is what connection checks may need (the resolver of
+	// the check of internal addresses).
+	ConnectEnv alerting.ConnectEnv
 }
 
 var _ alerting.ChannelService = (*ChannelService)(nil)
@@ -84,24 +88,16 @@ func (s *ChannelService) read(ctx context.Context, b *pgx.Batch, accountID, user
 // sealed bound to account and channel, so a ciphertext copied to another
 // row does not open.
 func (s *ChannelService) ConnectWebhook(ctx context.Context, accountID, userID, channel, rawURL string) (string, error) {
-	u, err := alerting.ValidateWebhookURL(channel, rawURL)
+	in, err := alerting.TeamIntegration(channel)
 	if err != nil {
 		return "", err
 	}
-	hint := alerting.WebhookHint(u)
-	sealed, err := s.box.Seal([]byte(u.String()), alerting.WebhookAssociatedData(accountID, channel))
-	if err != nil {
-		return "", err
+	if !in.Connection.URLKind {
+		return "", telemetry.FieldError(telemetry.EINVALID, "path.channel",
+			"%s is not connected with a webhook URL; use PUT /v1/account/channels/%s/connection.", channel, channel)
 	}
-	_, err = s.db.Pool.Exec(ctx, `INSERT INTO webhook_connections (account_id, channel, url_ciphertext, hint, created_by)
-		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (account_id, channel) DO UPDATE SET url_ciphertext = $3, hint = $4, created_by = $5, created_at = now(),
-			broken_at = NULL, last_sent_at = NULL, last_failed_at = NULL, last_error = NULL`,
-		accountID, channel, sealed, hint, userID)
-	if err != nil {
-		return "", wrap(err)
-	}
-	return hint, nil
+	r, err := s.Connect(ctx, accountID, userID, channel, map[string]string{"url": rawURL})
+	return r.Hint, err
 }
 
 // DisconnectWebhook implements alerting.ChannelService.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -67,7 +68,7 @@ func (s *EvaluationStore) WithPassLock(ctx context.Context, fn func(context.Cont
 }
 
 const evalRuleColumns = `id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at, sensitivity,
+	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at, sensitivity, severity,
 	(SELECT m.created_at FROM mcps m WHERE m.id = rules.mcp_id)`
 
 // scanEvalRule reads a rule as the pass sees it: snoozed_until as stored,
@@ -77,7 +78,7 @@ func scanEvalRule(row pgx.CollectableRow) (alerting.EvalRule, error) {
 	var mcpCreated *time.Time
 	err := row.Scan(&r.ID, &r.AccountID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold,
 		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline, &r.LastFiredAt,
-		&r.Sensitivity, &mcpCreated)
+		&r.Sensitivity, &r.Severity, &mcpCreated)
 	r.SnoozedUntil, r.LastFiredAt = utcPtr(r.SnoozedUntil), utcPtr(r.LastFiredAt)
 	if mcpCreated != nil {
 		r.MCPCreatedAt = mcpCreated.UTC()
@@ -271,12 +272,12 @@ func (s *EvaluationStore) SnoozeEnded(ctx context.Context, r alerting.EvalRule, 
 	return true, deliveries, nil
 }
 
-// notifyEnded inserts the resolve notices of a firing rule with
-// notify_on_resolve that ends for reason (alerting.PlanEndedFanOut),
-// nothing while it is snoozed. Runs in the transaction that changes the
+// notifyEnded inserts the resolve notices of a firing rule that ends for
+// reason (alerting.PlanEnded: with notify_on_resolve, and on the channels
+// that resolve always). Runs in the transaction that changes the
 // rule.
 func notifyEnded(ctx context.Context, tx pgx.Tx, accountID string, r alerting.Rule, reason string, now time.Time) error {
-	if r.State != alerting.StateFiring || !r.NotifyOnResolve || r.Snoozed(now) {
+	if r.State != alerting.StateFiring || !r.HearsResolves() {
 		return nil
 	}
 	var audience []alerting.Member
@@ -286,7 +287,7 @@ func notifyEnded(ctx context.Context, tx pgx.Tx, accountID string, r alerting.Ru
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
-	return insertDeliveries(ctx, tx, accountID, r, alerting.PlanEndedFanOut(r, reason, audience, connected), now)
+	return insertDeliveries(ctx, tx, accountID, r, alerting.PlanEnded(r, reason, now, audience, connected), now)
 }
 
 // insertDeliveries writes a firing's deliveries in one statement, as
@@ -298,22 +299,36 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, accountID string, r alerti
 	}
 	n := len(plan)
 	deliveryIDs, channels, recipients, statuses, titles, bodies := make([]string, n), make([]string, n), make([]*string, n), make([]string, n), make([]string, n), make([]string, n)
-	kinds, summaries := make([]string, n), make([]string, n)
+	kinds, summaries, details := make([]string, n), make([]string, n), make([]string, n)
 	for i, d := range plan {
 		deliveryIDs[i], channels[i], recipients[i], statuses[i], titles[i], bodies[i] = ids.New(prefixDelivery), d.Channel, d.RecipientUserID, d.Status, d.Title, d.Body
 		kinds[i], summaries[i] = d.Kind, d.Summary
 		if kinds[i] == "" {
 			kinds[i] = alerting.KindFiring
 		}
+		b, err := json.Marshal(alerting.DetailsOf(r, d.Value))
+		if err != nil {
+			return err
+		}
+		details[i] = string(b)
 	}
+	severity := r.Severity
+	if severity == "" {
+		severity = alerting.SeverityError
+	}
+	// The episode is the rule's last_fired_at as this transaction sees it
+	// (a firing has just set it); a deleted rule's is the one it had.
 	_, err := tx.Exec(ctx, `INSERT INTO deliveries (id, account_id, rule_id, rule_name, mcp_id, channel,
-			recipient_user_id, status, title, body, created_at, next_attempt_at, queued_at, kind, summary)
+			recipient_user_id, status, title, body, created_at, next_attempt_at, queued_at, kind, summary,
+			severity, episode_at, details)
 		SELECT d.id, $1, $2, $3, $4, d.channel, d.recipient, d.status, d.title, d.body, $5,
 			CASE WHEN d.status = 'queued' THEN $5::timestamptz END,
-			CASE WHEN d.status = 'queued' THEN $5::timestamptz END, d.kind, d.summary
-		FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
-			AS d(id, channel, recipient, status, title, body, kind, summary)`,
-		accountID, r.ID, r.Name, r.MCPID, now, deliveryIDs, channels, recipients, statuses, titles, bodies, kinds, summaries)
+			CASE WHEN d.status = 'queued' THEN $5::timestamptz END, d.kind, d.summary,
+			$15, COALESCE((SELECT last_fired_at FROM rules WHERE id = $2), $16, $5), d.details::jsonb
+		FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+			AS d(id, channel, recipient, status, title, body, kind, summary, details)`,
+		accountID, r.ID, r.Name, r.MCPID, now, deliveryIDs, channels, recipients, statuses, titles, bodies, kinds, summaries, details,
+		severity, r.LastFiredAt)
 	return err
 }
 

@@ -114,6 +114,9 @@ func (s *NotificationService) Notifications(ctx context.Context, accountID strin
 	if f.Status != "" {
 		q.sql.WriteString(` AND status = ` + q.arg(f.Status))
 	}
+	if f.Severity != "" {
+		q.sql.WriteString(` AND severity = ` + q.arg(f.Severity))
+	}
 	q.after(cur)
 	q.page(f.Limit)
 	rows, err := s.db.Pool.Query(ctx, q.sql.String(), q.args...)
@@ -136,11 +139,11 @@ func (s *NotificationService) Notifications(ctx context.Context, accountID strin
 }
 
 const notificationColumns = `id, rule_id, mcp_id, channel, recipient_user_id, status, title, created_at,
-	attempts, last_attempt_at, next_attempt_at, last_error, sent_at, message_id`
+	attempts, last_attempt_at, next_attempt_at, last_error, sent_at, message_id, severity`
 
 func notificationFields(n *alerting.Notification) []any {
 	return []any{&n.ID, &n.RuleID, &n.MCPID, &n.Channel, &n.RecipientUserID, &n.Status, &n.Title, &n.CreatedAt,
-		&n.Attempts, &n.LastAttemptAt, &n.NextAttemptAt, &n.LastError, &n.SentAt, &n.MessageID}
+		&n.Attempts, &n.LastAttemptAt, &n.NextAttemptAt, &n.LastError, &n.SentAt, &n.MessageID, &n.Severity}
 }
 
 // RetryNotification implements alerting.NotificationService. The retry

@@ -44,12 +44,13 @@ func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string
 			FROM c WHERE d.id = c.id
 			RETURNING d.id, d.account_id, d.channel, d.recipient_user_id, d.rule_id, d.rule_name, d.mcp_id, d.kind,
 				d.title, d.body, d.summary, d.created_at, d.round_attempts, COALESCE(d.queued_at, d.created_at) AS queued_at,
-				d.next_attempt_at)
+				d.next_attempt_at, d.severity, d.episode_at, d.details)
 		SELECT u.id, u.account_id, u.channel, u.rule_id, u.rule_name, u.mcp_id, u.kind, u.title, u.body, u.summary,
 			u.created_at, u.round_attempts, u.queued_at, u.next_attempt_at,
 			COALESCE(usr.email, ''), usr.email_verified_at IS NOT NULL,
 			u.recipient_user_id IS NOT NULL AND mem.user_id IS NULL,
-			w.url_ciphertext, w.broken_at IS NOT NULL, COALESCE(m.name, '')
+			w.url_ciphertext, w.broken_at IS NOT NULL, COALESCE(m.name, ''),
+			u.severity, u.episode_at, u.details
 		FROM u
 		LEFT JOIN memberships mem ON mem.account_id = u.account_id AND mem.user_id = u.recipient_user_id
 		LEFT JOIN users usr ON usr.id = mem.user_id
@@ -63,10 +64,12 @@ func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string
 	var d alerting.Due
 	var sealed []byte
 	var verified bool
+	var extra deliveryExtra
 	_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.AccountID, &d.Channel, &d.Message.RuleID, &d.Message.RuleName, &d.Message.MCPID,
 		&d.Message.Kind, &d.Message.Title, &d.Message.Body, &d.Message.Summary, &d.Message.At, &d.Attempts, &d.QueuedAt, &d.DueAt,
-		&d.To, &verified, &d.NotMember, &sealed, &d.Broken, &d.Message.MCPName}, func() error {
+		&d.To, &verified, &d.NotMember, &sealed, &d.Broken, &d.Message.MCPName, &extra.severity, &extra.episodeAt, &extra.details}, func() error {
 		d.Message.DeliveryID = d.ID
+		extra.apply(&d.Message)
 		d.Message.At, d.QueuedAt, d.DueAt = utc(d.Message.At), utc(d.QueuedAt), utc(d.DueAt)
 		d.Undecryptable = false
 		d.Unverified = d.Channel == alerting.ChannelEmail && d.To != "" && !verified

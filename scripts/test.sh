@@ -32,11 +32,12 @@ export TELEMETRY_TEST_CLICKHOUSE_ADDR=127.0.0.1:$CH_PORT
 export TELEMETRY_TEST_POSTGRES_URL="postgres://telemetry@127.0.0.1:$PG_PORT/telemetry?sslmode=disable"
 export TELEMETRY_TEST_DBCTL_DIR=$dir # lets outage tests stop and start ClickHouse
 # The Node suites (sdk/typescript, e2e/node, e2e/mcp-client) and the SMTP
-# server of the delivery tests (e2e/maildev: MailDev, cmd/telemetryd
+# server and the signed-webhook receiver of the delivery tests (e2e/maildev:
+# MailDev, e2e/webhooks: standardwebhooks; cmd/telemetryd
 # TestDeliveryEndToEnd) run inside go test against the service (cmd/telemetryd
 # TestTypeScriptSDK, TestInstrumentationPackagesEndToEnd); their
 # dependencies are installed here, from the lockfiles, when missing.
-for pkg in sdk/typescript e2e/node e2e/mcp-client e2e/maildev; do
+for pkg in sdk/typescript e2e/node e2e/mcp-client e2e/maildev e2e/webhooks; do
 	if [ ! -d "$pkg/node_modules" ]; then
 		if ! command -v npm >/dev/null; then
 			[ "${CI:-}" = true ] && { echo "npm is needed for the Node test suites" >&2; exit 1; }

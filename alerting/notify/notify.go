@@ -165,7 +165,7 @@ func Retryable(err error) bool {
 	var se *alerting.SendError
 	if errors.As(err, &se) {
 		switch se.Code {
-		case "webhook_host_not_allowed", "payload_error", "bad_request":
+		case "webhook_host_not_allowed", "payload_error", "bad_request", "internal_address_refused":
 			return false
 		}
 	}
@@ -176,9 +176,17 @@ func Retryable(err error) bool {
 // and up to 4 KiB of its body. Errors are *alerting.SendError with a code
 // that never contains the URL: transport errors are retried.
 func PostJSON(ctx context.Context, c *http.Client, rawURL string, body []byte) (int, http.Header, []byte, error) {
+	return PostJSONHeaders(ctx, c, rawURL, body, nil)
+}
+
+// PostJSONHeaders is PostJSON with extra request headers (a signature).
+func PostJSONHeaders(ctx context.Context, c *http.Client, rawURL string, body []byte, headers http.Header) (int, http.Header, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, nil, &alerting.SendError{Code: "bad_request"}
+	}
+	for k, v := range headers {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "telemetryd-alerts/1")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/alerting/notify"
+	_ "github.com/mcpscope/telemetry/alerting/notify/registry" // registers every destination
 	"github.com/mcpscope/telemetry/alerting/notify/slack"
 	"github.com/mcpscope/telemetry/internal/jobs"
 	"github.com/mcpscope/telemetry/internal/testkit/chatstub"

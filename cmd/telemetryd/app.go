@@ -240,6 +240,7 @@ func (m *Main) Open(ctx context.Context) error {
 		RetentionDays: m.Config.Storage.RetentionDays,
 
 		Channels:      m.Channels,
+		Connections:   m.Channels,
 		Rules:         m.Rules,
 		Evaluator:     m.Evaluator,
 		Inbox:         m.Inbox,
@@ -346,6 +347,7 @@ func (m *Main) openAlerting() error {
 		return err
 	}
 	m.Channels.Sending = sending
+	m.Channels.ConnectEnv = m.Config.Alerting.Outbound.notify().ConnectEnv()
 	outbox := postgres.NewOutboxStore(m.PG, box)
 	dc := m.Config.Alerting.Delivery
 	m.Outbox = &alerting.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,

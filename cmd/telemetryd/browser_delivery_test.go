@@ -14,8 +14,9 @@ import (
 
 // TestDashboardDelivery: the channels page shows a revoked Slack webhook as
 // broken, reconnecting it and "Send test" work; the delivery log shows the
-// failed delivery's attempts and error and "Retry now" sends it; the rule
-// form saves renotify_minutes.
+// failed delivery's attempts and error and "Retry now" sends it; PagerDuty
+// and a signed webhook connect through their own forms; the rule form
+// lists the catalogue's channels and saves renotify_minutes and severity.
 func TestDashboardDelivery(t *testing.T) {
 	chromiumPath(t)
 	e := newDeliveryEnv(t, false)
@@ -57,11 +58,24 @@ func TestDashboardDelivery(t *testing.T) {
 		return nil
 	})
 
+	// The new destinations' connect forms come from the catalogue's
+	// connect_fields: PagerDuty asks for its integration key, the signed
+	// webhook shows its signing secret once.
+	b.do("back to channels", chromedp.Navigate(e.a.base+"/app/channels"), chromedp.WaitVisible(tid("connect-routing_key-pagerduty")))
+	b.do("connect pagerduty", setField("connect-routing_key-pagerduty", pdKey), chromedp.Click(tid("webhook-connect-pagerduty")))
+	b.waitFor("pagerduty connected", `document.querySelector('[data-testid="webhook-hint-pagerduty"]')?.textContent.endsWith("stuv")`)
+	b.do("connect a webhook", setField("webhook-url-webhook", "https://hooks.example.org/alerts"), chromedp.Click(tid("webhook-connect-webhook")))
+	b.waitFor("signing secret shown", `(document.querySelector('[data-testid="signing-secret-webhook"]')?.textContent || "").includes("whsec_")`)
+	b.shot("channels-new-destinations")
+
 	b.do("open the rule", chromedp.Navigate(e.a.base+"/app/mcps/"+e.mcp+"/alerts/"+rule), chromedp.WaitVisible(tid("rule-renotify")))
-	b.do("remind every 15 minutes", setField("rule-renotify", "15"), chromedp.Click(tid("rule-submit")))
+	b.do("pagerduty is a channel of the form", chromedp.WaitVisible(tid("rule-channel-pagerduty")), chromedp.Click(tid("rule-channel-pagerduty")))
+	b.do("remind every 15 minutes, critical", setField("rule-renotify", "15"),
+		setField("rule-severity", "critical"), chromedp.Click(tid("rule-submit")))
 	eventually(t, 10*time.Second, func() error {
-		if r := e.a.must(200, "GET", "/v1/rules/"+rule, e.token, nil); num(r["renotify_minutes"]) != 15 {
-			return fmt.Errorf("renotify_minutes %v", r["renotify_minutes"])
+		r := e.a.must(200, "GET", "/v1/rules/"+rule, e.token, nil)
+		if num(r["renotify_minutes"]) != 15 || r["severity"] != "critical" || !strings.Contains(fmt.Sprint(r["channels"]), "pagerduty") {
+			return fmt.Errorf("rule after the form: %v", r)
 		}
 		return nil
 	})

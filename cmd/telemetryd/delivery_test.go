@@ -95,6 +95,7 @@ type deliveryEnv struct {
 	email string
 	md    mailDev
 	chat  *chatstub.Provider
+	proxy *chatstub.Proxy
 }
 
 const (
@@ -125,6 +126,7 @@ func startDeliveryEnv(t *testing.T, withMail bool, edit func(*Config)) *delivery
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
+	env.proxy = proxy
 	ca := proxy.CA
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	if withMail {

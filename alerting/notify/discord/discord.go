@@ -145,6 +145,9 @@ func embed(m alerting.Message) Embed {
 	if m.RuleName != "" {
 		em.Fields = append(em.Fields, Field{Name: "Rule", Value: alerting.Ellipsis(Escape(m.RuleName), fieldCap), Inline: true})
 	}
+	if m.Severity != "" {
+		em.Fields = append(em.Fields, Field{Name: "Severity", Value: Escape(m.Severity), Inline: true})
+	}
 	if !m.At.IsZero() {
 		em.Timestamp = m.At.UTC().Format(time.RFC3339)
 	}

@@ -261,6 +261,7 @@ var textTmpl = texttemplate.Must(texttemplate.New("text").Parse(`{{.Title}}
 {{.Body}}
 {{if .Summary}}
 Measured: {{.Summary}}
+{{end}}{{if .Severity}}Severity: {{.Severity}}
 {{end}}{{if .MCPName}}MCP: {{.MCPName}}
 {{end}}{{if .RuleName}}Rule: {{.RuleName}}
 {{end}}
@@ -274,7 +275,7 @@ var htmlTmpl = htmltemplate.Must(htmltemplate.New("html").Parse(`<!doctype html>
 <h2 style="color:{{if eq .Kind "resolved"}}#2eb67d{{else if eq .Kind "firing"}}#e01e5a{{else}}#5865f2{{end}}">{{.Title}}</h2>
 <p>{{.Body}}</p>
 {{if .Summary}}<p><strong>Measured:</strong> {{.Summary}}</p>{{end}}
-<table>{{if .MCPName}}<tr><td>MCP</td><td>{{.MCPName}}</td></tr>{{end}}{{if .RuleName}}<tr><td>Rule</td><td>{{.RuleName}}</td></tr>{{end}}</table>
+<table>{{if .Severity}}<tr><td>Severity</td><td>{{.Severity}}</td></tr>{{end}}{{if .MCPName}}<tr><td>MCP</td><td>{{.MCPName}}</td></tr>{{end}}{{if .RuleName}}<tr><td>Rule</td><td>{{.RuleName}}</td></tr>{{end}}</table>
 {{if .ActionURL}}<p><a href="{{.ActionURL}}">{{.ActionLabel}}</a></p>{{end}}
 {{if .RuleURL}}<p><a href="{{.RuleURL}}">View the rule</a></p>{{end}}
 {{if .SettingsURL}}<p style="font-size:small"><a href="{{.SettingsURL}}">Change where you get alerts</a></p>{{end}}

@@ -108,6 +108,9 @@ func messageBlocks(m alerting.Message) []Block {
 	if m.MCPName != "" {
 		ctx += " on *" + Escape(m.MCPName) + "*"
 	}
+	if m.Severity != "" {
+		ctx += " · severity *" + Escape(m.Severity) + "*"
+	}
 	if !m.At.IsZero() {
 		ctx += " · <!date^" + strconv.FormatInt(m.At.Unix(), 10) + "^{date_short_pretty} {time}|" + m.At.UTC().Format("2006-01-02 15:04 UTC") + ">"
 	}

@@ -1,6 +1,7 @@
 // Package chatstub is a test stand-in for the chat providers: a test
 // certificate authority and an HTTP CONNECT proxy that intercepts TLS and
-// answers as hooks.slack.com and discord.com (tests and bench only). The
+// answers as hooks.slack.com, discord.com, events.pagerduty.com, the Teams
+// Workflows hosts and chat.googleapis.com (tests and bench only). The
 // service reaches it exactly as it reaches the real providers through an
 // egress proxy: alerting.outbound.proxy_url names the proxy and
 // alerting.outbound.ca_file the CA (docs/delivery.md).
@@ -128,6 +129,25 @@ type Proxy struct {
 	mu      sync.Mutex
 	conns   map[net.Conn]bool
 	closed  bool
+	tunnels map[string]string
+}
+
+// TunnelTo makes CONNECTs to host a plain tunnel to addr (a local server
+// with its own certificate for host, e.g. a receiver written in another
+// language) instead of an interception.
+func (p *Proxy) TunnelTo(host, addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tunnels == nil {
+		p.tunnels = map[string]string{}
+	}
+	p.tunnels[host] = addr
+}
+
+func (p *Proxy) tunnel(host string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tunnels[host]
 }
 
 // Start listens on a loopback port.
@@ -203,6 +223,16 @@ func (p *Proxy) serve(c net.Conn) {
 		return
 	}
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	if addr := p.tunnel(host); addr != "" {
+		up, err := net.Dial("tcp", addr)
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		go func() { _, _ = io.Copy(up, br); up.(*net.TCPConn).CloseWrite() }()
+		_, _ = io.Copy(c, up)
 		return
 	}
 	leaf, err := p.CA.Leaf(host)

@@ -10,10 +10,12 @@ import (
 
 // Request is a request the stand-in received.
 type Request struct {
-	Host string
-	Path string
-	Body []byte
-	At   time.Time
+	Host   string
+	Path   string
+	Query  string
+	Header http.Header
+	Body   []byte
+	At     time.Time
 }
 
 // Answer is how the stand-in answers one request.
@@ -25,8 +27,7 @@ type Answer struct {
 	Hang bool
 }
 
-// Provider answers as hooks.slack.com and discord.com do: Slack 200 "ok",
-// Discord 204, unless Respond (set before use, or with SetRespond) says
+// Provider answers as the providers do on success (success), unless Respond (set before use, or with SetRespond) says
 // otherwise. n counts the requests to the same path so far, this one
 // included.
 type Provider struct {
@@ -63,7 +64,7 @@ func (p *Provider) To(prefix string) []Request {
 // ServeHTTP implements http.Handler.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	req := Request{Host: r.Host, Path: r.URL.Path, Body: body, At: time.Now()}
+	req := Request{Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()}
 	p.mu.Lock()
 	p.reqs = append(p.reqs, req)
 	n := 0
@@ -83,15 +84,29 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.Status == 0 {
-		if strings.HasPrefix(r.Host, "hooks.slack.com") {
-			a.Status, a.Body = http.StatusOK, "ok"
-		} else {
-			a.Status = http.StatusNoContent
-		}
+		a = success(r.Host)
 	}
 	for k, v := range a.Header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(a.Status)
 	_, _ = io.WriteString(w, a.Body)
+}
+
+// success is a provider's answer to an accepted message: Slack 200 "ok",
+// PagerDuty 202 with its JSON, a Teams Workflows trigger 202, Google Chat
+// 200 with the message, anything else (Discord) 204.
+func success(host string) Answer {
+	json := http.Header{"Content-Type": {"application/json"}}
+	switch {
+	case strings.HasPrefix(host, "hooks.slack.com"):
+		return Answer{Status: http.StatusOK, Body: "ok"}
+	case strings.HasPrefix(host, "events.pagerduty.com"):
+		return Answer{Status: http.StatusAccepted, Header: json, Body: `{"status":"success","message":"Event processed","dedup_key":"x"}`}
+	case strings.Contains(host, ".logic.azure.com") || strings.Contains(host, ".environment.api.powerplatform.com"):
+		return Answer{Status: http.StatusAccepted}
+	case strings.HasPrefix(host, "chat.googleapis.com"):
+		return Answer{Status: http.StatusOK, Header: json, Body: `{"name":"spaces/AAAA/messages/BBBB"}`}
+	}
+	return Answer{Status: http.StatusNoContent}
 }

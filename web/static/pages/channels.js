@@ -1,11 +1,14 @@
 // Channels: GET /v1/account/channels (catalogue + my preferences), PUT
 // /v1/account/channels with only the switch that changed (the API merges),
-// and for admins PUT/DELETE /v1/account/channels/{channel}/webhook.
+// and for admins PUT/DELETE /v1/account/channels/{channel}/connection.
 //
 // Personal channels (in_app, email) are each person's own choice; team
-// channels (slack, discord) are one webhook for the whole team, so only
-// admins connect them and everyone sees whether they are connected. A stored
-// webhook URL is never shown, only its masked hint.
+// channels (every other entry of the catalogue, which follows the server's
+// registry of destinations) are one connection for the whole team, so only
+// admins connect them and everyone sees whether they are connected. The
+// connect form asks for the channel's connect_fields (url, routing_key). A
+// stored secret is never shown, only its hint; a signed webhook's signing
+// secret is shown once, in the connect answer.
 
 import * as api from '../api.js';
 import * as store from '../store.js';
@@ -14,7 +17,12 @@ import { h, load, loadingBlock, pageHeader, section, table, busy, problemBox, co
 const WEBHOOK_HELP = {
   slack: 'A Slack incoming webhook: https://hooks.slack.com/services/…',
   discord: 'A Discord channel webhook: https://discord.com/api/webhooks/{id}/{token}',
+  teams: 'A Teams Workflows webhook ("Post to a channel when a webhook request is received"): https://….logic.azure.com/workflows/…',
+  google_chat: 'A Google Chat space webhook: https://chat.googleapis.com/v1/spaces/…/messages?key=…&token=…',
+  webhook: 'Any public HTTPS URL; events are signed (Standard Webhooks): https://example.com/hooks/alerts',
+  pagerduty: 'The Integration Key of an Events API v2 integration on a PagerDuty service: 32 letters and digits',
 };
+const FIELD_LABELS = { url: 'Webhook URL', routing_key: 'Integration key' };
 
 export async function render(ctx) {
   const catalogue = h('div');
@@ -151,23 +159,41 @@ function teamChannel(c, admin, redraw) {
 }
 
 function connectForm(c, done) {
-  const input = h('input', { type: 'url', name: 'url', id: `webhook-url-${c.id}`, required: true, testid: `webhook-url-${c.id}`, placeholder: WEBHOOK_HELP[c.id] ? WEBHOOK_HELP[c.id].split(': ')[1] : 'https://…', autocomplete: 'off' });
+  const fields = c.connect_fields && c.connect_fields.length ? c.connect_fields : ['url'];
+  const inputs = fields.map((name) => h('input', {
+    type: name === 'url' ? 'url' : 'text', name, id: `connect-${name}-${c.id}`, required: true,
+    testid: name === 'url' ? `webhook-url-${c.id}` : `connect-${name}-${c.id}`,
+    placeholder: WEBHOOK_HELP[c.id] && name === 'url' ? WEBHOOK_HELP[c.id].split(': ').pop() : '', autocomplete: 'off',
+  }));
   const form = h('form', { class: 'form form-inline', testid: `webhook-form-${c.id}`, novalidate: true },
-    h('div', { class: 'field' },
-      h('label', { for: `webhook-url-${c.id}` }, c.connected ? 'Replace webhook URL' : 'Webhook URL'),
-      input,
-      h('p', { class: 'hint' }, WEBHOOK_HELP[c.id] || 'An incoming webhook URL on the provider’s own host.')),
+    fields.map((name, i) => h('div', { class: 'field' },
+      h('label', { for: `connect-${name}-${c.id}` }, (c.connected ? 'Replace ' : '') + (FIELD_LABELS[name] || name)),
+      inputs[i],
+      i === 0 ? h('p', { class: 'hint' }, WEBHOOK_HELP[c.id] || 'The destination’s own URL or key.') : null)),
     formProblem(),
     h('button', { type: 'submit', class: 'btn btn-primary', testid: `webhook-connect-${c.id}` }, c.connected ? 'Replace' : 'Connect'));
   onSubmit(form, async () => {
-    const r = await api.put(`/v1/account/channels/${encodeURIComponent(c.id)}/webhook`, { url: input.value.trim() });
+    const body = Object.fromEntries(fields.map((name, i) => [name, inputs[i].value.trim()]));
+    const r = await api.put(`/v1/account/channels/${encodeURIComponent(c.id)}/connection`, body);
     c.connected = r.connected !== false;
-    c.webhook_hint = r.webhook_hint ?? null;
+    c.webhook_hint = r.hint ?? null;
     c.health = { last_sent_at: null, last_failed_at: null, last_error: null, broken: false };
     toast(`${c.label || c.id} connected.`, 'success');
     done();
+    if (r.signing_secret) showSecret(c, r.signing_secret);
   });
   return form;
+}
+
+// showSecret shows a signed webhook's signing secret, which the API
+// answers this once.
+function showSecret(c, secret) {
+  const box = h('div', { class: 'notice', testid: `signing-secret-${c.id}` },
+    h('p', null, h('strong', null, 'Signing secret: '), h('code', { class: 'wrap' }, secret)),
+    h('p', { class: 'hint' }, 'Copy it now into your receiver (any Standard Webhooks library verifies the events): it is not shown again.'));
+  const anchor = document.querySelector(`[data-testid="webhook-form-${c.id}"]`);
+  if (anchor && anchor.parentNode) anchor.parentNode.insertBefore(box, anchor);
+  else toast(`Signing secret: ${secret}`, 'success');
 }
 
 function disconnectButton(c, done) {
@@ -176,7 +202,7 @@ function disconnectButton(c, done) {
   button.addEventListener('click', async () => {
     if (!await confirmDialog(`Disconnect ${c.label || c.id}? Rules that name it will deliver nothing there until it is connected again.`, { confirmLabel: 'Disconnect' })) return;
     try {
-      await busy(button, () => api.del(`/v1/account/channels/${encodeURIComponent(c.id)}/webhook`));
+      await busy(button, () => api.del(`/v1/account/channels/${encodeURIComponent(c.id)}/connection`));
       c.connected = false;
       c.webhook_hint = null;
       toast(`${c.label || c.id} disconnected.`, 'success');

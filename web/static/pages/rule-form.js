@@ -13,7 +13,14 @@ import { METRICS, CHANNEL_LABELS, stateBadge, describe, valueFormat, snoozed } f
 import { h, field, checkbox, formProblem, onSubmit, load, fieldError, toast, section, time, badge, busy, problemBox } from '../ui.js';
 
 const COMPARATORS = ['>', '>=', '<', '<='];
+// The channel list comes from the catalogue (GET /v1/account/channels,
+// which follows the server's registry of destinations); this is the
+// fallback when it cannot be read.
 const CHANNELS = ['in_app', 'email', 'slack', 'discord'];
+const SEVERITIES = [
+  { value: 'critical', label: 'Critical' }, { value: 'error', label: 'Error' },
+  { value: 'warning', label: 'Warning' }, { value: 'info', label: 'Info' },
+];
 const HINTS = {
   error_rate: 'A fraction of calls: 0.05 means 5%.',
   errors: 'Number of failed calls in the window.',
@@ -106,6 +113,7 @@ function bandChart(events, format, signal) {
 function buildForm(mcpId, rule, tools, channels, back) {
   const metric = rule?.metric || 'error_rate';
   const connected = Object.fromEntries((channels?.channels || []).map((c) => [c.id, c.connected]));
+  const catalogue = channels?.channels?.length ? channels.channels : CHANNELS.map((id) => ({ id, label: CHANNEL_LABELS[id] || id, scope: id === 'in_app' || id === 'email' ? 'personal' : 'team' }));
   const hint = h('p', { class: 'hint', testid: 'rule-threshold-hint' }, HINTS[metric]);
 
   const toolList = h('datalist', { id: 'rule-tools' }, tools.map((t) => h('option', { value: t.name })));
@@ -124,10 +132,12 @@ function buildForm(mcpId, rule, tools, channels, back) {
     toolList,
     h('fieldset', { class: 'field checks', testid: 'rule-channels' },
       h('legend', null, 'Channels'),
-      CHANNELS.map((c) => checkbox({
-        label: [CHANNEL_LABELS[c], channels && (c === 'slack' || c === 'discord') && !connected[c] ? h('span', { class: 'muted small' }, ' (not connected)') : null],
-        name: 'channels', value: c, checked: rule ? (rule.channels || []).includes(c) : c === 'in_app', testid: `rule-channel-${c}`,
+      catalogue.map((ch) => checkbox({
+        label: [ch.label || CHANNEL_LABELS[ch.id] || ch.id, channels && ch.scope === 'team' && !connected[ch.id] ? h('span', { class: 'muted small' }, ' (not connected)') : null],
+        name: 'channels', value: ch.id, checked: rule ? (rule.channels || []).includes(ch.id) : ch.id === 'in_app', testid: `rule-channel-${ch.id}`,
       }))),
+    field({ label: 'Severity', name: 'severity', type: 'select', value: rule?.severity || 'error', testid: 'rule-severity', optionalLabel: false, options: SEVERITIES,
+      hint: 'Shown in every message; PagerDuty pages with it.' }),
     h('div', { class: 'form-row' },
       field({ label: 'Minimum calls', name: 'min_calls', type: 'number', min: 0, step: 1, value: String(rule?.min_calls ?? 0), testid: 'rule-min-calls', hint: 'Error and latency metrics keep the rule\'s state on a window with fewer calls.' }),
       field({ label: 'Compare with', name: 'baseline', type: 'select', value: rule?.baseline || '', testid: 'rule-baseline', optionalLabel: false,
@@ -198,5 +208,6 @@ function readForm(form) {
     sensitivity: get('baseline').value === 'seasonal' ? get('sensitivity').value : null,
     notify_on_resolve: get('notify_on_resolve').checked,
     renotify_minutes: renotify,
+    severity: get('severity').value,
   };
 }

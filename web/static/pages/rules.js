@@ -29,7 +29,7 @@ export function valueFormat(rule) {
   return (METRICS[rule.metric] || { format: fmt.number }).format;
 }
 
-export const CHANNEL_LABELS = { in_app: 'In-app', email: 'Email', slack: 'Slack', discord: 'Discord' };
+export const CHANNEL_LABELS = { in_app: 'In-app', email: 'Email', slack: 'Slack', discord: 'Discord', pagerduty: 'PagerDuty', teams: 'Microsoft Teams', google_chat: 'Google Chat', webhook: 'Webhook' };
 
 /** "Error rate > 5% over 10 min" */
 export function describe(rule) {
