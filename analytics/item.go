@@ -64,14 +64,20 @@ type Item struct {
 }
 
 // Normalize applies the defaults and the rules that repair rather than
-// reject: status defaults to ok, an item with an error_type is an error, the
-// timestamp is UTC. The free text is cut later, by CutText, once redacted.
+// reject: status defaults to ok, an item with an error_type or an
+// error_kind is an error, an error item without an error_kind gets one
+// derived, the timestamp is UTC. The free text is cut later, by CutText, once redacted.
 func (it *Item) Normalize() {
 	if it.Status == "" {
 		it.Status = StatusOK
 	}
-	if it.ErrorType != "" {
+	if it.ErrorType != "" || it.ErrorKind != "" {
 		it.Status = StatusError
+	}
+	if it.Status == StatusError && it.ErrorKind == "" {
+		// The one call site of the derivation of items that come without
+		// a kind (docs/failures.md).
+		it.ErrorKind = provisionalErrorKind(it.ErrorType)
 	}
 	it.Timestamp = it.Timestamp.UTC()
 }

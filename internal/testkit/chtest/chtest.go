@@ -142,7 +142,10 @@ FROM (
 		['region'] AS attr_keys,
 		[['eu', 'us', 'ap'][hs %% 3 + 1]] AS attr_values,
 		'seed' AS ingest_node,
-		toUInt64(0) AS ingest_seq
+		toUInt64(0) AS ingest_seq,
+		if(is_error = 1, ['timeout', 'invalid_params', 'exception', 'unknown_tool'][hn %% 4 + 1], '') AS error_kind,
+		if(method = 'tools/call', toInt64(hn2 %% 5000), toInt64(-1)) AS response_bytes,
+		if(method = 'tools/call', lower(hex(hn2 %% 7)), '') AS args_hash
 	FROM numbers(%[13]d)
 )`, db, clickhouse.EventColumns, offset, clickhouse.QuoteString(o.AccountID), quoteArray(o.MCPIDs), big, others,
 		start, span, o.Events, len(seedTools), quoteArray(seedTools), n)
