@@ -46,7 +46,7 @@ func newEventBlock() *eventBlock {
 	b := &eventBlock{method: new(native.LCInput), errType: new(native.LCInput), client: new(native.LCInput),
 		clientVer: new(native.LCInput), serv: new(native.LCInput), proto: new(native.LCInput), node: new(native.LCInput),
 		errKind: new(native.LCInput),
-		attrK: new(chproto.ColStr).Array(), attrV: new(chproto.ColStr).Array()}
+		attrK:   new(chproto.ColStr).Array(), attrV: new(chproto.ColStr).Array()}
 	b.ts.Location, b.received.Location = time.UTC, time.UTC
 	cols := []chproto.ColInput{&b.account, &b.mcp, &b.ts, &b.ms, &b.received, &b.id, &b.session, b.method, &b.name,
 		&b.isErr, b.errType, &b.errMsg, &b.dur, &b.hasDur, b.client, b.clientVer,
