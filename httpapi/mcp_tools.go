@@ -49,7 +49,7 @@ type toolArgs struct {
 
 type breakdownArgs struct {
 	mcpIDArgs
-	By         string `json:"by" jsonschema:"Dimension: tool, method, client_name, client_version, server_version, protocol_version, error_type, user_id, or attribute:<key>."`
+	By         string `json:"by" jsonschema:"Dimension: tool, method, client_name, client_version, server_version, protocol_version, error_type, error_kind, user_id, or attribute:<key>."`
 	Tool       string `json:"tool,omitempty" jsonschema:"Only the calls of this tool."`
 	Method     string `json:"method,omitempty" jsonschema:"Only the items of this MCP method, e.g. tools/call."`
 	ClientName string `json:"client_name,omitempty" jsonschema:"Only the items of this client, e.g. claude-code."`
@@ -217,7 +217,7 @@ func (s *Server) addMetricTools(srv *mcp.Server) {
 		}})
 
 	addTool(s, srv, mcpTool[breakdownArgs]{name: "get_breakdown", title: "Breakdown", store: true, bounds: bound(analytics.MaxBreakdownLimit, analytics.DefaultBreakdownLimit),
-		desc: "One MCP's figures split by one dimension (by: tool, method, client_name, client_version, server_version, protocol_version, error_type, user_id " +
+		desc: "One MCP's figures split by one dimension (by: tool, method, client_name, client_version, server_version, protocol_version, error_type, error_kind, user_id " +
 			"or attribute:<key>), optionally filtered by tool, method, client_name and status. Answers e.g. 'which clients fail most?' (by=client_name, status=error).",
 		call: func(ctx context.Context, in breakdownArgs) (any, string, error) {
 			out, err := s.getBreakdown(ctx, &breakdownInput{ID: in.MCPID, By: in.By, Tool: in.Tool, Method: in.Method, ClientName: in.ClientName,

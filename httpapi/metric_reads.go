@@ -52,7 +52,7 @@ type toolsInput struct {
 
 type breakdownInput struct {
 	ID         string `path:"id" maxLength:"64" doc:"The MCP's id."`
-	By         string `query:"by" maxLength:"266" doc:"Required: tool, method, client_name, client_version, server_version, protocol_version, error_type, user_id or attribute:<key>." example:"client_name"`
+	By         string `query:"by" maxLength:"266" doc:"Required: tool, method, client_name, client_version, server_version, protocol_version, error_type, error_kind, user_id or attribute:<key>." example:"client_name"`
 	Tool       string `query:"tool" maxLength:"256" doc:"Only the tools/call items of this tool."`
 	Method     string `query:"method" maxLength:"64" doc:"Only the items of this method."`
 	ClientName string `query:"client_name" maxLength:"128" doc:"Only the items of this client."`
