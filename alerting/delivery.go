@@ -290,6 +290,10 @@ func metricLabel(metric string) string {
 		return "users"
 	case MetricToolChanges:
 		return "tool changes"
+	case MetricUnknownToolCalls:
+		return "calls of unknown tools"
+	case MetricRepeatedCalls:
+		return "repeated calls"
 	}
 	return metric
 }

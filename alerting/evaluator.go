@@ -159,6 +159,9 @@ type RuleEvaluator struct {
 	// Changes, when set, counts the tool inventory changes of rules on
 	// tool_changes; without it they measure 0.
 	Changes analytics.ToolChangeCounter
+	// Repeats, when set, counts the repeated calls of rules on
+	// repeated_calls (evaluator_repeats.go); without it they measure 0.
+	Repeats analytics.RepeatCounter
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 10,000. A chunk's statements cost
 	// about the same whether they name 500 or 1,000 MCPs (their reads of
@@ -294,6 +297,12 @@ func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*E
 		return nil, nil, err
 	}
 	if prev, err = e.addToolChanges(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
+		return nil, nil, err
+	}
+	if cur, err = e.addRepeats(ctx, now, chunk, false, cur); err != nil {
+		return nil, nil, err
+	}
+	if prev, err = e.addRepeats(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
 		return nil, nil, err
 	}
 	return cur, prev, nil
@@ -495,7 +504,7 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 	all, err := e.stats.WindowStats(ctx, from, to, []string{r.MCPID})
 	if err == nil {
 		all = orEmpty(all)
-		err = e.ruleToolChanges(ctx, r, to, all)
+		err = errors.Join(e.ruleToolChanges(ctx, r, to, all), e.ruleRepeats(ctx, r, to, all))
 	}
 	if err != nil || r.Baseline == nil {
 		return all[r.MCPID], nil, err
@@ -503,7 +512,7 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 	before, err := e.stats.WindowStats(ctx, from.Add(-BaselineOffset), to.Add(-BaselineOffset), []string{r.MCPID})
 	if err == nil {
 		before = orEmpty(before)
-		err = e.ruleToolChanges(ctx, r, to.Add(-BaselineOffset), before)
+		err = errors.Join(e.ruleToolChanges(ctx, r, to.Add(-BaselineOffset), before), e.ruleRepeats(ctx, r, to.Add(-BaselineOffset), before))
 	}
 	if err != nil {
 		return nil, nil, err

@@ -20,6 +20,13 @@ const (
 	// removed, changed; those of the named tool only when the rule names
 	// one), from analytics.ToolChangeCounter (docs/inventory.md).
 	MetricToolChanges = "tool_changes"
+	// MetricUnknownToolCalls counts the items with error_kind unknown_tool
+	// (docs/failures.md); a rule naming a tool counts that name's.
+	MetricUnknownToolCalls = "unknown_tool_calls"
+	// MetricRepeatedCalls counts the tool calls that repeated their
+	// session's previous call (same tool and args_hash), from
+	// analytics.RepeatCounter.
+	MetricRepeatedCalls = "repeated_calls"
 )
 
 // Baselines a rule may compare against. With a baseline the value compared
@@ -63,7 +70,8 @@ const (
 )
 
 var (
-	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges}
+	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges,
+		MetricUnknownToolCalls, MetricRepeatedCalls}
 	// guarded are the metrics min_calls applies to: rates, error counts and
 	// latencies, which a handful of calls makes noisy. Volume metrics
 	// (calls, sessions, users) are what min_calls counts, so it does not

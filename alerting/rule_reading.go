@@ -32,6 +32,10 @@ func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bo
 		return float64(st.Users), true
 	case MetricToolChanges:
 		return float64(st.ToolChanges), true
+	case MetricUnknownToolCalls:
+		return float64(st.ErrorKinds[analytics.ErrorKindUnknownTool]), true
+	case MetricRepeatedCalls:
+		return float64(st.RepeatedCalls), true
 	}
 	return 0, false
 }

@@ -344,6 +344,7 @@ func (m *Main) openAlerting() error {
 	m.Evaluator.Budget = m.Config.Alerting.PassBudget
 	m.Inventory = postgres.NewInventoryService(m.PG)
 	m.Evaluator.Changes = m.Inventory
+	m.Evaluator.Repeats = m.CH.Reads
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	if m.Registry != nil {
