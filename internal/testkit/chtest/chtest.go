@@ -107,7 +107,8 @@ func seedQuery(db string, o SeedOptions, start, span, offset, n int64) string {
 	return fmt.Sprintf(`INSERT INTO %[1]s.events (%[2]s)
 SELECT account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
-	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq
+	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq,
+	error_kind, response_bytes, args_hash
 FROM (
 	SELECT
 		toUInt64(number + %[3]d) AS n,
