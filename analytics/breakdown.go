@@ -22,7 +22,7 @@ const (
 	ByErrorType       = "error_type"
 	// ByErrorKind is the error kind (error items only; docs/failures.md).
 	ByErrorKind = "error_kind"
-	ByUserID          = "user_id"
+	ByUserID    = "user_id"
 	// ByAttributePrefix starts an attribute dimension: attribute:region.
 	ByAttributePrefix = "attribute:"
 )
