@@ -18,7 +18,7 @@ type RuleList struct {
 // Field documentation shared by the create and update bodies.
 const (
 	docRuleName       = "What the rule is called in notifications; 1 to 200 characters."
-	docRuleMetric     = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly; tool_changes (changes of the MCP's tool inventory: tools added, removed or whose schema changed, see GET /v1/mcps/{id}/inventory; of the named tool only when tool is set)."
+	docRuleMetric     = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly; tool_changes (changes of the MCP's tool inventory: tools added, removed or whose schema changed, see GET /v1/mcps/{id}/inventory; of the named tool only when tool is set); unknown_tool_calls (items with error_kind unknown_tool: names agents asked for that the server does not have; of that name when tool is set); repeated_calls (tool calls with the same tool and args_hash as their session's previous call within the window; see docs/failures.md)."
 	docRuleTool       = "Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."
 	docRuleComparator = "How the value is compared with the threshold."
 	docRuleThreshold  = "The value the metric is compared with; not negative, and at most 1 for error_rate."
@@ -34,7 +34,7 @@ const (
 
 type newRuleRequest struct {
 	Name            string     `json:"name" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric          string     `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id), tool_changes (tool inventory changes)."`
+	Metric          string     `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,unknown_tool_calls,repeated_calls" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id), tool_changes (tool inventory changes), unknown_tool_calls (items with error_kind unknown_tool), repeated_calls (tool calls repeating the session's previous call; docs/failures.md)."`
 	Tool            *string    `json:"tool,omitempty" nullable:"true" doc:"Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."`
 	Comparator      string     `json:"comparator" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
 	Threshold       float64    `json:"threshold" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
@@ -83,7 +83,7 @@ func (nullableTime) Schema(huma.Registry) *huma.Schema {
 
 type rulePatch struct {
 	Name            *string          `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric          *string          `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes" doc:"What the rule measures; see the create body."`
+	Metric          *string          `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,unknown_tool_calls,repeated_calls" doc:"What the rule measures; see the create body."`
 	Tool            nullableString   `json:"tool,omitzero"`
 	Comparator      *string          `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
 	Threshold       *float64         `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
