@@ -117,6 +117,9 @@ type Rule struct {
 	// RenotifyMinutes, while the rule is firing, delivers again every so
 	// many minutes (at least MinRenotifyMinutes); nil never.
 	RenotifyMinutes *int `json:"renotify_minutes"`
+	// ErrorKind, for a rule on errors or error_rate, counts only the
+	// errors of that kind (analytics.ErrorKinds); nil counts every error.
+	ErrorKind *string `json:"error_kind"`
 }
 
 // Snoozed reports whether the rule's deliveries are muted at now.

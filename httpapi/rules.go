@@ -46,6 +46,7 @@ type newRuleRequest struct {
 	MinCalls        *int       `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"Default 0. For error_rate, errors and the latency metrics, a window with fewer calls than this keeps the rule's state."`
 	Baseline        *string    `json:"baseline,omitempty" nullable:"true" doc:"null (default) or \"week_ago\": compare the window's value divided by the same window seven days earlier."`
 	RenotifyMinutes *int       `json:"renotify_minutes,omitempty" nullable:"true" minimum:"5" maximum:"10080" doc:"null (default) or 5 to 10080: while firing, deliver again every so many minutes."`
+	ErrorKind       *string    `json:"error_kind,omitempty" nullable:"true" enum:"tool_error,exception,invalid_params,unknown_tool,method_not_found,timeout,cancelled,auth,internal,other" doc:"null (default) or an error kind: for metrics errors and error_rate only (422 otherwise), count only the errors of that kind (error_rate: errors of that kind / calls). See docs/failures.md."`
 }
 
 // nullableString is alerting.NullableString as OpenAPI sees it: a string
@@ -82,19 +83,32 @@ func (nullableTime) Schema(huma.Registry) *huma.Schema {
 }
 
 type rulePatch struct {
-	Name            *string          `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric          *string          `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,unknown_tool_calls,repeated_calls" doc:"What the rule measures; see the create body."`
-	Tool            nullableString   `json:"tool,omitzero"`
-	Comparator      *string          `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
-	Threshold       *float64         `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
-	WindowMinutes   *int             `json:"window_minutes,omitempty" minimum:"1" maximum:"1440" doc:"The window measured, 1 to 1440 minutes."`
-	Channels        []string         `json:"channels,omitempty" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. Absent or null: unchanged."`
-	Enabled         *bool            `json:"enabled,omitempty" doc:"Disabled rules are not evaluated by the evaluator."`
-	NotifyOnResolve *bool            `json:"notify_on_resolve,omitempty" doc:"Whether a resolve creates deliveries too."`
-	SnoozedUntil    nullableTime     `json:"snoozed_until,omitzero"`
-	MinCalls        *int             `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"For error_rate, errors and the latency metrics, a window with fewer calls keeps the rule's state."`
-	Baseline        nullableBaseline `json:"baseline,omitzero"`
-	RenotifyMinutes nullableInt      `json:"renotify_minutes,omitzero"`
+	Name            *string           `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
+	Metric          *string           `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,unknown_tool_calls,repeated_calls" doc:"What the rule measures; see the create body."`
+	Tool            nullableString    `json:"tool,omitzero"`
+	Comparator      *string           `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
+	Threshold       *float64          `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
+	WindowMinutes   *int              `json:"window_minutes,omitempty" minimum:"1" maximum:"1440" doc:"The window measured, 1 to 1440 minutes."`
+	Channels        []string          `json:"channels,omitempty" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. Absent or null: unchanged."`
+	Enabled         *bool             `json:"enabled,omitempty" doc:"Disabled rules are not evaluated by the evaluator."`
+	NotifyOnResolve *bool             `json:"notify_on_resolve,omitempty" doc:"Whether a resolve creates deliveries too."`
+	SnoozedUntil    nullableTime      `json:"snoozed_until,omitzero"`
+	MinCalls        *int              `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"For error_rate, errors and the latency metrics, a window with fewer calls keeps the rule's state."`
+	Baseline        nullableBaseline  `json:"baseline,omitzero"`
+	RenotifyMinutes nullableInt       `json:"renotify_minutes,omitzero"`
+	ErrorKind       nullableErrorKind `json:"error_kind,omitzero"`
+}
+
+// nullableErrorKind is the error_kind of a PATCH: a kind, null (every
+// error) or absent (unchanged).
+type nullableErrorKind struct {
+	alerting.NullableString
+}
+
+// Schema describes the field as a nullable string.
+func (nullableErrorKind) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Nullable: true,
+		Description: "null or an error kind (tool_error, exception, invalid_params, unknown_tool, method_not_found, timeout, cancelled, auth, internal, other): errors and error_rate count only that kind. Absent: unchanged."}
 }
 
 // nullableInt is the renotify_minutes of a PATCH: minutes, null (never)
@@ -237,7 +251,7 @@ func (s *Server) createRule(ctx context.Context, in *createRuleInput) (*createdR
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil, MinCalls: b.MinCalls, Baseline: b.Baseline,
-		RenotifyMinutes: b.RenotifyMinutes,
+		RenotifyMinutes: b.RenotifyMinutes, ErrorKind: b.ErrorKind,
 	})
 	if err != nil {
 		return nil, err
@@ -282,7 +296,7 @@ func (s *Server) updateRule(ctx context.Context, in *updateRuleInput) (*ruleOutp
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool.NullableString, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil.NullableTime, MinCalls: b.MinCalls,
-		Baseline: b.Baseline.NullableString, RenotifyMinutes: b.RenotifyMinutes.NullableInt,
+		Baseline: b.Baseline.NullableString, RenotifyMinutes: b.RenotifyMinutes.NullableInt, ErrorKind: b.ErrorKind.NullableString,
 	})
 	if err != nil {
 		return nil, err

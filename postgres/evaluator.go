@@ -67,14 +67,14 @@ func (s *EvaluationStore) WithPassLock(ctx context.Context, fn func(context.Cont
 }
 
 const evalRuleColumns = `id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at`
+	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at, error_kind`
 
 // scanEvalRule reads a rule as the pass sees it: snoozed_until as stored,
 // an ended snooze too (Rule.SnoozeEnded needs it).
 func scanEvalRule(row pgx.CollectableRow) (alerting.EvalRule, error) {
 	var r alerting.EvalRule
 	err := row.Scan(&r.ID, &r.AccountID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold,
-		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline, &r.LastFiredAt)
+		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline, &r.LastFiredAt, &r.ErrorKind)
 	r.SnoozedUntil, r.LastFiredAt = utcPtr(r.SnoozedUntil), utcPtr(r.LastFiredAt)
 	return r, err
 }

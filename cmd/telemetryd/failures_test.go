@@ -111,6 +111,26 @@ func TestWhyAgentsFail(t *testing.T) {
 	if ev := a.must(200, "POST", "/v1/rules/"+loopRule+"/evaluate", token, nil); ev["fired"] != true || ev["value"] != 2.0 {
 		t.Fatalf("repeated_calls rule: %v", ev)
 	}
+	// A rule filtered by error_kind counts that kind's errors only.
+	kindRule := func(metric, kind string, threshold float64) string {
+		return a.must(201, "POST", mcp+"/rules", token, map[string]any{"name": metric + " " + kind, "metric": metric, "error_kind": kind,
+			"comparator": ">=", "threshold": threshold, "window_minutes": 30, "channels": []string{"in_app"}})["id"].(string)
+	}
+	refused := kindRule("errors", "invalid_params", 2)
+	if ev := a.must(200, "POST", "/v1/rules/"+refused+"/evaluate", token, nil); ev["fired"] != true || ev["value"] != 2.0 {
+		t.Errorf("errors of invalid_params: %v", ev)
+	}
+	timeouts := kindRule("error_rate", "timeout", 0.01)
+	if ev := a.must(200, "POST", "/v1/rules/"+timeouts+"/evaluate", token, nil); ev["fired"] != false || ev["value"] != 0.0 {
+		t.Errorf("error_rate of timeout: %v", ev)
+	}
+	if got := a.must(200, "GET", "/v1/rules/"+refused, token, nil)["error_kind"]; got != "invalid_params" {
+		t.Errorf("rule error_kind %v", got)
+	}
+	if st, _ := a.do("POST", mcp+"/rules", token, map[string]any{"name": "x", "metric": "calls", "error_kind": "timeout",
+		"comparator": ">", "threshold": 1, "window_minutes": 5, "channels": []string{"in_app"}}); st != 422 {
+		t.Errorf("error_kind on calls: %d, want 422", st)
+	}
 	inbox := a.must(200, "GET", "/v1/account/inbox", token, nil)
 	found := false
 	for _, x := range inbox["items"].([]any) {
