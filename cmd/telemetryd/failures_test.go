@@ -24,7 +24,15 @@ func TestWhyAgentsFail(t *testing.T) {
 	token, mcpID, key := a.newTenant("failures")
 	hash := strings.Repeat("ab", 32)
 	a.must(202, "POST", "/v1/ingest/inventory", key, map[string]any{"server_version": "1.0.0",
-		"tools": []map[string]any{{"name": "get_forecast", "schema_hash": hash}, {"name": "search", "schema_hash": hash}}})
+		"tools": []map[string]any{{"name": "get_forecast", "schema_hash": hash, "schema": map[string]any{"description": "Forecast", "inputSchema": map[string]any{"type": "object"}}},
+			{"name": "search", "schema_hash": hash}}})
+	// The definition sizes: name and compact schema; none without a schema.
+	inv := a.must(200, "GET", "/v1/mcps/"+mcpID+"/inventory", token, nil)
+	def := float64(len("get_forecast") + len(`{"description":"Forecast","inputSchema":{"type":"object"}}`))
+	if tl := inv["tools"].([]any); len(tl) != 2 || tl[0].(map[string]any)["definition_bytes"] != def || tl[1].(map[string]any)["definition_bytes"] != nil ||
+		inv["definition_bytes_total"] != def {
+		t.Errorf("inventory definition sizes: %v, total %v, want %v", tl, inv["definition_bytes_total"], def)
+	}
 
 	now := time.Now().UTC().Add(-2 * time.Minute).Truncate(time.Second)
 	n := 0
