@@ -22,6 +22,8 @@ const HINTS = {
   p99_ms: '99th percentile latency in milliseconds.',
   sessions: 'Distinct sessions in the window.',
   users: 'Distinct users in the window (the session when a call has no user id).',
+  unknown_tool_calls: 'Calls of tools, prompts or resources the server does not have (error kind unknown_tool) in the window.',
+  repeated_calls: 'Tool calls repeating their session\'s previous call (same tool and arguments) in the window.',
   tool_changes: 'Tools added, removed or whose schema changed in the window (from the tool inventory the SDKs report); > 0 alerts on any change.',
 };
 const RATIO_HINT = 'With a week-ago baseline the threshold is a ratio: 0.5 means half of the same window last week, 2 means double.';
