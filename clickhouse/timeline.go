@@ -88,12 +88,8 @@ func (db *Reads) SessionTimeline(ctx context.Context, mcpID, sessionID string, w
 		})
 	})
 	if pageLo > lo {
-		g.Go(func() error {
-			cond, args := where(lo)
-			q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE %s AND method = 'tools/call' AND %s < ?
-				ORDER BY %s LIMIT %d`, repeatKeyExpr, db.db, cond, atExpr, descending(timelineOrder), maxRepeatLookback)
-			return db.query(gctx, "session timeline repeats", q, append(args, pageLo), func() []any { return []any{appendRow(&before)} })
-		})
+		cond, args := where(lo)
+		g.Go(func() error { return db.callsBefore(gctx, cond, args, pageLo, &before) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -101,27 +97,41 @@ func (db *Reads) SessionTimeline(ctx context.Context, mcpID, sessionID string, w
 	if len(head) == 0 || head[0].calls == 0 {
 		return nil, notFound
 	}
-	h := head[0]
 	t := &analytics.SessionTimeline{
-		SessionID: sessionID, StartedAt: msTime(h.started), LastSeenAt: msTime(h.last),
-		Calls: int64(h.calls), Errors: int64(h.errors),
+		SessionID: sessionID, StartedAt: msTime(head[0].started), LastSeenAt: msTime(head[0].last),
+		Calls: int64(head[0].calls), Errors: int64(head[0].errors),
 		ClientName: nonEmpty(clientName), ClientVersion: nonEmpty(clientVer), UserID: nonEmpty(userID),
-		Items: make([]analytics.TimelineItem, 0, min(len(page), limit)),
 	}
+	t.Items, t.NextCursor = timelineItems(before, page, pageLo, skip, limit)
+	return t, nil
+}
+
+// timelineItems turns the rows read (the skipped ones first) into the
+// page's items with their repeat numbers, and the next page's cursor (nil
+// on the last page).
+func timelineItems(before []string, page []timelineRow, pageLo uint64, skip, limit int) ([]analytics.TimelineItem, *string) {
 	repeats := pageRepeats(before, page)
 	skip = min(skip, len(page))
 	page, repeats = page[skip:], repeats[skip:]
+	items := make([]analytics.TimelineItem, 0, min(len(page), limit))
 	for i, r := range page {
 		if i == limit {
 			next := timelineNext(page[:limit], pageLo, skip)
-			t.NextCursor = &next
-			break
+			return items, &next
 		}
 		it := r.item()
 		it.Repeat = repeats[i]
-		t.Items = append(t.Items, it)
+		items = append(items, it)
 	}
-	return t, nil
+	return items, nil
+}
+
+// callsBefore reads the repeat keys of the tools/call events that cond
+// selects before pageLo (Unix ms), newest first, at most maxRepeatLookback.
+func (db *Reads) callsBefore(ctx context.Context, cond string, args []any, pageLo uint64, keys *[]string) error {
+	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE %s AND method = 'tools/call' AND %s < ?
+		ORDER BY %s LIMIT %d`, repeatKeyExpr, db.db, cond, atExpr, descending(timelineOrder), maxRepeatLookback)
+	return db.query(ctx, "session timeline repeats", q, append(args, pageLo), func() []any { return []any{appendRow(keys)} })
 }
 
 // maxRepeatLookback bounds how many calls before a page its first repeat
