@@ -316,39 +316,8 @@ func (e *RuleEvaluator) addToolChanges(ctx context.Context, to time.Time, chunk 
 	if e.Changes == nil {
 		return stats, nil
 	}
-	var rules []*EvalRule
-	for _, r := range chunk {
-		if r.Metric == MetricToolChanges {
-			rules = append(rules, r)
-		}
-	}
-	reqs := windowRequests(rules, baseline)
-	if len(reqs) == 0 {
-		return stats, nil
-	}
-	counts, err := e.Changes.ToolChangeCounts(ctx, to, reqs)
-	if err != nil {
-		return nil, err
-	}
-	if stats == nil {
-		stats = map[string]map[int]map[string]analytics.WindowStat{}
-	}
-	for mcp, windows := range counts {
-		if stats[mcp] == nil {
-			stats[mcp] = map[int]map[string]analytics.WindowStat{}
-		}
-		for minutes, tools := range windows {
-			if stats[mcp][minutes] == nil {
-				stats[mcp][minutes] = map[string]analytics.WindowStat{}
-			}
-			for tool, n := range tools {
-				st := stats[mcp][minutes][tool]
-				st.ToolChanges = n
-				stats[mcp][minutes][tool] = st
-			}
-		}
-	}
-	return stats, nil
+	return addCounts(ctx, to, chunk, baseline, stats, MetricToolChanges, e.Changes.ToolChangeCounts,
+		func(st *analytics.WindowStat, n int64) { st.ToolChanges = n })
 }
 
 // EvaluateAll implements Evaluator. Only rules whose state changes touch

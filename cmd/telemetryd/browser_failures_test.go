@@ -45,8 +45,13 @@ func TestFailurePagesInABrowser(t *testing.T) {
 		t.Fatalf("ingest: %d %v", status, res)
 	}
 	eventually(t, 10*time.Second, func() error {
-		if _, o := a.do("GET", "/v1/mcps/"+mcpID+"/overview", token, nil); num(o["calls"]) != 5 {
-			return fmt.Errorf("not readable yet: %v", o["calls"])
+		// Every rollup the pages read (one insert's views land one after the other).
+		_, o := a.do("GET", "/v1/mcps/"+mcpID+"/overview", token, nil)
+		_, u := a.do("GET", "/v1/mcps/"+mcpID+"/unknown-tools", token, nil)
+		_, tool := a.do("GET", "/v1/mcps/"+mcpID+"/tools/get_forecast", token, nil)
+		st, _ := a.do("GET", "/v1/mcps/"+mcpID+"/sessions/s-loop", token, nil)
+		if l, _ := u["items"].([]any); num(o["calls"]) != 5 || len(l) != 1 || tool["response_bytes_max"] == nil || st != 200 {
+			return fmt.Errorf("not readable yet: %v %v %v %d", o["calls"], u["items"], tool["response_bytes_max"], st)
 		}
 		return nil
 	})

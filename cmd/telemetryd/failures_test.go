@@ -64,9 +64,14 @@ func TestWhyAgentsFail(t *testing.T) {
 	mcp := "/v1/mcps/" + mcpID
 	var o map[string]any
 	eventually(t, 15*time.Second, func() error {
+		// The views of one insert land one after the other: wait for
+		// every rollup read below.
 		o = a.must(200, "GET", mcp+"/overview", token, nil)
-		if o["calls"] != 7.0 {
-			return fmt.Errorf("overview calls %v", o["calls"])
+		tl, _ := a.must(200, "GET", mcp+"/tools", token, nil)["items"].([]any)
+		st, _ := a.do("GET", mcp+"/sessions/s1", token, nil)
+		bd, _ := a.must(200, "GET", mcp+"/breakdown?by=error_kind", token, nil)["items"].([]any)
+		if o["calls"] != 7.0 || len(tl) != 3 || st != 200 || len(bd) != 3 || o["unknown_tool_calls"] != 1.0 {
+			return fmt.Errorf("not all readable yet: calls %v, tools %d, timeline %d, breakdown %d", o["calls"], len(tl), st, len(bd))
 		}
 		return nil
 	})
