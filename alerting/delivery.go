@@ -306,6 +306,10 @@ func metricLabel(metric string) string {
 		return "tool changes"
 	case MetricProbeDown:
 		return "failed probe checks in a row"
+	case MetricUnknownToolCalls:
+		return "calls of unknown tools"
+	case MetricRepeatedCalls:
+		return "repeated calls"
 	}
 	return metric
 }

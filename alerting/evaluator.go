@@ -170,6 +170,9 @@ type RuleEvaluator struct {
 	// Probes, when set, gives probe_down rules their value and calls
 	// rules with < or <= their probe note (probe_rule.go).
 	Probes analytics.ProbeStatReader
+	// Repeats, when set, counts the repeated calls of rules on
+	// repeated_calls (evaluator_repeats.go); without it they measure 0.
+	Repeats analytics.RepeatCounter
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 10,000. A chunk's statements cost
 	// about the same whether they name 500 or 1,000 MCPs (their reads of
@@ -300,6 +303,12 @@ func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*E
 	if cur, err = e.addProbes(ctx, chunk, cur); err != nil {
 		return nil, nil, nil, err
 	}
+	if cur, err = e.addRepeats(ctx, now, chunk, false, cur); err != nil {
+		return nil, nil, nil, err
+	}
+	if prev, err = e.addRepeats(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
+		return nil, nil, nil, err
+	}
 	return cur, prev, older, nil
 }
 
@@ -311,39 +320,8 @@ func (e *RuleEvaluator) addToolChanges(ctx context.Context, to time.Time, chunk 
 	if e.Changes == nil {
 		return stats, nil
 	}
-	var rules []*EvalRule
-	for _, r := range chunk {
-		if r.Metric == MetricToolChanges {
-			rules = append(rules, r)
-		}
-	}
-	reqs := windowRequests(rules, baseline)
-	if len(reqs) == 0 {
-		return stats, nil
-	}
-	counts, err := e.Changes.ToolChangeCounts(ctx, to, reqs)
-	if err != nil {
-		return nil, err
-	}
-	if stats == nil {
-		stats = map[string]map[int]map[string]analytics.WindowStat{}
-	}
-	for mcp, windows := range counts {
-		if stats[mcp] == nil {
-			stats[mcp] = map[int]map[string]analytics.WindowStat{}
-		}
-		for minutes, tools := range windows {
-			if stats[mcp][minutes] == nil {
-				stats[mcp][minutes] = map[string]analytics.WindowStat{}
-			}
-			for tool, n := range tools {
-				st := stats[mcp][minutes][tool]
-				st.ToolChanges = n
-				stats[mcp][minutes][tool] = st
-			}
-		}
-	}
-	return stats, nil
+	return addCounts(ctx, to, chunk, baseline, stats, MetricToolChanges, e.Changes.ToolChangeCounts,
+		func(st *analytics.WindowStat, n int64) { st.ToolChanges = n })
 }
 
 // EvaluateAll implements Evaluator. Only rules whose state changes touch
@@ -502,7 +480,7 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 	all, err := e.stats.WindowStats(ctx, from, to, []string{r.MCPID})
 	if err == nil {
 		all = orEmpty(all)
-		err = e.ruleToolChanges(ctx, r, to, all)
+		err = errors.Join(e.ruleToolChanges(ctx, r, to, all), e.ruleRepeats(ctx, r, to, all))
 	}
 	if err == nil {
 		err = e.ruleProbe(ctx, r, all)
@@ -513,7 +491,7 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 	before, err := e.stats.WindowStats(ctx, from.Add(-BaselineOffset), to.Add(-BaselineOffset), []string{r.MCPID})
 	if err == nil {
 		before = orEmpty(before)
-		err = e.ruleToolChanges(ctx, r, to.Add(-BaselineOffset), before)
+		err = errors.Join(e.ruleToolChanges(ctx, r, to.Add(-BaselineOffset), before), e.ruleRepeats(ctx, r, to.Add(-BaselineOffset), before))
 	}
 	if err != nil {
 		return nil, nil, err

@@ -20,6 +20,13 @@ const (
 	// removed, changed; those of the named tool only when the rule names
 	// one), from analytics.ToolChangeCounter (docs/inventory.md).
 	MetricToolChanges = "tool_changes"
+	// MetricUnknownToolCalls counts the items with error_kind unknown_tool
+	// (docs/failures.md); a rule naming a tool counts that name's.
+	MetricUnknownToolCalls = "unknown_tool_calls"
+	// MetricRepeatedCalls counts the tool calls that repeated their
+	// session's previous call (same tool and args_hash), from
+	// analytics.RepeatCounter.
+	MetricRepeatedCalls = "repeated_calls"
 )
 
 // Baselines a rule may compare against. With a baseline the value compared
@@ -63,7 +70,8 @@ const (
 )
 
 var (
-	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges, MetricProbeDown}
+	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges,
+		MetricProbeDown, MetricUnknownToolCalls, MetricRepeatedCalls}
 	// guarded are the metrics min_calls applies to: rates, error counts and
 	// latencies, which a handful of calls makes noisy. Volume metrics
 	// (calls, sessions, users) are what min_calls counts, so it does not
@@ -115,6 +123,9 @@ type Rule struct {
 	// Severity is one of the Severity* constants (SeverityError by
 	// default): shown in every message, PagerDuty's event severity.
 	Severity string `json:"severity"`
+	// ErrorKind, for a rule on errors or error_rate, counts only the
+	// errors of that kind (analytics.ErrorKinds); nil counts every error.
+	ErrorKind *string `json:"error_kind"`
 }
 
 // Snoozed reports whether the rule's deliveries are muted at now.

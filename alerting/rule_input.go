@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpscope/telemetry"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 // RuleCreate is the body of POST /v1/mcps/{id}/rules.
@@ -35,6 +36,9 @@ type RuleCreate struct {
 	Sensitivity *string `json:"sensitivity,omitempty"`
 	// Severity is nil (SeverityError) or a Severity* constant.
 	Severity *string `json:"severity,omitempty"`
+	// ErrorKind is nil or one of analytics.ErrorKinds, for a rule on
+	// errors or error_rate only.
+	ErrorKind *string `json:"error_kind,omitempty"`
 }
 
 // Validate checks every field and returns the first problem as EINVALID with
@@ -51,7 +55,7 @@ func (c RuleCreate) Validate() error {
 		return telemetry.FieldError(telemetry.EINVALID, "body.name", "The name must not be blank.")
 	}
 	if !contains(metrics, c.Metric) {
-		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions, users, tool_changes or probe_down.")
+		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions, users, tool_changes, probe_down, unknown_tool_calls or repeated_calls.")
 	}
 	if c.Tool != nil {
 		if err := checkText("body.tool", *c.Tool, MaxRuleToolLen); err != nil {
@@ -60,6 +64,9 @@ func (c RuleCreate) Validate() error {
 	}
 	if !contains(comparators, c.Comparator) {
 		return telemetry.FieldError(telemetry.EINVALID, "body.comparator", "The comparator must be one of >, >=, < or <=.")
+	}
+	if err := checkErrorKind(c.Metric, c.ErrorKind); err != nil {
+		return err
 	}
 	if err := c.checkBaseline(); err != nil {
 		return err
@@ -99,7 +106,7 @@ func (c RuleCreate) Rule(id, mcpID string, now time.Time) Rule {
 		State: StateOK, CreatedAt: now.UTC(),
 		NotifyOnResolve: c.NotifyOnResolve != nil && *c.NotifyOnResolve,
 		SnoozedUntil:    cloneTime(c.SnoozedUntil), Baseline: cloneString(c.Baseline),
-		RenotifyMinutes: cloneInt(c.RenotifyMinutes), Sensitivity: c.sensitivity(),
+		RenotifyMinutes: cloneInt(c.RenotifyMinutes), Sensitivity: c.sensitivity(), ErrorKind: cloneString(c.ErrorKind),
 	}
 	if c.MinCalls != nil {
 		r.MinCalls = *c.MinCalls
@@ -140,6 +147,8 @@ type RuleUpdate struct {
 	Sensitivity NullableString `json:"sensitivity,omitzero"`
 	// Severity absent keeps it.
 	Severity *string `json:"severity,omitempty"`
+	// ErrorKind: absent keeps it, null removes it, a kind sets it.
+	ErrorKind NullableString `json:"error_kind,omitzero"`
 }
 
 // Apply returns r with the update merged in, validated as a whole (so a
@@ -157,6 +166,10 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	next.Channels = append([]string(nil), r.Channels...)
 	next.Tool = cloneString(r.Tool)
 	next.Baseline = cloneString(r.Baseline)
+	next.ErrorKind = cloneString(r.ErrorKind)
+	if u.ErrorKind.Set {
+		next.ErrorKind = cloneString(u.ErrorKind.Value)
+	}
 	next.SnoozedUntil = cloneTime(r.SnoozedUntil)
 	if u.Name != nil {
 		next.Name = *u.Name
@@ -213,7 +226,7 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	c := RuleCreate{Severity: &sev, Name: next.Name, Metric: next.Metric, Tool: next.Tool, Comparator: next.Comparator,
 		Threshold: next.Threshold, WindowMinutes: next.WindowMinutes, Channels: next.Channels, Enabled: &enabled,
 		SnoozedUntil: next.SnoozedUntil, MinCalls: &next.MinCalls, Baseline: next.Baseline, RenotifyMinutes: next.RenotifyMinutes,
-		Sensitivity: next.Sensitivity}
+		Sensitivity: next.Sensitivity, ErrorKind: next.ErrorKind}
 	if err := c.Validate(); err != nil {
 		return Rule{}, err
 	}
@@ -231,7 +244,24 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 func (r Rule) Redefines(old Rule) bool {
 	return r.Metric != old.Metric || !equalStringPtr(r.Tool, old.Tool) || r.Comparator != old.Comparator ||
 		r.Threshold != old.Threshold || r.WindowMinutes != old.WindowMinutes || r.MinCalls != old.MinCalls ||
-		!equalStringPtr(r.Baseline, old.Baseline) || !equalStringPtr(r.Sensitivity, old.Sensitivity)
+		!equalStringPtr(r.Baseline, old.Baseline) || !equalStringPtr(r.Sensitivity, old.Sensitivity) ||
+		!equalStringPtr(r.ErrorKind, old.ErrorKind)
+}
+
+// checkErrorKind refuses an error_kind that is not a kind, or on a metric
+// other than errors and error_rate.
+func checkErrorKind(metric string, kind *string) error {
+	if kind == nil {
+		return nil
+	}
+	if !analytics.ValidErrorKind(*kind) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.error_kind",
+			"error_kind must be null or one of tool_error, exception, invalid_params, unknown_tool, method_not_found, timeout, cancelled, auth, internal or other.")
+	}
+	if metric != MetricErrors && metric != MetricErrorRate {
+		return telemetry.FieldError(telemetry.EINVALID, "body.error_kind", "error_kind filters the metrics errors and error_rate only.")
+	}
+	return nil
 }
 
 func checkText(field, s string, max int) error {

@@ -10,6 +10,9 @@ import "github.com/mcpscope/telemetry/analytics"
 // errors / calls, 0 when there are no calls, like the metric reads.
 func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bool) {
 	st := r.stat(stats)
+	if r.ErrorKind != nil {
+		st.Errors = st.ErrorKinds[*r.ErrorKind]
+	}
 	switch r.Metric {
 	case MetricCalls:
 		return float64(st.Calls), true
@@ -37,6 +40,10 @@ func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bo
 			return 0, true
 		}
 		return float64(st.Probe.Failures), true
+	case MetricUnknownToolCalls:
+		return float64(st.ErrorKinds[analytics.ErrorKindUnknownTool]), true
+	case MetricRepeatedCalls:
+		return float64(st.RepeatedCalls), true
 	}
 	return 0, false
 }

@@ -137,7 +137,7 @@ func TestRuleJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"baseline", "channels", "comparator", "created_at", "enabled", "id", "last_fired_at", "mcp_id", "metric",
+	want := []string{"baseline", "channels", "comparator", "created_at", "enabled", "error_kind", "id", "last_fired_at", "mcp_id", "metric",
 		"min_calls", "name", "notify_on_resolve", "renotify_minutes", "sensitivity", "severity", "snoozed_until", "state", "threshold", "tool", "window_minutes"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("keys = %v, want %v", got, want)
@@ -540,6 +540,52 @@ func TestSnoozeEnded(t *testing.T) {
 		c.edit(&r, &rd)
 		if got := r.SnoozeEnded(now, rd); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRuleErrorKind: error_kind is a kind, on errors and error_rate only;
+// with it those metrics count that kind's errors, and the failure metrics
+// read their figures.
+func TestRuleErrorKind(t *testing.T) {
+	kind := func(k string) *string { return &k }
+	for _, c := range []struct {
+		metric string
+		kind   *string
+		ok     bool
+	}{
+		{MetricErrors, kind("unknown_tool"), true},
+		{MetricErrorRate, kind("invalid_params"), true},
+		{MetricErrorRate, nil, true},
+		{MetricCalls, kind("timeout"), false},
+		{MetricErrors, kind("crashed"), false},
+		{MetricErrors, kind(""), false},
+		{MetricUnknownToolCalls, nil, true},
+		{MetricRepeatedCalls, nil, true},
+	} {
+		rc := validCreate()
+		rc.Metric, rc.ErrorKind, rc.Threshold = c.metric, c.kind, 0.5
+		if err := rc.Validate(); (err == nil) != c.ok {
+			t.Errorf("%s %v: %v, want ok %v", c.metric, c.kind, err, c.ok)
+		}
+	}
+	stats := map[string]analytics.WindowStat{"": {Calls: 10, Errors: 4, RepeatedCalls: 3,
+		ErrorKinds: map[string]int64{"unknown_tool": 1, "invalid_params": 3}}}
+	for _, c := range []struct {
+		metric string
+		kind   *string
+		want   float64
+	}{
+		{MetricErrors, nil, 4},
+		{MetricErrors, kind("invalid_params"), 3},
+		{MetricErrorRate, kind("unknown_tool"), 0.1},
+		{MetricErrors, kind("timeout"), 0},
+		{MetricUnknownToolCalls, nil, 1},
+		{MetricRepeatedCalls, nil, 3},
+	} {
+		r := Rule{Metric: c.metric, ErrorKind: c.kind}
+		if v, ok := r.Value(stats); !ok || v != c.want {
+			t.Errorf("%s %v: %v %v, want %v", c.metric, c.kind, v, ok, c.want)
 		}
 	}
 }

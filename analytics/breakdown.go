@@ -20,7 +20,9 @@ const (
 	// ByProtocolVersion is the MCP protocol revision of the items.
 	ByProtocolVersion = "protocol_version"
 	ByErrorType       = "error_type"
-	ByUserID          = "user_id"
+	// ByErrorKind is the error kind (error items only; docs/failures.md).
+	ByErrorKind = "error_kind"
+	ByUserID    = "user_id"
 	// ByAttributePrefix starts an attribute dimension: attribute:region.
 	ByAttributePrefix = "attribute:"
 )
@@ -67,12 +69,12 @@ func (q BreakdownQuery) Raw() bool { return q.By == ByUserID || q.AttributeKey !
 func ParseBreakdownQuery(by, tool, method, clientName, status string, limit int) (BreakdownQuery, error) {
 	q := BreakdownQuery{By: by, Tool: tool, Method: method, ClientName: clientName, Status: status, Limit: limit}
 	switch by {
-	case ByTool, ByMethod, ByClientName, ByClientVersion, ByServerVersion, ByProtocolVersion, ByErrorType, ByUserID:
+	case ByTool, ByMethod, ByClientName, ByClientVersion, ByServerVersion, ByProtocolVersion, ByErrorType, ByErrorKind, ByUserID:
 	default:
 		key, ok := strings.CutPrefix(by, ByAttributePrefix)
 		if !ok || key == "" || utf8.RuneCountInString(key) > MaxAttributeKeyLen || !utf8.ValidString(key) {
 			return q, telemetry.FieldError(telemetry.EINVALID, "query.by",
-				"by must be one of tool, method, client_name, client_version, server_version, protocol_version, error_type, user_id or attribute:<key> (a key of 1 to %d characters).", MaxAttributeKeyLen)
+				"by must be one of tool, method, client_name, client_version, server_version, protocol_version, error_type, error_kind, user_id or attribute:<key> (a key of 1 to %d characters).", MaxAttributeKeyLen)
 		}
 		q.AttributeKey = key
 	}
@@ -132,7 +134,7 @@ type PreviousRange struct {
 // BreakdownDoc documents GET /v1/mcps/{id}/breakdown.
 const BreakdownDoc = `The MCP's figures split by one dimension: ` + "`by`" + ` is ` + "`tool`" + ` (` + "`tools/call`" + ` items, by tool name),
 ` + "`method`" + `, ` + "`client_name`" + `, ` + "`client_version`" + `, ` + "`server_version`" + `, ` + "`protocol_version`" + ` (the MCP protocol
-revision, e.g. ` + "`2025-06-18`" + `), ` + "`error_type`" + ` (error items only, by type),
+revision, e.g. ` + "`2025-06-18`" + `), ` + "`error_type`" + ` (error items only, by type), ` + "`error_kind`" + ` (error items only, by kind),
 ` + "`user_id`" + ` or ` + "`attribute:<key>`" + ` (the value of that attribute; the key is everything after the first
 colon, up to 256 characters, percent-encoded in the query). Items that did not carry the value count under
 ` + "`\"\"`" + `. Filters ` + "`tool`" + `, ` + "`method`" + `, ` + "`client_name`" + ` and ` + "`status`" + ` (` + "`ok`" + ` or ` + "`error`" + `) narrow the items first.

@@ -43,6 +43,11 @@ type ExportedItem struct {
 	ProtocolVersion string
 	AttrKeys        []string
 	AttrValues      []string
+	// ErrorKind, ResponseBytes (-1: not measured) and ArgsHash come after
+	// protocol_version, for the same reason.
+	ErrorKind     string
+	ResponseBytes int64
+	ArgsHash      string
 }
 
 // Exporter streams stored items.
@@ -69,7 +74,8 @@ func ParseExportFormat(f string) (string, error) {
 // ExportColumns are the CSV header, in column order; an NDJSON line has
 // the same fields in the same order.
 var ExportColumns = []string{"id", "timestamp", "received_at", "session_id", "method", "name", "duration_ms", "status",
-	"error_type", "error_message", "client_name", "client_version", "server_version", "user_id", "attributes", "protocol_version"}
+	"error_type", "error_message", "client_name", "client_version", "server_version", "user_id", "attributes", "protocol_version",
+	"error_kind", "response_bytes", "args_hash"}
 
 // exportTimeLayout writes every exported time with milliseconds, so that
 // the column sorts as text and has one width.
@@ -171,6 +177,12 @@ func (e *ExportWriter) Write(it *ExportedItem) error {
 		b = appendAttributes(b, it)
 	}
 	b = appendJSONField(b, `,"protocol_version":`, it.ProtocolVersion)
+	b = appendJSONField(b, `,"error_kind":`, it.ErrorKind)
+	if it.ResponseBytes >= 0 {
+		b = append(b, `,"response_bytes":`...)
+		b = strconv.AppendInt(b, it.ResponseBytes, 10)
+	}
+	b = appendJSONField(b, `,"args_hash":`, it.ArgsHash)
 	b = append(b, '}', '\n')
 	e.buf = b
 	_, err := e.w.Write(b)
@@ -235,6 +247,14 @@ func (e *ExportWriter) writeCSV(it *ExportedItem) error {
 	}
 	b = append(b, ',')
 	b = appendCSVField(b, it.ProtocolVersion)
+	b = append(b, ',')
+	b = appendCSVField(b, it.ErrorKind)
+	b = append(b, ',')
+	if it.ResponseBytes >= 0 {
+		b = strconv.AppendInt(b, it.ResponseBytes, 10)
+	}
+	b = append(b, ',')
+	b = appendCSVField(b, it.ArgsHash)
 	b = append(b, '\n')
 	e.buf = b
 	_, err := e.w.Write(b)
@@ -375,12 +395,12 @@ const ExportDoc = "Streams every stored item of the MCP in the range, oldest fir
 	"cell starting with `=`, `+`, `-` or `@` as a formula, so open untrusted exports as text.\n\n" +
 	"Example (ndjson):\n\n" +
 	"```\n" +
-	`{"id":"6f1c2a9e","timestamp":"2026-11-20T10:00:00.120Z","received_at":"2026-11-20T10:00:01.000Z","session_id":"s-81","method":"tools/call","name":"search_docs","duration_ms":182.5,"status":"error","error_type":"TimeoutError","error_message":"upstream timed out","client_name":"claude-desktop","user_id":"u-42","attributes":{"region":"eu"},"protocol_version":"2025-06-18"}` + "\n" +
+	`{"id":"6f1c2a9e","timestamp":"2026-11-20T10:00:00.120Z","received_at":"2026-11-20T10:00:01.000Z","session_id":"s-81","method":"tools/call","name":"search_docs","duration_ms":182.5,"status":"error","error_type":"TimeoutError","error_message":"upstream timed out","client_name":"claude-desktop","user_id":"u-42","attributes":{"region":"eu"},"protocol_version":"2025-06-18","error_kind":"timeout","response_bytes":2048,"args_hash":"k1.4f2a"}` + "\n" +
 	"```\n\n" +
 	"Example (csv):\n\n" +
 	"```\n" +
-	"id,timestamp,received_at,session_id,method,name,duration_ms,status,error_type,error_message,client_name,client_version,server_version,user_id,attributes,protocol_version\n" +
-	`6f1c2a9e,2026-11-20T10:00:00.120Z,2026-11-20T10:00:01.000Z,s-81,tools/call,search_docs,182.5,error,TimeoutError,upstream timed out,claude-desktop,,,u-42,"{""region"":""eu""}",2025-06-18` + "\n" +
+	"id,timestamp,received_at,session_id,method,name,duration_ms,status,error_type,error_message,client_name,client_version,server_version,user_id,attributes,protocol_version,error_kind,response_bytes,args_hash\n" +
+	`6f1c2a9e,2026-11-20T10:00:00.120Z,2026-11-20T10:00:01.000Z,s-81,tools/call,search_docs,182.5,error,TimeoutError,upstream timed out,claude-desktop,,,u-42,"{""region"":""eu""}",2025-06-18,timeout,2048,k1.4f2a` + "\n" +
 	"```\n\n" +
 	"The response is streamed as it is read from the store: memory stays flat whatever the size, and a client that disconnects " +
 	"cancels the query. An error after the first bytes were sent ends the response early (the chunked body has no terminating " +

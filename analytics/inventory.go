@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -120,6 +121,38 @@ type Inventory struct {
 	// Changes are the range's changes, newest first, at most
 	// MaxInventoryChanges.
 	Changes []InventoryChange `json:"changes"`
+	// DefinitionBytesTotal sums the tools' DefinitionBytes: what every
+	// agent reads before its first call. Null when no tool has one.
+	DefinitionBytesTotal *int64 `json:"definition_bytes_total"`
+}
+
+// DefinitionBytes is the size of a tool's definition as tools/list sends
+// it: the name's bytes plus those of the compact JSON of its stored
+// schema ({description, inputSchema, annotations}); nil when the SDK did
+// not send the schema (docs/failures.md).
+func DefinitionBytes(name string, schema []byte) *int64 {
+	if len(schema) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, schema); err != nil {
+		return nil
+	}
+	n := int64(len(name) + b.Len())
+	return &n
+}
+
+// SumDefinitionBytes sets DefinitionBytesTotal from the tools.
+func (inv *Inventory) SumDefinitionBytes() {
+	inv.DefinitionBytesTotal = nil
+	for _, t := range inv.Tools {
+		if t.DefinitionBytes != nil {
+			if inv.DefinitionBytesTotal == nil {
+				inv.DefinitionBytesTotal = new(int64)
+			}
+			*inv.DefinitionBytesTotal += *t.DefinitionBytes
+		}
+	}
 }
 
 // InventoryTool is one tool listed or called in the range. A tool called
@@ -132,6 +165,9 @@ type InventoryTool struct {
 	// SchemaHash is the tool's latest hash.
 	SchemaHash *string `json:"schema_hash"`
 	Calls      int64   `json:"calls"`
+	// DefinitionBytes is the listed tool's definition size
+	// (DefinitionBytes); null when its schema was not reported.
+	DefinitionBytes *int64 `json:"definition_bytes"`
 }
 
 // InventoryChange is one change between two reports.

@@ -64,15 +64,19 @@ type Item struct {
 }
 
 // Normalize applies the defaults and the rules that repair rather than
-// reject: status defaults to ok, an item with an error_type is an error, the
-// timestamp is UTC. The free text is cut later, by CutText, once redacted.
+// reject: status defaults to ok, an item with an error_type or an
+// error_kind is an error, an error item without an error_kind gets one
+// derived, the timestamp is UTC. The free text is cut later, by CutText, once redacted.
 func (it *Item) Normalize() {
 	if it.Status == "" {
 		it.Status = StatusOK
 	}
-	if it.ErrorType != "" {
+	if it.ErrorType != "" || it.ErrorKind != "" {
 		it.Status = StatusError
 	}
+	// The one call site of the derivation of items that come without a
+	// kind (errorderive.go, docs/failures.md).
+	it.FillErrorKind()
 	it.Timestamp = it.Timestamp.UTC()
 }
 

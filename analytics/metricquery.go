@@ -21,6 +21,10 @@ type MetricQuery struct {
 // run together; a failure of one cancels the others and is the answer.
 type MetricReads struct {
 	Reader Reader
+	// Failures, when set, adds the overview's unknown_tool_calls
+	// (UnknownToolReport, with Inventory when set).
+	Failures  FailureReader
+	Inventory InventoryService
 }
 
 // Overview returns the overview of q.MCPID, with the hourly series and
@@ -28,7 +32,18 @@ type MetricReads struct {
 // the Reader's.
 func (m MetricReads) Overview(ctx context.Context, q MetricQuery) (*Overview, error) {
 	return fanOutRead(ctx, q,
-		func(ctx context.Context, r Range) (*Overview, error) { return m.Reader.Overview(ctx, q.MCPID, r) },
+		func(ctx context.Context, r Range) (*Overview, error) {
+			o, err := m.Reader.Overview(ctx, q.MCPID, r)
+			if err != nil || m.Failures == nil {
+				return o, err
+			}
+			u, err := UnknownToolReport(ctx, m.Failures, m.Inventory, q.MCPID, r)
+			if err != nil {
+				return nil, err
+			}
+			o.UnknownToolCalls = u.UnknownToolCalls()
+			return o, nil
+		},
 		func(ctx context.Context, r Range) ([]OverviewDay, error) {
 			return m.Reader.OverviewHourly(ctx, q.MCPID, r)
 		},

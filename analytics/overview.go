@@ -18,6 +18,15 @@ type Overview struct {
 	// the last day they cover (null, with null figures, before the first).
 	Nightly     Nightly `json:"nightly"`
 	NightlyAsOf *string `json:"nightly_as_of"`
+	// ErrorKinds counts the range's errors by kind, any method, most
+	// frequent first.
+	ErrorKinds []ErrorKindCount `json:"error_kinds"`
+	// RepeatedCalls counts the tool calls that repeated their session's
+	// previous call (RepeatOf).
+	RepeatedCalls int64 `json:"repeated_calls"`
+	// UnknownToolCalls counts the calls of the unknown-tools read over the
+	// range (UnknownToolReport).
+	UnknownToolCalls int64 `json:"unknown_tool_calls"`
 	// Previous, with compare=previous, holds the same headline figures
 	// over the same number of days just before From.
 	Previous *OverviewPrevious `json:"previous,omitempty"`

@@ -44,6 +44,13 @@ type TimelineItem struct {
 	ErrorType    *string           `json:"error_type"`
 	ErrorMessage *string           `json:"error_message"`
 	Attributes   map[string]string `json:"attributes"`
+	// ErrorKind is the error's kind (null on success).
+	ErrorKind *string `json:"error_kind"`
+	// ResponseBytes is the answer's size, null when not measured.
+	ResponseBytes *int64 `json:"response_bytes"`
+	// Repeat is 0, or n when this tools/call item is the nth repeat in a
+	// row of the session's previous call (RepeatOf).
+	Repeat int `json:"repeat"`
 }
 
 // TimeWindow optionally narrows a read to [From, End). A zero From or End

@@ -21,6 +21,11 @@ type ToolSummary struct {
 	ToolFigures
 	// LastSeenAt is the time of the tool's last call within the range.
 	LastSeenAt time.Time `json:"last_seen_at"`
+	// ResponseSizes are the sizes of its answers (docs/failures.md).
+	ResponseSizes
+	// RepeatedCalls counts its calls that repeated the session's previous
+	// call (RepeatOf).
+	RepeatedCalls int64 `json:"repeated_calls"`
 	// Previous, with compare=previous, is the tool's figures over the
 	// previous period (zeros when it had no call then).
 	Previous *ToolFigures `json:"previous,omitempty"`
@@ -51,6 +56,17 @@ type ToolDetail struct {
 	// Clients lists the tool's calls by client name, most calls first; items
 	// without client_name are counted under "".
 	Clients []ToolClient `json:"clients"`
+	// ErrorKinds lists the tool's errors by kind, most frequent first
+	// (errors stored before error kinds existed are not in it).
+	ErrorKinds []ErrorKindCount `json:"error_kinds"`
+	// ResponseSizes are the sizes of its answers.
+	ResponseSizes
+	// RepeatedCalls counts its calls that repeated the session's previous
+	// call (RepeatOf).
+	RepeatedCalls int64 `json:"repeated_calls"`
+	// Refusals are the most frequent messages of its invalid_params errors
+	// (at most MaxRefusals), most frequent first.
+	Refusals []Refusal `json:"refusals"`
 	// Previous, with compare=previous, holds the headline figures over the
 	// same number of days just before From.
 	Previous *ToolPrevious `json:"previous,omitempty"`

@@ -25,6 +25,24 @@ type WindowStat struct {
 	// the metrics stores leave it nil, the alert evaluator fills it from
 	// its ProbeStatReader.
 	Probe *ProbeStat
+	// ErrorKinds counts the errors by kind (errors without a kind are
+	// only in Errors); nil without any.
+	ErrorKinds map[string]int64
+	// RepeatedCalls counts the repeats (RepeatOf) among the window's
+	// calls; the metrics stores leave it 0, the alert evaluator fills it
+	// from its RepeatCounter.
+	RepeatedCalls int64
+}
+
+// RepeatCounter counts repeated calls for the alert evaluator (rule metric
+// repeated_calls).
+type RepeatCounter interface {
+	// RepeatCounts counts, for each MCP of reqs and each of its window
+	// lengths (Minutes), the repeats among the tools/call items of
+	// [to - minutes, to), each session's calls taken in order within the
+	// window: by MCP id, window minutes, then "" for all tools and each
+	// tool's name. Absent entries are zero.
+	RepeatCounts(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]int64, error)
 }
 
 // WindowReader gives the alert evaluator its rule values.

@@ -16,6 +16,7 @@ var rawValue = map[string]string{
 	analytics.ByTool: "name", analytics.ByMethod: "CAST(method AS String)", analytics.ByUserID: "user_id",
 	analytics.ByClientName: "CAST(client_name AS String)", analytics.ByClientVersion: "CAST(client_version AS String)",
 	analytics.ByServerVersion: "CAST(server_version AS String)", analytics.ByErrorType: "CAST(error_type AS String)",
+	analytics.ByErrorKind:       "CAST(error_kind AS String)",
 	analytics.ByProtocolVersion: "CAST(protocol_version AS String)",
 }
 
@@ -166,7 +167,7 @@ func breakdownFilters(q analytics.BreakdownQuery, cond string, args []any) (stri
 		cond += " AND method = ?"
 		args = append(args, analytics.MethodToolsCall)
 	}
-	if q.By == analytics.ByErrorType || q.Status == analytics.StatusError {
+	if q.By == analytics.ByErrorType || q.By == analytics.ByErrorKind || q.Status == analytics.StatusError {
 		cond += " AND is_error = 1"
 	}
 	if q.Status == analytics.StatusOK {

@@ -171,7 +171,8 @@ func (db *Reads) exportChunks(ctx context.Context, mcpID string, r analytics.Ran
 // exportCols.results. Times come as UInt32 seconds (the columns'
 // DateTime('UTC') type carries its zone in its name).
 const exportColumns = `toUInt32(ts), ts_ms, toUInt32(received_at), id, session_id, method, name, duration_ms, has_duration, is_error,
-	error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values, protocol_version`
+	error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values, protocol_version,
+	error_kind, response_bytes, args_hash`
 
 // exportCols are the decoded columns of one block of an export query.
 type exportCols struct {
@@ -179,7 +180,9 @@ type exportCols struct {
 	ms                                     chproto.ColUInt16
 	id, session, name, errMsg, user        native.Str
 	method, errType, client, clientV, serv native.LCString
-	proto                                  native.LCString
+	proto, errKind                         native.LCString
+	argsHash                               native.Str
+	respBytes                              chproto.ColInt64
 	duration                               chproto.ColFloat64
 	hasDur, isErr                          chproto.ColUInt8
 	attrKeys, attrValues                   native.ArrStr
@@ -190,11 +193,12 @@ type exportCols struct {
 func newExportCols() *exportCols {
 	c := &exportCols{}
 	for _, s := range []interface{ Use(*native.Source) }{&c.id, &c.session, &c.name, &c.errMsg, &c.user, &c.method, &c.errType,
-		&c.client, &c.clientV, &c.serv, &c.proto, &c.attrKeys, &c.attrValues} {
+		&c.client, &c.clientV, &c.serv, &c.proto, &c.attrKeys, &c.attrValues, &c.errKind, &c.argsHash} {
 		s.Use(&c.src)
 	}
 	for _, col := range []chproto.ColResult{&c.ts, &c.ms, &c.received, &c.id, &c.session, &c.method, &c.name, &c.duration,
-		&c.hasDur, &c.isErr, &c.errType, &c.errMsg, &c.client, &c.clientV, &c.serv, &c.user, &c.attrKeys, &c.attrValues, &c.proto} {
+		&c.hasDur, &c.isErr, &c.errType, &c.errMsg, &c.client, &c.clientV, &c.serv, &c.user, &c.attrKeys, &c.attrValues, &c.proto,
+		&c.errKind, &c.respBytes, &c.argsHash} {
 		c.results = append(c.results, chproto.ResultColumn{Data: col}) // names taken from the block
 	}
 	return c
@@ -216,6 +220,7 @@ func (c *exportCols) each(rows int, it *analytics.ExportedItem, f func(*analytic
 		it.Method, it.ErrorType, it.ErrorMessage = c.method.At(i), c.errType.At(i), c.errMsg.At(i)
 		it.ClientName, it.ClientVersion, it.ServerVersion = c.client.At(i), c.clientV.At(i), c.serv.At(i)
 		it.UserID, it.ProtocolVersion = c.user.At(i), c.proto.At(i)
+		it.ErrorKind, it.ResponseBytes, it.ArgsHash = c.errKind.At(i), c.respBytes[i], c.argsHash.At(i)
 		it.DurationMs = c.duration[i]
 		it.HasDuration = c.hasDur[i] == 1
 		it.Status = analytics.StatusOK

@@ -133,7 +133,8 @@ func driverConn(t *testing.T) chgo.Conn {
 // the export did before it had a connection of its own.
 func driverExport(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range) []analytics.ExportedItem {
 	rows, err := driverConn(t).Query(context.Background(), `SELECT ts, ts_ms, received_at, id, session_id, method, name, duration_ms,
-		has_duration, is_error, error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values, protocol_version
+		has_duration, is_error, error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values, protocol_version,
+		CAST(error_kind AS String), response_bytes, args_hash
 		FROM `+db.Database()+`.events WHERE mcp_id = ? AND ts >= ? AND ts < ? ORDER BY ts, ts_ms, id, session_id`, mcp, r.Lower(), r.End())
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,8 @@ func driverExport(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range
 			hasDur, isErr uint8
 		)
 		if err := rows.Scan(&ts, &ms, &it.ReceivedAt, &it.ID, &it.SessionID, &it.Method, &it.Name, &it.DurationMs, &hasDur, &isErr,
-			&it.ErrorType, &it.ErrorMessage, &it.ClientName, &it.ClientVersion, &it.ServerVersion, &it.UserID, &it.AttrKeys, &it.AttrValues, &it.ProtocolVersion); err != nil {
+			&it.ErrorType, &it.ErrorMessage, &it.ClientName, &it.ClientVersion, &it.ServerVersion, &it.UserID, &it.AttrKeys, &it.AttrValues, &it.ProtocolVersion,
+			&it.ErrorKind, &it.ResponseBytes, &it.ArgsHash); err != nil {
 			t.Fatal(err)
 		}
 		it.Timestamp = ts.Add(time.Duration(ms) * time.Millisecond).UTC()
@@ -170,7 +172,7 @@ func driverExport(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range
 func cloneItem(it *analytics.ExportedItem) analytics.ExportedItem {
 	c := *it
 	for _, s := range []*string{&c.ID, &c.SessionID, &c.Method, &c.Name, &c.Status, &c.ErrorType, &c.ErrorMessage,
-		&c.ClientName, &c.ClientVersion, &c.ServerVersion, &c.UserID, &c.ProtocolVersion} {
+		&c.ClientName, &c.ClientVersion, &c.ServerVersion, &c.UserID, &c.ProtocolVersion, &c.ErrorKind, &c.ArgsHash} {
 		*s = strings.Clone(*s)
 	}
 	c.AttrKeys, c.AttrValues = nil, nil

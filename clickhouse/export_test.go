@@ -244,6 +244,32 @@ func (db *DB) MigrateTo(ctx context.Context, version uint32) error {
 	})
 }
 
+// AddFailureColumns adds only the events columns of migration 009
+// (error_kind, response_bytes, args_hash) to an installation migrated to
+// an older version, so that the Sink's inserts, which name them, work
+// there. Tests only.
+func (db *DB) AddFailureColumns(ctx context.Context) error {
+	migs, err := loadMigrations(db.templateData())
+	if err != nil {
+		return err
+	}
+	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
+		for _, m := range migs {
+			if m.version != 9 {
+				continue
+			}
+			for _, stmt := range m.statements {
+				if strings.HasPrefix(stmt, "ALTER TABLE") {
+					if err := execMigration(ctx, conn, stmt); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+}
+
 // RollupTotals reads a rollup (through its Distributed table on a
 // cluster) merged by its key: each row's key columns and finalized values
 // as one string, its t-digest percentiles (dur_q, if any) apart, in key

@@ -18,7 +18,8 @@ import (
 // refuses a batch insert without one.
 const EventColumns = `account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
-	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq`
+	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq,
+	error_kind, response_bytes, args_hash`
 
 // UserKey is the identity that "users" counts: the user id, or the
 // session id for an item without one. The prefixes keep a user id from

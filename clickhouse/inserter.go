@@ -27,12 +27,15 @@ import (
 // EventColumns.
 type eventBlock struct {
 	account, mcp, id, session, name, errMsg, user, userKey chproto.ColStr
+	argsHash                                               chproto.ColStr
+	respBytes                                              chproto.ColInt64
 	ts, received                                           chproto.ColDateTime
 	ms                                                     chproto.ColUInt16
 	isErr, hasDur                                          chproto.ColUInt8
 	dur                                                    chproto.ColFloat64
 	seq                                                    chproto.ColUInt64
 	method, errType, client, clientVer, serv, proto, node  *native.LCInput
+	errKind                                                *native.LCInput
 	attrK, attrV                                           *chproto.ColArr[string]
 	input                                                  chproto.Input
 	rows                                                   int
@@ -42,11 +45,13 @@ type eventBlock struct {
 func newEventBlock() *eventBlock {
 	b := &eventBlock{method: new(native.LCInput), errType: new(native.LCInput), client: new(native.LCInput),
 		clientVer: new(native.LCInput), serv: new(native.LCInput), proto: new(native.LCInput), node: new(native.LCInput),
-		attrK: new(chproto.ColStr).Array(), attrV: new(chproto.ColStr).Array()}
+		errKind: new(native.LCInput),
+		attrK:   new(chproto.ColStr).Array(), attrV: new(chproto.ColStr).Array()}
 	b.ts.Location, b.received.Location = time.UTC, time.UTC
 	cols := []chproto.ColInput{&b.account, &b.mcp, &b.ts, &b.ms, &b.received, &b.id, &b.session, b.method, &b.name,
 		&b.isErr, b.errType, &b.errMsg, &b.dur, &b.hasDur, b.client, b.clientVer,
-		b.serv, b.proto, &b.user, &b.userKey, b.attrK, b.attrV, b.node, &b.seq}
+		b.serv, b.proto, &b.user, &b.userKey, b.attrK, b.attrV, b.node, &b.seq,
+		b.errKind, &b.respBytes, &b.argsHash}
 	for i, name := range strings.Split(EventColumns, ",") {
 		b.input = append(b.input, chproto.InputColumn{Name: strings.TrimSpace(name), Data: cols[i]})
 	}
@@ -93,6 +98,13 @@ func (b *eventBlock) add(r *analytics.StoredRow) {
 	b.addAttributes(it.Attributes)
 	b.node.Append(r.Node)
 	b.seq.Append(r.Seq)
+	b.errKind.Append(it.ErrorKind)
+	resp := int64(-1) // not measured (migration 009)
+	if it.ResponseBytes != nil {
+		resp = *it.ResponseBytes
+	}
+	b.respBytes.Append(resp)
+	b.argsHash.Append(it.ArgsHash)
 	b.rows++
 }
 

@@ -28,6 +28,8 @@ func (db *Reads) Overview(ctx context.Context, mcpID string, r analytics.Range) 
 		total   merged
 		nightly *analytics.Nightly
 		asOf    *string
+		kinds   []analytics.ErrorKindCount
+		repeats map[string]int64
 	)
 	dest := func(m *merged) []any {
 		return []any{&m.day, &m.calls, &m.errors, &m.sessions, &m.users, &m.lat.n, &m.lat.sum, &m.lat.q}
@@ -43,6 +45,8 @@ func (db *Reads) Overview(ctx context.Context, mcpID string, r analytics.Range) 
 		nightly, asOf, err = db.Nightly(gctx, mcpID)
 		return err
 	})
+	g.Go(func() (err error) { kinds, err = db.ErrorKinds(gctx, mcpID, r); return err })
+	g.Go(func() (err error) { repeats, err = db.RepeatedCalls(gctx, mcpID, r); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -60,6 +64,10 @@ func (db *Reads) Overview(ctx context.Context, mcpID string, r analytics.Range) 
 		Series:      make([]analytics.OverviewDay, 0, r.NumDays()),
 		Nightly:     *nightly,
 		NightlyAsOf: asOf,
+		ErrorKinds:  kinds,
+	}
+	for _, n := range repeats {
+		o.RepeatedCalls += n
 	}
 	byDay := byDate(days, merged.getDay)
 	for i, date := range r.Days() {

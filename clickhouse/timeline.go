@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -52,6 +53,7 @@ func (db *Reads) SessionTimeline(ctx context.Context, mcpID, sessionID string, w
 		pageLo                        = lo
 		skip                          int
 		clientName, clientVer, userID string
+		before                        []string // keys of the calls before the page, newest first
 	)
 	if after != nil {
 		pageLo = max(lo, uint64(after.At.UnixMilli()))
@@ -74,35 +76,101 @@ func (db *Reads) SessionTimeline(ctx context.Context, mcpID, sessionID string, w
 	})
 	g.Go(func() error {
 		cond, args := where(pageLo)
-		q := fmt.Sprintf(`SELECT %s, id, method, name, is_error, error_type, error_message, has_duration, duration_ms, attr_keys, attr_values
-			FROM %s.events WHERE %s ORDER BY %s LIMIT %d, %d`, atExpr, db.db, cond, timelineOrder, skip, limit+1)
+		// The skipped items too (they precede the page in its first
+		// millisecond): their keys number the page's repeats.
+		q := fmt.Sprintf(`SELECT %s, id, method, name, is_error, error_type, error_message, has_duration, duration_ms, attr_keys, attr_values,
+				CAST(error_kind AS String), response_bytes, args_hash
+			FROM %s.events WHERE %s ORDER BY %s LIMIT %d`, atExpr, db.db, cond, timelineOrder, skip+limit+1)
 		return db.query(gctx, "session timeline items", q, args, func() []any {
 			r := appendRow(&page)
-			return []any{&r.at, &r.id, &r.method, &r.name, &r.isErr, &r.errType, &r.errMsg, &r.hasDur, &r.dur, &r.keys, &r.values}
+			return []any{&r.at, &r.id, &r.method, &r.name, &r.isErr, &r.errType, &r.errMsg, &r.hasDur, &r.dur, &r.keys, &r.values,
+				&r.errKind, &r.respBytes, &r.argsHash}
 		})
 	})
+	if pageLo > lo {
+		cond, args := where(lo)
+		g.Go(func() error { return db.callsBefore(gctx, cond, args, pageLo, &before) })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if len(head) == 0 || head[0].calls == 0 {
 		return nil, notFound
 	}
-	h := head[0]
 	t := &analytics.SessionTimeline{
-		SessionID: sessionID, StartedAt: msTime(h.started), LastSeenAt: msTime(h.last),
-		Calls: int64(h.calls), Errors: int64(h.errors),
+		SessionID: sessionID, StartedAt: msTime(head[0].started), LastSeenAt: msTime(head[0].last),
+		Calls: int64(head[0].calls), Errors: int64(head[0].errors),
 		ClientName: nonEmpty(clientName), ClientVersion: nonEmpty(clientVer), UserID: nonEmpty(userID),
-		Items: make([]analytics.TimelineItem, 0, min(len(page), limit)),
 	}
+	t.Items, t.NextCursor = timelineItems(before, page, pageLo, skip, limit)
+	return t, nil
+}
+
+// timelineItems turns the rows read (the skipped ones first) into the
+// page's items with their repeat numbers, and the next page's cursor (nil
+// on the last page).
+func timelineItems(before []string, page []timelineRow, pageLo uint64, skip, limit int) ([]analytics.TimelineItem, *string) {
+	repeats := pageRepeats(before, page)
+	skip = min(skip, len(page))
+	page, repeats = page[skip:], repeats[skip:]
+	items := make([]analytics.TimelineItem, 0, min(len(page), limit))
 	for i, r := range page {
 		if i == limit {
 			next := timelineNext(page[:limit], pageLo, skip)
-			t.NextCursor = &next
-			break
+			return items, &next
 		}
-		t.Items = append(t.Items, r.item())
+		it := r.item()
+		it.Repeat = repeats[i]
+		items = append(items, it)
 	}
-	return t, nil
+	return items, nil
+}
+
+// callsBefore reads the repeat keys of the tools/call events that cond
+// selects before pageLo (Unix ms), newest first, at most maxRepeatLookback.
+func (db *Reads) callsBefore(ctx context.Context, cond string, args []any, pageLo uint64, keys *[]string) error {
+	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE %s AND method = 'tools/call' AND %s < ?
+		ORDER BY %s LIMIT %d`, repeatKeyExpr, db.db, cond, atExpr, descending(timelineOrder), maxRepeatLookback)
+	return db.query(ctx, "session timeline repeats", q, append(args, pageLo), func() []any { return []any{appendRow(keys)} })
+}
+
+// maxRepeatLookback bounds how many calls before a page its first repeat
+// number looks back at: a run longer than that is numbered from there.
+const maxRepeatLookback = 1000
+
+// pageRepeats numbers the repeats (analytics.RepeatOf) of the page's
+// tools/call items, given the keys of the calls before it, newest first;
+// other items get 0.
+func pageRepeats(before []string, page []timelineRow) []int {
+	prevKey, prev := "", 0
+	if len(before) > 0 && before[0] != "" {
+		prevKey = before[0]
+		for prev+1 < len(before) && before[prev+1] == prevKey {
+			prev++
+		}
+	}
+	var keys []string
+	var at []int
+	for i, r := range page {
+		if r.method == analytics.MethodToolsCall {
+			keys = append(keys, analytics.RepeatKey(r.name, r.argsHash))
+			at = append(at, i)
+		}
+	}
+	out := make([]int, len(page))
+	for j, n := range analytics.RepeatOf(prevKey, prev, keys) {
+		out[at[j]] = n
+	}
+	return out
+}
+
+// descending turns an ORDER BY list into its reverse.
+func descending(order string) string {
+	parts := strings.Split(order, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p) + " DESC"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // sessionBounds is the span [lo, hi) in Unix ms of the session's items
@@ -159,6 +227,9 @@ type timelineRow struct {
 	errType, errMsg  string
 	dur              float64
 	keys, values     []string
+	errKind          string
+	respBytes        int64
+	argsHash         string
 }
 
 func (r timelineRow) item() analytics.TimelineItem {
@@ -173,6 +244,11 @@ func (r timelineRow) item() analytics.TimelineItem {
 	if r.hasDur == 1 {
 		d := r.dur
 		it.DurationMs = &d
+	}
+	it.ErrorKind = nonEmpty(r.errKind)
+	if r.respBytes >= 0 {
+		b := r.respBytes
+		it.ResponseBytes = &b
 	}
 	for i, k := range r.keys {
 		if i < len(r.values) {

@@ -26,7 +26,8 @@ func timelineItem(it analytics.Item) analytics.TimelineItem {
 		attrs[k] = v
 	}
 	return analytics.TimelineItem{ID: opt(it.ID), Timestamp: it.Timestamp, Method: it.Method, Name: opt(it.Name),
-		DurationMs: it.DurationMs, Status: it.Status, ErrorType: opt(it.ErrorType), ErrorMessage: opt(it.ErrorMessage), Attributes: attrs}
+		DurationMs: it.DurationMs, Status: it.Status, ErrorType: opt(it.ErrorType), ErrorMessage: opt(it.ErrorMessage), Attributes: attrs,
+		ErrorKind: opt(it.ErrorKind), ResponseBytes: it.ResponseBytes}
 }
 
 // timeline is the expected timeline (items sorted by time, then by their

@@ -11,9 +11,21 @@ import (
 
 // Tools implements analytics.Reader from tool_daily.
 func (db *Reads) Tools(ctx context.Context, mcpID string, r analytics.Range) (*analytics.ToolList, error) {
-	items, err := db.toolSummaries(ctx, mcpID, r)
-	if err != nil {
+	var (
+		items   []analytics.ToolSummary
+		sizes   map[string]analytics.ResponseSizes
+		repeats map[string]int64
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { items, err = db.toolSummaries(gctx, mcpID, r); return err })
+	g.Go(func() (err error) { sizes, err = db.ToolSizes(gctx, mcpID, r); return err })
+	g.Go(func() (err error) { repeats, err = db.RepeatedCalls(gctx, mcpID, r); return err })
+	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	for i := range items {
+		items[i].ResponseSizes = sizes[items[i].Name]
+		items[i].RepeatedCalls = repeats[items[i].Name]
 	}
 	return &analytics.ToolList{From: r.FromDate(), To: r.ToDate(), Items: items}, nil
 }
@@ -59,6 +71,8 @@ func (db *Reads) Tool(ctx context.Context, mcpID, name string, r analytics.Range
 		total      merged
 		errorTypes = []analytics.ErrorTypeCount{}
 		clients    = []analytics.ToolClient{}
+		failures   *analytics.ToolFailures
+		repeats    map[string]int64
 	)
 	dest := func(m *merged) []any {
 		return []any{&m.day, &m.calls, &m.errors, &m.lat.n, &m.lat.sum, &m.lat.q}
@@ -89,6 +103,11 @@ func (db *Reads) Tool(ctx context.Context, mcpID, name string, r analytics.Range
 			return []any{&c.ClientName, &c.Calls}
 		})
 	})
+	g.Go(func() (err error) { failures, err = db.ToolFailures(gctx, mcpID, name, r); return err })
+	g.Go(func() (err error) {
+		repeats, err = db.repeatedCalls(gctx, "mcp_id = ? AND name = ? AND "+tsFilter(r), []any{mcpID, name})
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -101,6 +120,8 @@ func (db *Reads) Tool(ctx context.Context, mcpID, name string, r analytics.Range
 		Series:     make([]analytics.ToolDay, 0, r.NumDays()),
 		ErrorTypes: errorTypes,
 		Clients:    clients,
+		ErrorKinds: failures.ErrorKinds, ResponseSizes: failures.Sizes, Refusals: failures.Refusals,
+		RepeatedCalls: repeats[name],
 	}
 	byDay := byDate(days, merged.getDay)
 	for i, date := range r.Days() {

@@ -62,7 +62,7 @@ func (db *Reads) WindowStats(ctx context.Context, from, to time.Time, mcpIDs []s
 		}
 		out[r.mcpID][r.key] = r.st
 	}
-	return out, nil
+	return out, db.addWindowKinds(ctx, from, to, ids, out)
 }
 
 // msRange selects the events in [from, to) to the millisecond: a coarse
@@ -311,16 +311,17 @@ func (db *Reads) windowCounts(ctx context.Context, p windowRead, out map[string]
 	// tc is cast: 18.16 compares a LowCardinality column into a
 	// LowCardinality(UInt8).
 	q := fmt.Sprintf(`SELECT mcp_id, CAST(method = 'tools/call' AS UInt8) AS tc, if(tc, name, '') AS tool,
-			arrayElement(CAST(%s AS Array(UInt32)), %s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e
+			arrayElement(CAST(%s AS Array(UInt32)), %s) AS edge, count() AS c, toUInt64(sum(is_error)) AS e,
+			CAST(error_kind AS String) AS kind
 		FROM %s.events
 		PREWHERE %s
 		WHERE mcp_id IN %s
-		GROUP BY mcp_id, tc, tool, edge`, intList(p.edges), bandOf(minute, p.edges), db.db, msRange(p.to.Add(-longest), p.to), idLiteral(p.ids))
+		GROUP BY mcp_id, tc, tool, edge, kind`, intList(p.edges), bandOf(minute, p.edges), db.db, msRange(p.to.Add(-longest), p.to), idLiteral(p.ids))
 	var cols countCols
 	f := newCountsFold(windows)
 	err := db.nativeQuery(ctx, "window sets", q, cols.results(), func(rows int) error {
 		for i := range rows {
-			f.add(cols.mcp.Row(i), cols.tc[i] == 1, cols.tool.Row(i), int(cols.edge[i]), cols.c[i], cols.e[i])
+			f.add(cols.mcp.Row(i), cols.tc[i] == 1, cols.tool.Row(i), int(cols.edge[i]), cols.c[i], cols.e[i], cols.kind.Row(i))
 		}
 		return nil
 	})
@@ -334,6 +335,7 @@ func (db *Reads) windowCounts(ctx context.Context, p windowRead, out map[string]
 // countCols are the columns of windowCounts' statement.
 type countCols struct {
 	mcp, tool chproto.ColStr
+	kind      chproto.ColStr
 	tc        chproto.ColUInt8
 	edge      chproto.ColUInt32
 	c, e      chproto.ColUInt64
@@ -341,7 +343,8 @@ type countCols struct {
 
 func (c *countCols) results() chproto.Results {
 	return chproto.Results{{Name: "mcp_id", Data: &c.mcp}, {Name: "tc", Data: &c.tc}, {Name: "tool", Data: &c.tool},
-		{Name: "edge", Data: &c.edge}, {Name: "c", Data: &c.c}, {Name: "e", Data: &c.e}}
+		{Name: "edge", Data: &c.edge}, {Name: "c", Data: &c.c}, {Name: "e", Data: &c.e},
+		{Name: "kind", Data: &c.kind}}
 }
 
 // countsFold adds windowCounts' bands into the windows of each MCP and
@@ -350,16 +353,21 @@ func (c *countCols) results() chproto.Results {
 type countsFold struct {
 	windows map[string][]int
 	totals  map[string]map[string][]uint64
+	// kinds[mcp][key][kind] holds the errors of that kind of the MCP's
+	// windows (ascending).
+	kinds map[string]map[string]map[string][]uint64
 }
 
 func newCountsFold(windows map[string][]int) *countsFold {
-	return &countsFold{windows: windows, totals: make(map[string]map[string][]uint64, len(windows))}
+	return &countsFold{windows: windows, totals: make(map[string]map[string][]uint64, len(windows)),
+		kinds: map[string]map[string]map[string][]uint64{}}
 }
 
 // add counts c events, e of them errors, of the band ending at edge
 // minutes into every window of the MCP of at least edge minutes, under
-// the key "" and, for tools/call (tc), the tool's key.
-func (f *countsFold) add(mcpID string, tc bool, tool string, edge int, c, e uint64) {
+// the key "" and, for tools/call (tc), the tool's key; the errors also
+// under their kind, when they have one.
+func (f *countsFold) add(mcpID string, tc bool, tool string, edge int, c, e uint64, kind string) {
 	ws := f.windows[mcpID]
 	first, _ := slices.BinarySearch(ws, edge)
 	if first == len(ws) {
@@ -382,6 +390,9 @@ func (f *countsFold) add(mcpID string, tc bool, tool string, edge int, c, e uint
 		for i := first; i < len(ws); i++ {
 			t[i] += c
 			t[len(ws)+i] += e
+		}
+		if kind != "" && e > 0 {
+			f.addKind(mcpID, key, kind, first, e)
 		}
 	}
 }
@@ -408,6 +419,14 @@ func (f *countsFold) store(out map[string]map[int]map[string]analytics.WindowSta
 				}
 				s := st[key]
 				s.Calls, s.Errors = int64(t[i]), int64(t[len(ws)+i])
+				for kind, k := range f.kinds[id][key] {
+					if k[i] > 0 {
+						if s.ErrorKinds == nil {
+							s.ErrorKinds = map[string]int64{}
+						}
+						s.ErrorKinds[kind] = int64(k[i])
+					}
+				}
 				st[key] = s
 			}
 		}

@@ -84,6 +84,9 @@ Unknown item fields are ignored.
 | client_name, client_version, server_version, user_id | optional, <= 128 characters |
 | protocol_version | optional, <= 128 characters: the MCP protocol revision the request was made under (` + "`2025-06-18`" + `, ` + "`2026-07-28`" + `), as negotiated by ` + "`initialize`" + ` or declared by the request; stored, exported, a breakdown dimension (` + "`by=protocol_version`" + `) and listed per client in the insights' ` + "`clients`" + ` |
 | attributes | optional object of string to string, at most 32 pairs; each value is cut to 1024 characters |
+| error_kind | optional: ` + "`tool_error`, `exception`, `invalid_params`, `unknown_tool`, `method_not_found`, `timeout`, `cancelled`, `auth`, `internal`, `other`" + `; any other value makes the item invalid; an item with one is an error; an error item without one gets one derived (docs/failures.md) |
+| response_bytes | optional integer 0 to 2^40: the size of the serialized result; anything else makes the item invalid |
+| args_hash | optional, <= 128 characters: the SDK's keyed hash of the call's canonical arguments (never the arguments); longer makes the item invalid; the same tool and hash as the session's previous call is a repeat |
 
 **Sessions of items without a session_id.** Per MCP and identity (` + "`user_id`" + `, else the pair
 ` + "`client_name`" + ` and ` + "`client_version`" + `, both possibly empty), an item later than the identity's

@@ -49,7 +49,7 @@ type toolArgs struct {
 
 type breakdownArgs struct {
 	mcpIDArgs
-	By         string `json:"by" jsonschema:"Dimension: tool, method, client_name, client_version, server_version, protocol_version, error_type, user_id, or attribute:<key>."`
+	By         string `json:"by" jsonschema:"Dimension: tool, method, client_name, client_version, server_version, protocol_version, error_type, error_kind, user_id, or attribute:<key>."`
 	Tool       string `json:"tool,omitempty" jsonschema:"Only the calls of this tool."`
 	Method     string `json:"method,omitempty" jsonschema:"Only the items of this MCP method, e.g. tools/call."`
 	ClientName string `json:"client_name,omitempty" jsonschema:"Only the items of this client, e.g. claude-code."`
@@ -152,6 +152,7 @@ func (s *Server) addMCPTools(srv *mcp.Server) {
 
 	if s.opts.Analytics != nil {
 		s.addMetricTools(srv)
+		s.addFailureTools(srv)
 	}
 	if s.opts.Rules != nil {
 		s.addRuleTools(srv)
@@ -167,7 +168,7 @@ func (s *Server) addMCPTools(srv *mcp.Server) {
 func (s *Server) addMetricTools(srv *mcp.Server) {
 	addTool(s, srv, mcpTool[overviewArgs]{name: "get_overview", title: "MCP overview", store: true, bounds: datesOnly,
 		desc: "Headline figures of one MCP over a range of UTC days: calls (all methods), errors, error rate, sessions, users, latency " +
-			"(avg, p50, p95, p99 in ms) and a daily series. Use it for 'how is my server doing this week?'.",
+			"(avg, p50, p95, p99 in ms), errors by kind, unknown-tool and repeated calls, and a daily series. Use it for 'how is my server doing this week?'.",
 		call: func(ctx context.Context, in overviewArgs) (any, string, error) {
 			q := &overviewInput{ID: in.MCPID, RangeQuery: in.query()}
 			if in.Compare {
@@ -180,6 +181,7 @@ func (s *Server) addMetricTools(srv *mcp.Server) {
 			o := out.Body
 			text := fmt.Sprintf("MCP %s, %s to %s: %d calls, %d errors (%s), %d sessions, %d users; latency avg %s, p50 %s, p95 %s, p99 %s.",
 				o.MCPID, o.From, o.To, o.Calls, o.Errors, pct(o.ErrorRate), o.Sessions, o.Users, ms(o.AvgMs), ms(o.P50Ms), ms(o.P95Ms), ms(o.P99Ms))
+			text += failureText(o)
 			if p := o.Previous; p != nil {
 				text += fmt.Sprintf("\nPrevious period %s to %s: %d calls, %d errors (%s), p95 %s.", p.From, p.To, p.Calls, p.Errors, pct(p.ErrorRate), ms(p.P95Ms))
 			}
@@ -203,7 +205,7 @@ func (s *Server) addMetricTools(srv *mcp.Server) {
 		}})
 
 	addTool(s, srv, mcpTool[toolArgs]{name: "get_tool", title: "One tool", store: true, bounds: datesOnly,
-		desc: "One tool of one MCP over the range: calls, errors, latency (avg, p50, p95, p99 ms), daily series, its error types with the last message, and its clients.",
+		desc: "One tool of one MCP over the range: calls, errors, latency (avg, p50, p95, p99 ms), daily series, its error types with the last message, its clients, errors by kind, most frequent refused arguments, answer sizes and repeated calls.",
 		call: func(ctx context.Context, in toolArgs) (any, string, error) {
 			out, err := s.getTool(ctx, &toolInput{ID: in.MCPID, Name: in.Name, RangeQuery: in.query()})
 			if err != nil {
@@ -219,11 +221,12 @@ func (s *Server) addMetricTools(srv *mcp.Server) {
 			for _, c := range t.Clients {
 				fmt.Fprintf(&b, "- client %s: %d calls\n", orNone(c.ClientName), c.Calls)
 			}
+			toolFailureText(&b, t)
 			return t, b.String(), nil
 		}})
 
 	addTool(s, srv, mcpTool[breakdownArgs]{name: "get_breakdown", title: "Breakdown", store: true, bounds: bound(analytics.MaxBreakdownLimit, analytics.DefaultBreakdownLimit),
-		desc: "One MCP's figures split by one dimension (by: tool, method, client_name, client_version, server_version, protocol_version, error_type, user_id " +
+		desc: "One MCP's figures split by one dimension (by: tool, method, client_name, client_version, server_version, protocol_version, error_type, error_kind, user_id " +
 			"or attribute:<key>), optionally filtered by tool, method, client_name and status. Answers e.g. 'which clients fail most?' (by=client_name, status=error).",
 		call: func(ctx context.Context, in breakdownArgs) (any, string, error) {
 			out, err := s.getBreakdown(ctx, &breakdownInput{ID: in.MCPID, By: in.By, Tool: in.Tool, Method: in.Method, ClientName: in.ClientName,
@@ -264,7 +267,7 @@ func (s *Server) addMetricTools(srv *mcp.Server) {
 		}})
 
 	addTool(s, srv, mcpTool[timelineArgs]{name: "get_session_timeline", title: "Session timeline", store: true, bounds: bound(analytics.MaxTimelineLimit, analytics.DefaultTimelineLimit),
-		desc: "What happened in one session of one MCP, oldest first: each item's time, method, tool, duration, status and error. Page with cursor (next_cursor).",
+		desc: "What happened in one session of one MCP, oldest first: each item's time, method, tool, duration, status, error and its kind, answer size, and repeat (n: the nth same call in a row). Page with cursor (next_cursor).",
 		call: func(ctx context.Context, in timelineArgs) (any, string, error) {
 			out, err := s.getSessionTimeline(ctx, &timelineInput{ID: in.MCPID, SessionID: in.SessionID, Limit: in.Limit, Cursor: in.Cursor, From: in.From, To: in.To})
 			if err != nil {
@@ -277,8 +280,9 @@ func (s *Server) addMetricTools(srv *mcp.Server) {
 			for _, it := range t.Items {
 				fmt.Fprintf(&b, "- %s %s %s %s %s", stamp(it.Timestamp), it.Method, str(it.Name), ms(it.DurationMs), it.Status)
 				if it.Status == analytics.StatusError {
-					fmt.Fprintf(&b, " %s: %s", str(it.ErrorType), str(it.ErrorMessage))
+					fmt.Fprintf(&b, " %s %s: %s", str(it.ErrorKind), str(it.ErrorType), str(it.ErrorMessage))
 				}
+				timelineFailureText(&b, it)
 				b.WriteByte('\n')
 			}
 			if t.NextCursor != nil {

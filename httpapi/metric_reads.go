@@ -52,7 +52,7 @@ type toolsInput struct {
 
 type breakdownInput struct {
 	ID         string `path:"id" maxLength:"64" doc:"The MCP's id."`
-	By         string `query:"by" maxLength:"266" doc:"Required: tool, method, client_name, client_version, server_version, protocol_version, error_type, user_id or attribute:<key>." example:"client_name"`
+	By         string `query:"by" maxLength:"266" doc:"Required: tool, method, client_name, client_version, server_version, protocol_version, error_type, error_kind, user_id or attribute:<key>." example:"client_name"`
 	Tool       string `query:"tool" maxLength:"256" doc:"Only the tools/call items of this tool."`
 	Method     string `query:"method" maxLength:"64" doc:"Only the items of this method."`
 	ClientName string `query:"client_name" maxLength:"128" doc:"Only the items of this client."`
@@ -255,7 +255,7 @@ func (s *Server) getUsage(ctx context.Context, in *RangeQuery) (*bodyOf[analytic
 
 // reads answers the metric reads that fan out (series, previous period).
 func (s *Server) reads() analytics.MetricReads {
-	return analytics.MetricReads{Reader: s.opts.Analytics}
+	return analytics.MetricReads{Reader: s.opts.Analytics, Failures: s.failureReader(), Inventory: s.opts.Inventory}
 }
 
 // mcpRange checks that the MCP is the caller's (another account's is 404,

@@ -73,6 +73,9 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/mcps/{id}/sessions/{session_id}", AnyMember, handle(s.getSessionTimeline, getSessionTimelineOp)},
 			{http.MethodGet, "/v1/account/usage", AnyMember, handle(s.getUsage, getUsageOp)},
 		}},
+		{on: s.failureReader() != nil && o.MCPs != nil, class: classRead, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/unknown-tools", AnyMember, handle(s.getUnknownTools, getUnknownToolsOp)},
+		}},
 		{on: o.Inventory != nil && o.Analytics != nil && o.MCPs != nil, class: classRead, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/inventory", AnyMember, handle(s.getInventory, getInventoryOp)},
 		}},

@@ -18,7 +18,7 @@ type RuleList struct {
 // Field documentation shared by the create and update bodies.
 const (
 	docRuleName        = "What the rule is called in notifications; 1 to 200 characters."
-	docRuleMetric      = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly; tool_changes (changes of the MCP's tool inventory: tools added, removed or whose schema changed, see GET /v1/mcps/{id}/inventory; of the named tool only when tool is set); probe_down (consecutive failed checks of the MCP's probe, see POST /v1/mcps/{id}/probes; the window plays no part)."
+	docRuleMetric      = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly; tool_changes (changes of the MCP's tool inventory: tools added, removed or whose schema changed, see GET /v1/mcps/{id}/inventory; of the named tool only when tool is set); probe_down (consecutive failed checks of the MCP's probe, see POST /v1/mcps/{id}/probes; the window plays no part); unknown_tool_calls (items with error_kind unknown_tool: names agents asked for that the server does not have; of that name when tool is set); repeated_calls (tool calls with the same tool and args_hash as their session's previous call within the window; see docs/failures.md)."
 	docRuleTool        = "Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."
 	docRuleComparator  = "How the value is compared with the threshold."
 	docRuleThreshold   = "The value the metric is compared with; not negative, and at most 1 for error_rate."
@@ -36,7 +36,7 @@ const (
 
 type newRuleRequest struct {
 	Name            string      `json:"name" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric          string      `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,probe_down" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id), tool_changes (tool inventory changes), probe_down (consecutive failed probe checks)."`
+	Metric          string      `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,probe_down,unknown_tool_calls,repeated_calls" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id), tool_changes (tool inventory changes), probe_down (consecutive failed probe checks)."`
 	Tool            *string     `json:"tool,omitempty" nullable:"true" doc:"Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."`
 	Comparator      string      `json:"comparator" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
 	Threshold       float64     `json:"threshold" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
@@ -50,6 +50,7 @@ type newRuleRequest struct {
 	Sensitivity     *string     `json:"sensitivity,omitempty" nullable:"true" enum:"low,medium,high" doc:"Seasonal rules only: low, medium (default) or high; see the rule schema."`
 	RenotifyMinutes *int        `json:"renotify_minutes,omitempty" nullable:"true" minimum:"5" maximum:"10080" doc:"null (default) or 5 to 10080: while firing, deliver again every so many minutes."`
 	Severity        *string     `json:"severity,omitempty" enum:"critical,error,warning,info" doc:"Default error. critical, error, warning or info: shown in every message, the severity of PagerDuty events, a filter of the delivery log."`
+	ErrorKind       *string     `json:"error_kind,omitempty" nullable:"true" enum:"tool_error,exception,invalid_params,unknown_tool,method_not_found,timeout,cancelled,auth,internal,other" doc:"null (default) or an error kind: for metrics errors and error_rate only (422 otherwise), count only the errors of that kind (error_rate: errors of that kind / calls). See docs/failures.md."`
 }
 
 // nullableString is alerting.NullableString as OpenAPI sees it: a string
@@ -87,7 +88,7 @@ func (nullableTime) Schema(huma.Registry) *huma.Schema {
 
 type rulePatch struct {
 	Name            *string             `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric          *string             `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,probe_down" doc:"What the rule measures; see the create body."`
+	Metric          *string             `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,probe_down,unknown_tool_calls,repeated_calls" doc:"What the rule measures; see the create body."`
 	Tool            nullableString      `json:"tool,omitzero"`
 	Comparator      *string             `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
 	Threshold       *float64            `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
@@ -101,6 +102,7 @@ type rulePatch struct {
 	RenotifyMinutes nullableInt         `json:"renotify_minutes,omitzero"`
 	Sensitivity     nullableSensitivity `json:"sensitivity,omitzero"`
 	Severity        *string             `json:"severity,omitempty" enum:"critical,error,warning,info" doc:"critical, error, warning or info. Absent: unchanged."`
+	ErrorKind       nullableErrorKind   `json:"error_kind,omitzero"`
 }
 
 // nullableSensitivity is the sensitivity of a PATCH: low, medium, high,
@@ -112,6 +114,18 @@ type nullableSensitivity struct {
 // Schema describes the field as a nullable string.
 func (nullableSensitivity) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeString, Nullable: true, Enum: []any{"low", "medium", "high"}, Description: docRuleSensitivity + " Absent: unchanged (dropped when the baseline stops being seasonal)."}
+}
+
+// nullableErrorKind is the error_kind of a PATCH: a kind, null (every
+// error) or absent (unchanged).
+type nullableErrorKind struct {
+	alerting.NullableString
+}
+
+// Schema describes the field as a nullable string.
+func (nullableErrorKind) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Nullable: true,
+		Description: "null or an error kind (tool_error, exception, invalid_params, unknown_tool, method_not_found, timeout, cancelled, auth, internal, other): errors and error_rate count only that kind. Absent: unchanged."}
 }
 
 // nullableInt is the renotify_minutes of a PATCH: minutes, null (never)
@@ -268,7 +282,7 @@ func (s *Server) createRule(ctx context.Context, in *createRuleInput) (*createdR
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: []string(b.Channels), Enabled: b.Enabled, Severity: b.Severity,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil, MinCalls: b.MinCalls, Baseline: b.Baseline,
-		RenotifyMinutes: b.RenotifyMinutes, Sensitivity: b.Sensitivity,
+		RenotifyMinutes: b.RenotifyMinutes, Sensitivity: b.Sensitivity, ErrorKind: b.ErrorKind,
 	})
 	if err != nil {
 		return nil, err
@@ -314,7 +328,7 @@ func (s *Server) updateRule(ctx context.Context, in *updateRuleInput) (*ruleOutp
 		WindowMinutes: b.WindowMinutes, Channels: []string(b.Channels), Enabled: b.Enabled, Severity: b.Severity,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil.NullableTime, MinCalls: b.MinCalls,
 		Baseline: b.Baseline.NullableString, RenotifyMinutes: b.RenotifyMinutes.NullableInt,
-		Sensitivity: b.Sensitivity.NullableString,
+		Sensitivity: b.Sensitivity.NullableString, ErrorKind: b.ErrorKind.NullableString,
 	})
 	if err != nil {
 		return nil, err

@@ -17,12 +17,17 @@ import (
 //	item: id ts(varint ns) session method name flags(1) [duration(8)]
 //	      error_type error_message client_name client_version server_version
 //	      protocol_version user_id nattr(uvarint) (key value)*
+//	      error_kind [response_bytes(varint)] args_hash
 //
-// Strings are uvarint length + bytes. Version 1 records (written before
-// items had a protocol_version) have no protocol_version string; they stay
-// readable, so a log written by an older build replays after an upgrade.
+// Strings are uvarint length + bytes. Older records stay readable, so a
+// log written by an older build replays after an upgrade: version 1
+// (written before items had a protocol_version) has no protocol_version
+// string, version 2 (before error_kind, response_bytes and args_hash) ends
+// each item with its attributes. response_bytes is there only when the
+// item's flags say so (flagResponseBytes).
 const (
-	codecVersion   = 2
+	codecVersion   = 3
+	codecVersionV2 = 2
 	codecVersionV1 = 1
 )
 
@@ -33,6 +38,8 @@ const (
 	// said "maybe" (Dedup.Admit); the flusher checks it before storing it.
 	// Older builds never set it and ignore it.
 	flagUnverified
+	// flagResponseBytes: the item carries response_bytes (version 3).
+	flagResponseBytes
 )
 
 // Record is one accepted batch as the write-ahead log stores it.
@@ -70,6 +77,9 @@ func (r Record) Encode(dst []byte) []byte {
 		if it.Status == analytics.StatusError {
 			flags |= flagError
 		}
+		if it.ResponseBytes != nil {
+			flags |= flagResponseBytes
+		}
 		if len(unverified) > 0 && unverified[0] == i {
 			flags |= flagUnverified
 			unverified = unverified[1:]
@@ -90,6 +100,11 @@ func (r Record) Encode(dst []byte) []byte {
 			dst = appendString(dst, k)
 			dst = appendString(dst, v)
 		}
+		dst = appendString(dst, it.ErrorKind)
+		if it.ResponseBytes != nil {
+			dst = binary.AppendVarint(dst, *it.ResponseBytes)
+		}
+		dst = appendString(dst, it.ArgsHash)
 	}
 	return dst
 }
@@ -102,7 +117,7 @@ func (r Record) Encode(dst []byte) []byte {
 func DecodeRecord(b []byte) (Record, error) {
 	d := decoder{b: b, all: string(b)}
 	version := d.byte()
-	if version != codecVersion && version != codecVersionV1 {
+	if version != codecVersion && version != codecVersionV2 && version != codecVersionV1 {
 		return Record{}, errCorrupt
 	}
 	var r Record
@@ -152,6 +167,14 @@ func DecodeRecord(b []byte) (Record, error) {
 				k := d.string()
 				it.Attributes[k] = d.string()
 			}
+		}
+		if version >= 3 {
+			it.ErrorKind = d.string()
+			if flags&flagResponseBytes != 0 {
+				v := d.varint()
+				it.ResponseBytes = &v
+			}
+			it.ArgsHash = d.string()
 		}
 		if d.err != nil {
 			return Record{}, errCorrupt

@@ -14,6 +14,7 @@ import (
 func sampleRecord() Record {
 	d := 182.5
 	zero := 0.0
+	size, empty := int64(102_400), int64(0)
 	ts := time.Date(2026, 11, 20, 10, 0, 0, 120_000_000, time.UTC)
 	return Record{
 		AccountID: "acc_1", MCPID: "mcp_1", ReceivedAt: ts.Add(time.Second),
@@ -22,7 +23,10 @@ func sampleRecord() Record {
 				Status: "error", ErrorType: "TimeoutError", ErrorMessage: "upstream timed out", ClientName: "claude-desktop",
 				ClientVersion: "0.9.1", ServerVersion: "1.4.0", ProtocolVersion: "2025-06-18", UserID: "u-42", Attributes: map[string]string{"region": "eu", "é": "🚀"}},
 			{Timestamp: ts, SessionID: "s", Method: "initialize", Status: "ok"},
-			{Timestamp: ts, SessionID: "s", Method: "tools/call", Name: "搜索/docs", Status: "ok", DurationMs: &zero},
+			{Timestamp: ts, SessionID: "s", Method: "tools/call", Name: "搜索/docs", Status: "ok", DurationMs: &zero,
+				ResponseBytes: &size, ArgsHash: "k1.Zm9v"},
+			{Timestamp: ts, SessionID: "s", Method: "tools/call", Name: "get_forcast", Status: "error",
+				ErrorKind: analytics.ErrorKindUnknownTool, ResponseBytes: &empty},
 		},
 	}
 }
@@ -59,6 +63,29 @@ func TestCodecReadsVersion1(t *testing.T) {
 	want.Items[0].Attributes = map[string]string{"region": "eu"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("version 1 record:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// A version 2 record, written by the build before items had error_kind,
+// response_bytes and args_hash (these bytes are its Encode output), still
+// decodes.
+func TestCodecReadsVersion2(t *testing.T) {
+	const v2 = "02056163635f31056d63705f3180e0f8e9eda0dce93101043666316380b8a2b0e6a0dce93104732d38310a746f6f6c732f63616c6c0b" +
+		"7365617263685f646f6373030000000000d066400c54696d656f75744572726f7212757073747265616d2074696d6564206f75740e636c" +
+		"617564652d6465736b746f7005302e392e3105312e342e300a323032352d30362d313804752d34320106726567696f6e026575"
+	b, err := hex.DecodeString(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sampleRecord()
+	want.Items = want.Items[:1]
+	want.Items[0].Attributes = map[string]string{"region": "eu"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 2 record:\n got %+v\nwant %+v", got, want)
 	}
 }
 

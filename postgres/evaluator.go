@@ -68,7 +68,7 @@ func (s *EvaluationStore) WithPassLock(ctx context.Context, fn func(context.Cont
 }
 
 const evalRuleColumns = `id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at, sensitivity, severity,
+	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at, sensitivity, severity, error_kind,
 	(SELECT m.created_at FROM mcps m WHERE m.id = rules.mcp_id)`
 
 // scanEvalRule reads a rule as the pass sees it: snoozed_until as stored,
@@ -78,7 +78,7 @@ func scanEvalRule(row pgx.CollectableRow) (alerting.EvalRule, error) {
 	var mcpCreated *time.Time
 	err := row.Scan(&r.ID, &r.AccountID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold,
 		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline, &r.LastFiredAt,
-		&r.Sensitivity, &r.Severity, &mcpCreated)
+		&r.Sensitivity, &r.Severity, &r.ErrorKind, &mcpCreated)
 	r.SnoozedUntil, r.LastFiredAt = utcPtr(r.SnoozedUntil), utcPtr(r.LastFiredAt)
 	if mcpCreated != nil {
 		r.MCPCreatedAt = mcpCreated.UTC()

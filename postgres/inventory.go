@@ -158,7 +158,7 @@ func diffInventory(before map[string]knownTool, r analytics.InventoryReport, at 
 // range's changes, newest first.
 func (s *InventoryService) Inventory(ctx context.Context, mcpID string, r analytics.Range) (*analytics.Inventory, error) {
 	inv := &analytics.Inventory{From: r.FromDate(), To: r.ToDate(), Tools: []analytics.InventoryTool{}, Changes: []analytics.InventoryChange{}}
-	rows, err := s.db.Pool.Query(ctx, `SELECT name, first_seen_at, last_seen_at, schema_hash FROM inventory_tools
+	rows, err := s.db.Pool.Query(ctx, `SELECT name, first_seen_at, last_seen_at, schema_hash, schema FROM inventory_tools
 		WHERE mcp_id = $1 AND first_seen_at < $3 AND (last_seen_at >= $2 OR present) ORDER BY name`, mcpID, r.From, r.End())
 	if err != nil {
 		return nil, wrap(err)
@@ -167,14 +167,17 @@ func (s *InventoryService) Inventory(ctx context.Context, mcpID string, r analyt
 		var t analytics.InventoryTool
 		var first, last time.Time
 		var hash string
-		err := row.Scan(&t.Name, &first, &last, &hash)
+		var schema []byte
+		err := row.Scan(&t.Name, &first, &last, &hash, &schema)
 		first, last = first.UTC(), last.UTC()
 		t.FirstSeenAt, t.LastSeenAt, t.SchemaHash = &first, &last, &hash
+		t.DefinitionBytes = analytics.DefinitionBytes(t.Name, schema)
 		return t, err
 	})
 	if err != nil {
 		return nil, wrap(err)
 	}
+	inv.SumDefinitionBytes()
 	rows, err = s.db.Pool.Query(ctx, `SELECT at, tool, kind, server_version, schema_hash FROM inventory_changes
 		WHERE mcp_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC, id DESC LIMIT $4`, mcpID, r.From, r.End(), analytics.MaxInventoryChanges)
 	if err != nil {

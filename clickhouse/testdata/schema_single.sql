@@ -801,6 +801,200 @@ ARRAY JOIN
 WHERE (dim != 'tool' OR method = 'tools/call') AND (dim != 'error_type' OR is_error = 1)
 GROUP BY mcp_id, day, dim, dim_value, is_error;
 
+-- 009_failures.sql
+ALTER TABLE telemetry.events ADD COLUMN IF NOT EXISTS error_kind LowCardinality(String) AFTER error_type;
+
+ALTER TABLE telemetry.events ADD COLUMN IF NOT EXISTS response_bytes Int64 DEFAULT -1 AFTER has_duration;
+
+ALTER TABLE telemetry.events ADD COLUMN IF NOT EXISTS args_hash String AFTER response_bytes;
+
+CREATE TABLE IF NOT EXISTS telemetry.failure_daily
+(
+    mcp_id     String,
+    day        Date,
+    method     LowCardinality(String),
+    name       String,
+    error_kind LowCardinality(String),
+    calls      AggregateFunction(count),
+    resp_q     AggregateFunction(quantilesTDigestIf(0.5, 0.95), Int64, UInt8),
+    resp_max   AggregateFunction(max, Int64),
+    last_seen  AggregateFunction(max, UInt64)
+)
+ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, method, name, error_kind)
+SETTINGS index_granularity = 256;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.failure_daily_mv TO telemetry.failure_daily AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    method,
+    name,
+    error_kind,
+    countState() AS calls,
+    quantilesTDigestIfState(0.5, 0.95)(response_bytes, toUInt8(response_bytes >= 0)) AS resp_q,
+    maxState(response_bytes) AS resp_max,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
+FROM telemetry.events
+WHERE method = 'tools/call' OR error_kind != '' OR substring(mcp_id, 1, 5) = '~wal/'
+GROUP BY mcp_id, day, method, name, error_kind;
+
+CREATE TABLE IF NOT EXISTS telemetry.refusal_daily
+(
+    mcp_id  String,
+    day     Date,
+    name    String,
+    message String,
+    calls   UInt64
+)
+ENGINE = SummingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, name, message)
+SETTINGS index_granularity = 256;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.refusal_daily_mv TO telemetry.refusal_daily AS
+SELECT mcp_id, toDate(ts) AS day, name, error_message AS message, count() AS calls
+FROM telemetry.events
+WHERE (method = 'tools/call' AND error_kind = 'invalid_params') OR substring(mcp_id, 1, 5) = '~wal/'
+GROUP BY mcp_id, day, name, message;
+
+DROP TABLE IF EXISTS telemetry.breakdown_daily_mv;
+
+DROP TABLE IF EXISTS telemetry.breakdown_daily_chained_mv;
+
+DROP TABLE IF EXISTS telemetry.protocol_daily_mv;
+
+DROP TABLE IF EXISTS telemetry.protocol_daily_chained_mv;
+
+DROP TABLE IF EXISTS telemetry.rollup_input_mv;
+
+DROP TABLE IF EXISTS telemetry.rollup_input;
+
+CREATE TABLE IF NOT EXISTS telemetry.rollup_input
+(
+    mcp_id           String,
+    day              Date,
+    tool             String,
+    method           String,
+    client_name      String,
+    client_version   String,
+    server_version   String,
+    protocol_version String,
+    error_type       String,
+    error_kind       String,
+    is_error         UInt8,
+    calls            AggregateFunction(count),
+    errors           AggregateFunction(sum, UInt64),
+    sessions         AggregateFunction(uniqHLL12, String),
+    users            AggregateFunction(uniqHLL12, String),
+    dur_n            AggregateFunction(sum, UInt64),
+    dur_sum          AggregateFunction(sum, Float64),
+    dur_q            AggregateFunction(quantilesTDigestIf(0.5, 0.95, 0.99), Float64, UInt8)
+)
+ENGINE = Null;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.rollup_input_mv TO telemetry.rollup_input AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    if(method = 'tools/call', name, '') AS tool,
+    CAST(method AS String) AS method,
+    CAST(client_name AS String) AS client_name,
+    CAST(client_version AS String) AS client_version,
+    CAST(server_version AS String) AS server_version,
+    CAST(protocol_version AS String) AS protocol_version,
+    CAST(error_type AS String) AS error_type,
+    CAST(error_kind AS String) AS error_kind,
+    is_error,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    uniqHLL12State(session_id) AS sessions,
+    uniqHLL12State(user_key) AS users,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    sumState(duration_ms) AS dur_sum,
+    quantilesTDigestIfState(0.5, 0.95, 0.99)(duration_ms, has_duration) AS dur_q
+FROM telemetry.events
+GROUP BY mcp_id, day, tool, method, client_name, client_version, server_version, protocol_version, error_type, error_kind, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.protocol_daily_mv TO telemetry.protocol_daily AS
+SELECT
+    mcp_id,
+    day,
+    protocol_version,
+    client_name,
+    client_version,
+    is_error,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    uniqHLL12MergeState(users) AS users,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
+FROM telemetry.rollup_input_mv
+GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.protocol_daily_chained_mv TO telemetry.protocol_daily AS
+SELECT
+    mcp_id,
+    day,
+    protocol_version,
+    client_name,
+    client_version,
+    is_error,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    uniqHLL12MergeState(users) AS users,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
+FROM telemetry.rollup_input
+GROUP BY mcp_id, day, protocol_version, client_name, client_version, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.breakdown_daily_mv TO telemetry.breakdown_daily AS
+SELECT
+    mcp_id,
+    day,
+    dim,
+    dim_value,
+    is_error,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    uniqHLL12MergeState(users) AS users,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
+FROM telemetry.rollup_input_mv
+ARRAY JOIN
+    ['tool', 'method', 'client_name', 'client_version', 'server_version', 'error_type', 'error_kind'] AS dim,
+    [tool, method, client_name, client_version, server_version, error_type, error_kind] AS dim_value
+WHERE (dim != 'tool' OR method = 'tools/call') AND (dim NOT IN ('error_type', 'error_kind') OR is_error = 1)
+GROUP BY mcp_id, day, dim, dim_value, is_error;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.breakdown_daily_chained_mv TO telemetry.breakdown_daily AS
+SELECT
+    mcp_id,
+    day,
+    dim,
+    dim_value,
+    is_error,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    uniqHLL12MergeState(sessions) AS sessions,
+    uniqHLL12MergeState(users) AS users,
+    sumMergeState(dur_n) AS dur_n,
+    sumMergeState(dur_sum) AS dur_sum,
+    quantilesTDigestIfMergeState(0.5, 0.95, 0.99)(dur_q) AS dur_q
+FROM telemetry.rollup_input
+ARRAY JOIN
+    ['tool', 'method', 'client_name', 'client_version', 'server_version', 'error_type', 'error_kind'] AS dim,
+    [tool, method, client_name, client_version, server_version, error_type, error_kind] AS dim_value
+WHERE (dim != 'tool' OR method = 'tools/call') AND (dim NOT IN ('error_type', 'error_kind') OR is_error = 1)
+GROUP BY mcp_id, day, dim, dim_value, is_error;
+
 -- 010_probes.sql
 CREATE TABLE IF NOT EXISTS telemetry.probe_results
 (

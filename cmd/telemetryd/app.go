@@ -371,6 +371,7 @@ func (m *Main) openAlerting() error {
 	if err := m.openProbes(box); err != nil {
 		return err
 	}
+	m.Evaluator.Repeats = m.CH.Reads
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	m.SLOs = postgres.NewSLOService(m.PG)

@@ -52,6 +52,7 @@ func TestExportKnownSetByteForByte(t *testing.T) {
 			time.Duration(s)*time.Second + time.Duration(ms)*time.Millisecond)
 	}
 	f := func(v float64) *float64 { return &v }
+	size := int64(2048)
 	rows := []analytics.StoredRow{
 		// Inserted out of order: the export sorts.
 		{AccountID: account, MCPID: mcp, ReceivedAt: at(1, 0, 0, 1, 0), Item: analytics.Item{ID: "b2", Timestamp: at(1, 0, 0, 0, 5),
@@ -59,7 +60,8 @@ func TestExportKnownSetByteForByte(t *testing.T) {
 		{AccountID: account, MCPID: mcp, ReceivedAt: at(0, 10, 0, 1, 0), Item: analytics.Item{ID: "a1", Timestamp: at(0, 10, 0, 0, 120),
 			SessionID: "s-81", Method: "tools/call", Name: "search_docs", DurationMs: f(182.5), Status: "error",
 			ErrorType: "TimeoutError", ErrorMessage: "upstream \"timed\" out, again\nline 2", ClientName: "claude-desktop",
-			ClientVersion: "0.9.1", ServerVersion: "1.4.0", ProtocolVersion: "2025-06-18", UserID: "u-42", Attributes: map[string]string{"region": "eu", "a": "x,y"}}},
+			ClientVersion: "0.9.1", ServerVersion: "1.4.0", ProtocolVersion: "2025-06-18", UserID: "u-42", Attributes: map[string]string{"region": "eu", "a": "x,y"},
+			ErrorKind: "timeout", ResponseBytes: &size, ArgsHash: "k1.4f2a"}},
 		{AccountID: account, MCPID: mcp, ReceivedAt: at(0, 10, 0, 2, 0), Item: analytics.Item{ID: "a0", Timestamp: at(0, 10, 0, 0, 120),
 			SessionID: "s-81", Method: "tools/call", Name: "搜索/docs 🚀", DurationMs: f(0), Status: "ok"}},
 		// Outside the range, and another MCP's: not exported.
@@ -80,7 +82,7 @@ func TestExportKnownSetByteForByte(t *testing.T) {
 		`{"id":"a1","timestamp":"` + ts(at(0, 10, 0, 0, 120)) + `","received_at":"` + ts(at(0, 10, 0, 1, 0)) +
 		`","session_id":"s-81","method":"tools/call","name":"search_docs","duration_ms":182.5,"status":"error","error_type":"TimeoutError",` +
 		`"error_message":"upstream \"timed\" out, again\nline 2","client_name":"claude-desktop","client_version":"0.9.1","server_version":"1.4.0",` +
-		`"user_id":"u-42","attributes":{"a":"x,y","region":"eu"},"protocol_version":"2025-06-18"}` + "\n" +
+		`"user_id":"u-42","attributes":{"a":"x,y","region":"eu"},"protocol_version":"2025-06-18","error_kind":"timeout","response_bytes":2048,"args_hash":"k1.4f2a"}` + "\n" +
 		`{"id":"b2","timestamp":"` + ts(at(1, 0, 0, 0, 5)) + `","received_at":"` + ts(at(1, 0, 0, 1, 0)) +
 		`","session_id":"s-2","method":"initialize","status":"ok","client_name":"cursor","client_version":"2.0"}` + "\n"
 	for _, p := range []string{path, path + "&format=ndjson"} {
@@ -94,11 +96,11 @@ func TestExportKnownSetByteForByte(t *testing.T) {
 		}
 	}
 
-	wantCSV := "id,timestamp,received_at,session_id,method,name,duration_ms,status,error_type,error_message,client_name,client_version,server_version,user_id,attributes,protocol_version\n" +
-		"a0," + ts(at(0, 10, 0, 0, 120)) + "," + ts(at(0, 10, 0, 2, 0)) + ",s-81,tools/call,搜索/docs 🚀,0,ok,,,,,,,,\n" +
+	wantCSV := "id,timestamp,received_at,session_id,method,name,duration_ms,status,error_type,error_message,client_name,client_version,server_version,user_id,attributes,protocol_version,error_kind,response_bytes,args_hash\n" +
+		"a0," + ts(at(0, 10, 0, 0, 120)) + "," + ts(at(0, 10, 0, 2, 0)) + ",s-81,tools/call,搜索/docs 🚀,0,ok,,,,,,,,,,,\n" +
 		"a1," + ts(at(0, 10, 0, 0, 120)) + "," + ts(at(0, 10, 0, 1, 0)) + ",s-81,tools/call,search_docs,182.5,error,TimeoutError," +
-		"\"upstream \"\"timed\"\" out, again\nline 2\",claude-desktop,0.9.1,1.4.0,u-42,\"{\"\"a\"\":\"\"x,y\"\",\"\"region\"\":\"\"eu\"\"}\",2025-06-18\n" +
-		"b2," + ts(at(1, 0, 0, 0, 5)) + "," + ts(at(1, 0, 0, 1, 0)) + ",s-2,initialize,,,ok,,,cursor,2.0,,,,\n"
+		"\"upstream \"\"timed\"\" out, again\nline 2\",claude-desktop,0.9.1,1.4.0,u-42,\"{\"\"a\"\":\"\"x,y\"\",\"\"region\"\":\"\"eu\"\"}\",2025-06-18,timeout,2048,k1.4f2a\n" +
+		"b2," + ts(at(1, 0, 0, 0, 5)) + "," + ts(at(1, 0, 0, 1, 0)) + ",s-2,initialize,,,ok,,,cursor,2.0,,,,,,,\n"
 	res, body := getRaw(t, base, path+"&format=csv", token)
 	if res.StatusCode != 200 || body != wantCSV {
 		t.Fatalf("csv: status %d\n got: %q\nwant: %q", res.StatusCode, body, wantCSV)

@@ -152,6 +152,9 @@ type wireItem struct {
 	ProtocolVersion string            `json:"protocol_version"`
 	UserID          string            `json:"user_id"`
 	Attributes      map[string]string `json:"attributes"`
+	ErrorKind       string            `json:"error_kind"`
+	ResponseBytes   *int64            `json:"response_bytes"`
+	ArgsHash        string            `json:"args_hash"`
 }
 
 func decodeItem(raw json.RawMessage) (analytics.Item, bool) {
@@ -178,6 +181,7 @@ func (w *wireItem) item() (analytics.Item, bool) {
 		DurationMs: w.DurationMs, Status: w.Status, ErrorType: w.ErrorType, ErrorMessage: w.ErrorMessage,
 		ClientName: w.ClientName, ClientVersion: w.ClientVersion, ServerVersion: w.ServerVersion,
 		ProtocolVersion: w.ProtocolVersion, UserID: w.UserID, Attributes: w.Attributes,
+		ErrorKind: w.ErrorKind, ResponseBytes: w.ResponseBytes, ArgsHash: w.ArgsHash,
 	}, true
 }
 

@@ -107,7 +107,8 @@ func seedQuery(db string, o SeedOptions, start, span, offset, n int64) string {
 	return fmt.Sprintf(`INSERT INTO %[1]s.events (%[2]s)
 SELECT account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
-	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq
+	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq,
+	error_kind, response_bytes, args_hash
 FROM (
 	SELECT
 		toUInt64(number + %[3]d) AS n,
@@ -142,7 +143,10 @@ FROM (
 		['region'] AS attr_keys,
 		[['eu', 'us', 'ap'][hs %% 3 + 1]] AS attr_values,
 		'seed' AS ingest_node,
-		toUInt64(0) AS ingest_seq
+		toUInt64(0) AS ingest_seq,
+		if(is_error = 1, ['timeout', 'invalid_params', 'exception', 'unknown_tool'][hn %% 4 + 1], '') AS error_kind,
+		if(method = 'tools/call', toInt64(hn2 %% 5000), toInt64(-1)) AS response_bytes,
+		if(method = 'tools/call', lower(hex(hn2 %% 7)), '') AS args_hash
 	FROM numbers(%[13]d)
 )`, db, clickhouse.EventColumns, offset, clickhouse.QuoteString(o.AccountID), quoteArray(o.MCPIDs), big, others,
 		start, span, o.Events, len(seedTools), quoteArray(seedTools), n)

@@ -10,6 +10,7 @@ import { exportBar } from '../export.js';
 import { dailyChart } from '../charts.js';
 import { breakdownCard, change } from '../breakdown.js';
 import { h, load, stat, section } from '../ui.js';
+import { overviewFailures } from '../failures.js';
 
 /** Ranges of up to this many days get hourly charts. */
 export const HOURLY_MAX_DAYS = 3;
@@ -28,7 +29,8 @@ export async function render(ctx) {
   await load(frame.content, async () => {
     const q = figuresQuery(frame.range);
     const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/overview`, q, { signal: ctx.signal });
-    return [...view(d, ctx.signal, q.granularity === 'hour'), breakdownCard({ ctx, mcpId: frame.mcpId, range: frame.range })];
+    const failures = await overviewFailures(frame.mcpId, q, ctx.signal, d);
+    return [...view(d, ctx.signal, q.granularity === 'hour'), failures, breakdownCard({ ctx, mcpId: frame.mcpId, range: frame.range })];
   }, { onError: (err) => frame.picker.showError(err) });
 }
 

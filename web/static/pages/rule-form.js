@@ -30,6 +30,8 @@ const HINTS = {
   p99_ms: '99th percentile latency in milliseconds.',
   sessions: 'Distinct sessions in the window.',
   users: 'Distinct users in the window (the session when a call has no user id).',
+  unknown_tool_calls: 'Calls of tools, prompts or resources the server does not have (error kind unknown_tool) in the window.',
+  repeated_calls: 'Tool calls repeating their session\'s previous call (same tool and arguments) in the window.',
   tool_changes: 'Tools added, removed or whose schema changed in the window (from the tool inventory the SDKs report); > 0 alerts on any change.',
 };
 const SEASONAL_HINT = 'With a seasonal baseline the threshold is ignored: the rule fires when the value leaves the band learnt from the same hour of the week over the last four weeks, in the comparator\'s direction (needs two weeks of history).';

@@ -21,6 +21,8 @@ export const METRICS = {
   sessions: { label: 'Sessions', format: fmt.count },
   users: { label: 'Users', format: fmt.count },
   tool_changes: { label: 'Tool changes', format: fmt.count },
+  unknown_tool_calls: { label: 'Calls of unknown tools', format: fmt.count },
+  repeated_calls: { label: 'Repeated calls', format: fmt.count },
 };
 
 /** The format of a rule's value: a ratio ("0.42×") with a baseline. */

@@ -73,15 +73,18 @@ function row(it, i, start, span) {
   const width = it.duration_ms ? Math.max(0.3, (100 * it.duration_ms) / span) : 0.3;
   return h('div', {
     class: 'wf-row', role: 'listitem', testid: 'timeline-row',
-    dataset: { index: String(i), status: it.status, method: it.method, name: it.name ?? '', timestamp: it.timestamp },
+    dataset: { index: String(i), status: it.status, method: it.method, name: it.name ?? '', timestamp: it.timestamp, repeat: String(it.repeat || 0) },
   },
   h('span', { class: 'muted num', title: it.timestamp }, offset(at)),
   h('span', { class: 'bar-label', title: `${it.method}${it.name ? ` ${it.name}` : ''}` },
-    it.name ? h('code', null, it.name) : h('span', { class: 'muted' }, it.method)),
+    it.name ? h('code', null, it.name) : h('span', { class: 'muted' }, it.method),
+    it.repeat > 0 ? h('span', { class: 'badge text-bad', testid: 'timeline-repeat', title: 'Same tool and arguments as the previous call' }, ` repeat ${it.repeat}`) : null,
+    it.response_bytes !== null && it.response_bytes !== undefined ? h('span', { class: 'muted', testid: 'timeline-size' }, ` ${it.response_bytes} B`) : null),
   h('div', { class: 'wf-track' },
     h('div', { class: 'wf-bar', style: `left: ${Math.min(left, 99.7)}%; width: ${Math.min(width, 100 - Math.min(left, 99.7))}%` })),
   h('span', { class: 'num' }, it.duration_ms === null || it.duration_ms === undefined ? '—' : fmt.ms(it.duration_ms)),
   it.status === 'error'
     ? h('div', { class: 'wf-error text-bad', testid: 'timeline-error' }, `${it.error_type || 'Error'}${it.error_message ? `: ${it.error_message}` : ''}`)
-    : null);
+    : null,
+  it.error_kind ? h('div', { class: 'wf-error muted', testid: 'timeline-error-kind' }, `Why: ${it.error_kind}`) : null);
 }

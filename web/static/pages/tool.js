@@ -7,6 +7,7 @@ import { mcpFrame } from '../mcp-frame.js';
 import { totals, charts, figuresQuery } from './overview.js';
 import { breakdownCard } from '../breakdown.js';
 import { h, load, section, table } from '../ui.js';
+import { toolFailures } from '../failures.js';
 
 export async function render(ctx) {
   const name = ctx.params.name;
@@ -24,6 +25,7 @@ export async function render(ctx) {
       totals(d, 'tool'),
       d.calls === 0 ? h('p', { class: 'notice' }, 'No calls of this tool in this range.') : null,
       charts(series, ctx.signal, 'tool-', q.granularity === 'hour'),
+      ...toolFailures(d),
       h('div', { class: 'grid-2' },
         section('Error types', table({
           testid: 'tool-error-types',

@@ -4,6 +4,7 @@
 // server lists, tools listed but never called, tools called but never
 // listed, and the change timeline (docs/inventory.md).
 
+import { bytes } from '../failures.js';
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import * as range from '../range.js';
@@ -20,6 +21,9 @@ const COLUMNS = [
   { key: 'p50_ms', label: 'p50', num: true, f: fmt.ms },
   { key: 'p95_ms', label: 'p95', num: true, f: fmt.ms },
   { key: 'sessions', label: 'Sessions', num: true, f: fmt.count },
+  { key: 'response_bytes_p95', label: 'Answer p95', num: true, f: bytes },
+  { key: 'response_bytes_max', label: 'Largest answer', num: true, f: bytes },
+  { key: 'repeated_calls', label: 'Repeats', num: true, f: fmt.count },
   { key: 'last_seen_at', label: 'Last seen', type: 'time' },
 ];
 
@@ -105,6 +109,10 @@ function inventoryView(inv) {
   return [
     section('Inventory',
       h('p', { class: 'muted' }, `${listed.length} tools listed; ${unused.length} never called in this range${unlisted.length ? `; ${unlisted.length} called but never listed` : ''}.`),
+      inv.definition_bytes_total !== null && inv.definition_bytes_total !== undefined
+        ? h('p', { class: 'muted', testid: 'inventory-definition-total', dataset: { value: String(inv.definition_bytes_total) } },
+          `Every agent reads ${bytes(inv.definition_bytes_total)} of tool definitions before its first call.`)
+        : null,
       table({
         testid: 'inventory-table',
         rowTestid: 'inventory-row',
@@ -116,6 +124,7 @@ function inventoryView(inv) {
           { key: 'state', label: '', render: (t) => (!t.first_seen_at ? badge('not listed', 'bad') : (!t.calls ? badge('unused', 'neutral') : '')) },
           { key: 'first_seen_at', label: 'First listed', render: (t) => (t.first_seen_at ? time(t.first_seen_at) : '—') },
           { key: 'last_seen_at', label: 'Last listed', render: (t) => (t.last_seen_at ? time(t.last_seen_at) : '—') },
+          { key: 'definition_bytes', label: 'Definition', num: true, render: (t) => h('span', { testid: 'inventory-definition-bytes' }, bytes(t.definition_bytes)) },
           { key: 'schema_hash', label: 'Schema', render: (t) => (t.schema_hash ? h('code', { title: t.schema_hash }, t.schema_hash.slice(0, 12)) : '—') },
         ],
       })),
