@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,20 +17,34 @@ import (
 // The faults: their seeded schedule, the servers and instances they strike,
 // and how each is applied and undone.
 
+// httpOffset is the HTTP port of a replicated node: its TCP port + 20
+// (dbctl.sh's CH_HTTP_OFFSET; the interserver port is + 10).
+const httpOffset = 20
+
 // fault is one entry of the schedule.
 type fault struct {
 	at, hold time.Duration
-	kind     string // kill-a, kill-b, kill-clickhouse, kill-postgres, fill-disk
+	kind     string // kill-a, kill-b, kill-clickhouse, kill-replica, kill-postgres, fill-disk
+	node     int    // kill-replica: the ClickHouse node, 1 to 4
 }
 
 func (f fault) String() string {
-	return fmt.Sprintf("at %5.1fs %-16s for %.1fs", f.at.Seconds(), f.kind, f.hold.Seconds())
+	kind := f.kind
+	if f.node > 0 {
+		kind = fmt.Sprintf("%s %d", kind, f.node)
+	}
+	return fmt.Sprintf("at %5.1fs %-16s for %.1fs", f.at.Seconds(), kind, f.hold.Seconds())
 }
 
 // schedule draws the faults from the seed: one at a time, each held
-// 1-8 s, 3-10 s apart, none in the last 15 s.
-func schedule(rng *rand.Rand, total time.Duration, disk bool) []fault {
+// 1-8 s, 3-10 s apart, none in the last 15 s. With replicas (a
+// replicated cluster of that many ClickHouse nodes), kill-replica, of a
+// node drawn at random, takes kill-clickhouse's place.
+func schedule(rng *rand.Rand, total time.Duration, disk bool, replicas int) []fault {
 	kinds := []string{"kill-a", "kill-b", "kill-clickhouse", "kill-postgres"}
+	if replicas > 0 {
+		kinds[2] = "kill-replica"
+	}
 	if disk {
 		kinds = append(kinds, "fill-disk")
 	}
@@ -37,6 +52,9 @@ func schedule(rng *rand.Rand, total time.Duration, disk bool) []fault {
 	at := 5*time.Second + time.Duration(rng.IntN(5000))*time.Millisecond
 	for at < total-15*time.Second {
 		f := fault{at: at, kind: kinds[rng.IntN(len(kinds))]}
+		if f.kind == "kill-replica" {
+			f.node = 1 + rng.IntN(replicas)
+		}
 		switch f.kind {
 		case "kill-a", "kill-b":
 			f.hold = time.Duration(500+rng.IntN(2500)) * time.Millisecond
@@ -61,10 +79,37 @@ func (h *harness) dbctl(args ...string) error {
 func (h *harness) dbDir() string { return filepath.Join(h.dir, "db") }
 
 func (h *harness) startServers() error {
-	if err := h.dbctl("start-ch", h.dbDir(), strconv.Itoa(h.chPort), strconv.Itoa(h.chHTTP)); err != nil {
+	if h.replicated {
+		args := []string{"start-replicated", h.dbDir(), replicatedCluster, strconv.Itoa(h.zkPort), "2"}
+		for _, p := range h.chPorts {
+			args = append(args, strconv.Itoa(p))
+		}
+		cmd := exec.Command(filepath.Join(h.repo, "scripts", "dbctl.sh"), args...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("CH_HTTP_OFFSET=%d", httpOffset))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("dbctl %v: %v\n%s", args, err, out)
+		}
+	} else if err := h.dbctl("start-ch", h.dbDir(), strconv.Itoa(h.chPort), strconv.Itoa(h.chHTTP)); err != nil {
 		return err
 	}
 	return h.dbctl("start-pg", h.dbDir(), strconv.Itoa(h.pgPort))
+}
+
+// replicatedCluster names the replicated topology's cluster.
+const replicatedCluster = "telemetry_chaos"
+
+// chEnv is the ClickHouse configuration of an instance: the one server,
+// or every node of the replicated cluster (the pool fails over).
+func (h *harness) chEnv() []string {
+	if !h.replicated {
+		return []string{fmt.Sprintf("TELEMETRY_CLICKHOUSE_ADDR=127.0.0.1:%d", h.chPort)}
+	}
+	var addrs []string
+	for _, p := range h.chPorts {
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", p))
+	}
+	return []string{"TELEMETRY_CLICKHOUSE_ADDR=" + strings.Join(addrs, ","),
+		"TELEMETRY_CLICKHOUSE_CLUSTER=" + replicatedCluster, "TELEMETRY_CLICKHOUSE_REPLICATED=true"}
 }
 
 func (h *harness) stopAll() {
@@ -97,6 +142,14 @@ func (h *harness) inject(f fault) error {
 		}
 		time.Sleep(f.hold)
 		return h.dbctl("start-ch", h.dbDir(), strconv.Itoa(h.chPort), strconv.Itoa(h.chHTTP))
+	case "kill-replica":
+		node := filepath.Join(h.dbDir(), fmt.Sprintf("node%d", f.node))
+		if err := h.dbctl("kill-ch", node); err != nil {
+			return err
+		}
+		time.Sleep(f.hold)
+		port := h.chPorts[f.node-1]
+		return h.dbctl("start-ch", node, strconv.Itoa(port), strconv.Itoa(port+httpOffset))
 	case "kill-postgres":
 		if err := h.dbctl("kill-pg", h.dbDir()); err != nil {
 			return err
@@ -148,7 +201,6 @@ func (in *instance) start() error {
 	cmd.Env = append(os.Environ(),
 		"TELEMETRY_SERVER_ADDR=127.0.0.1:"+in.port,
 		"TELEMETRY_SERVER_BASE_URL="+in.base(),
-		fmt.Sprintf("TELEMETRY_CLICKHOUSE_ADDR=127.0.0.1:%d", in.h.chPort),
 		"TELEMETRY_CLICKHOUSE_DATABASE="+in.h.database,
 		"TELEMETRY_POSTGRES_URL="+in.h.pgURL(),
 		"TELEMETRY_INGEST_WAL_DIR="+in.wal,
@@ -162,6 +214,7 @@ func (in *instance) start() error {
 		"TELEMETRY_NIGHTLY_ENABLED=false",
 		"TELEMETRY_LOG_LEVEL=info",
 	)
+	cmd.Env = append(cmd.Env, in.h.chEnv()...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()

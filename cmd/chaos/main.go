@@ -54,8 +54,13 @@ func logf(format string, args ...any) {
 
 // harness is one run: its servers, instances, clients and what they saw.
 type harness struct {
-	dir, repo, bin  string
-	chPort, chHTTP  int
+	dir, repo, bin string
+	chPort, chHTTP int // the server the verdict reads (replicated: the last node)
+	// replicated: CHAOS_CLUSTER=replicated, two shards of two replicas
+	// each (ZooKeeper on zkPort), nodes on chPorts, HTTP on port+httpOffset.
+	replicated      bool
+	chPorts         []int
+	zkPort          int
 	pgPort          int
 	walFS           string // a size-limited filesystem for instance A's log, or ""
 	database        string
@@ -84,14 +89,37 @@ func run() int {
 	if h.dir == "" {
 		fatalf("CHAOS_DIR must name a work directory (scripts/chaos.sh makes one)")
 	}
+	switch c := os.Getenv("CHAOS_CLUSTER"); c {
+	case "":
+	case "replicated":
+		h.replicated, h.zkPort = true, envInt("CHAOS_ZK_PORT", 31181)
+		for _, p := range strings.Split(env("CHAOS_CH_PORTS", "31141,31142,31143,31144"), ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil {
+				fatalf("CHAOS_CH_PORTS: %v", err)
+			}
+			h.chPorts = append(h.chPorts, n)
+		}
+		if len(h.chPorts) != 4 {
+			fatalf("CHAOS_CH_PORTS: want four ports (two shards of two replicas)")
+		}
+		h.chPort, h.chHTTP = h.chPorts[3], h.chPorts[3]+httpOffset
+	default:
+		fatalf("CHAOS_CLUSTER: want empty (one server) or replicated, got %q", c)
+	}
 	ports := strings.Split(env("CHAOS_HTTP_PORTS", "31080,31081"), ",")
 	if len(ports) != 2 {
 		fatalf("CHAOS_HTTP_PORTS: want two ports")
 	}
 	total := time.Duration(minutes * float64(time.Minute))
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
-	sched := schedule(rng, total, h.walFS != "")
-	fmt.Printf("chaos: seed %d, %.1f minutes (replay: CHAOS_SEED=%d CHAOS_MINUTES=%g make chaos)\n", seed, minutes, seed, minutes)
+	sched := schedule(rng, total, h.walFS != "", len(h.chPorts))
+	mode := ""
+	if h.replicated {
+		mode = "CHAOS_CLUSTER=replicated "
+		fmt.Println("chaos: replicated ClickHouse: two shards of two replicas, ZooKeeper; kill-replica faults")
+	}
+	fmt.Printf("chaos: seed %d, %.1f minutes (replay: %sCHAOS_SEED=%d CHAOS_MINUTES=%g make chaos)\n", seed, minutes, mode, seed, minutes)
 	if h.walFS == "" {
 		fmt.Println("chaos: no size-limited filesystem for the log (CHAOS_WAL_FS): no disk-full faults")
 	}

@@ -174,7 +174,9 @@ func (h *harness) checkRollups() error {
 	if _, err := h.chQuery(fmt.Sprintf("INSERT INTO %s.events SELECT * FROM %s.events", ref, h.database)); err != nil {
 		return err
 	}
-	tables, err := h.chQuery(fmt.Sprintf("SELECT name FROM system.tables WHERE database = '%s' AND engine IN ('AggregatingMergeTree', 'SummingMergeTree') ORDER BY name FORMAT TSV", h.database))
+	// On the replicated cluster the rollups are Replicated*MergeTree
+	// tables name_local, read whole through their Distributed table name.
+	tables, err := h.chQuery(fmt.Sprintf("SELECT name FROM system.tables WHERE database = '%s' AND (engine LIKE '%%AggregatingMergeTree' OR engine LIKE '%%SummingMergeTree') ORDER BY name FORMAT TSV", h.database))
 	if err != nil {
 		return err
 	}
@@ -205,9 +207,10 @@ func (h *harness) checkRollups() error {
 		if !hasMCP || len(keys) == 0 || len(aggs) == 0 {
 			continue
 		}
+		read := strings.TrimSuffix(table, "_local")
 		q := func(db string) string {
 			return fmt.Sprintf("SELECT %s, %s FROM %s.%s WHERE mcp_id = '%s' GROUP BY %s ORDER BY %s FORMAT TSV",
-				strings.Join(keys, ", "), strings.Join(aggs, ", "), db, table, h.mcp, strings.Join(keys, ", "), strings.Join(keys, ", "))
+				strings.Join(keys, ", "), strings.Join(aggs, ", "), db, read, h.mcp, strings.Join(keys, ", "), strings.Join(keys, ", "))
 		}
 		got, err := h.chQuery(q(h.database))
 		if err != nil {
