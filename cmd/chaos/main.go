@@ -59,6 +59,7 @@ type harness struct {
 	// replicated: CHAOS_CLUSTER=replicated, two shards of two replicas
 	// each (ZooKeeper on zkPort), nodes on chPorts, HTTP on port+httpOffset.
 	replicated      bool
+	mode            string // replays the mode: "" or "CHAOS_CLUSTER=replicated "
 	chPorts         []int
 	zkPort          int
 	pgPort          int
@@ -89,24 +90,7 @@ func run() int {
 	if h.dir == "" {
 		fatalf("CHAOS_DIR must name a work directory (scripts/chaos.sh makes one)")
 	}
-	switch c := os.Getenv("CHAOS_CLUSTER"); c {
-	case "":
-	case "replicated":
-		h.replicated, h.zkPort = true, envInt("CHAOS_ZK_PORT", 31181)
-		for _, p := range strings.Split(env("CHAOS_CH_PORTS", "31141,31142,31143,31144"), ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil {
-				fatalf("CHAOS_CH_PORTS: %v", err)
-			}
-			h.chPorts = append(h.chPorts, n)
-		}
-		if len(h.chPorts) != 4 {
-			fatalf("CHAOS_CH_PORTS: want four ports (two shards of two replicas)")
-		}
-		h.chPort, h.chHTTP = h.chPorts[3], h.chPorts[3]+httpOffset
-	default:
-		fatalf("CHAOS_CLUSTER: want empty (one server) or replicated, got %q", c)
-	}
+	h.clusterFromEnv()
 	ports := strings.Split(env("CHAOS_HTTP_PORTS", "31080,31081"), ",")
 	if len(ports) != 2 {
 		fatalf("CHAOS_HTTP_PORTS: want two ports")
@@ -114,12 +98,7 @@ func run() int {
 	total := time.Duration(minutes * float64(time.Minute))
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 	sched := schedule(rng, total, h.walFS != "", len(h.chPorts))
-	mode := ""
-	if h.replicated {
-		mode = "CHAOS_CLUSTER=replicated "
-		fmt.Println("chaos: replicated ClickHouse: two shards of two replicas, ZooKeeper; kill-replica faults")
-	}
-	fmt.Printf("chaos: seed %d, %.1f minutes (replay: %sCHAOS_SEED=%d CHAOS_MINUTES=%g make chaos)\n", seed, minutes, mode, seed, minutes)
+	fmt.Printf("chaos: seed %d, %.1f minutes (replay: %sCHAOS_SEED=%d CHAOS_MINUTES=%g make chaos)\n", seed, minutes, h.mode, seed, minutes)
 	if h.walFS == "" {
 		fmt.Println("chaos: no size-limited filesystem for the log (CHAOS_WAL_FS): no disk-full faults")
 	}
@@ -172,6 +151,32 @@ func run() int {
 		return fail(fmt.Errorf("TypeScript SDK client: %w", sdkErr))
 	}
 	return h.verdict(seed)
+}
+
+// clusterFromEnv reads CHAOS_CLUSTER: empty, one ClickHouse server;
+// replicated, make test-cluster's replicated topology on CHAOS_CH_PORTS
+// and CHAOS_ZK_PORT, the verdict reading through the last node.
+func (h *harness) clusterFromEnv() {
+	switch c := os.Getenv("CHAOS_CLUSTER"); c {
+	case "":
+	case "replicated":
+		h.replicated, h.zkPort = true, envInt("CHAOS_ZK_PORT", 31181)
+		for _, p := range strings.Split(env("CHAOS_CH_PORTS", "31141,31142,31143,31144"), ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil {
+				fatalf("CHAOS_CH_PORTS: %v", err)
+			}
+			h.chPorts = append(h.chPorts, n)
+		}
+		if len(h.chPorts) != 4 {
+			fatalf("CHAOS_CH_PORTS: want four ports (two shards of two replicas)")
+		}
+		h.chPort, h.chHTTP = h.chPorts[3], h.chPorts[3]+httpOffset
+		h.mode = "CHAOS_CLUSTER=replicated "
+		fmt.Println("chaos: replicated ClickHouse: two shards of two replicas, ZooKeeper; kill-replica faults")
+	default:
+		fatalf("CHAOS_CLUSTER: want empty (one server) or replicated, got %q", c)
+	}
 }
 
 func fail(err error) int {
