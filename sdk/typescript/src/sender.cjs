@@ -70,7 +70,7 @@ class Sender {
     // exits, unless something else gave it more work, in which case the
     // sender goes on as before.
     this.beforeExit = () => {
-      if ((this.queue.length > 0 || this.sending || this.posts.size > 0) && !this.shuttingDown) this.#within(this.exitTimeoutMs);
+      if ((this.queue.length > 0 || this.sending || this.posts.size > 0) && !this.shuttingDown) this.#within(this.exitTimeoutMs, true);
     };
     process.on("beforeExit", this.beforeExit);
   }
@@ -152,14 +152,16 @@ class Sender {
   }
 
   // #within flushes, and at the deadline aborts the send in flight and its
-  // retries and drops the queue (counted failed, with one warning). While
-  // it runs, a send the network refuses is not retried: waiting for a
-  // service that is down only delays the exit. Unless the sender is
-  // closing, a fresh abort signal then lets later items be sent as usual
-  // (a process that was given more work after beforeExit).
-  async #within(ms) {
+  // retries and drops the queue (counted failed, with one warning). At
+  // exit (beforeExit), a send the network refuses is not retried, and a
+  // retry waiting for its backoff goes at once: waiting for a service that
+  // is down only delays the exit. Unless the sender is closing, a fresh
+  // abort signal then lets later items be sent as usual (a process that
+  // was given more work after beforeExit).
+  async #within(ms, exiting = false) {
     this.shuttingDown = true;
-    for (const wake of this.sleepers) wake(); // a retry waiting: now, once
+    this.exiting = exiting;
+    if (exiting) for (const wake of this.sleepers) wake();
     const failed = this.stats.failed;
     let timer;
     const deadline = new Promise((resolve) => {
@@ -176,9 +178,10 @@ class Sender {
       this.#report(new Error(`@mcpscope/telemetry: the service did not answer within the shutdown deadline of ${ms} ms; telemetry not sent was dropped`), true);
       if (!this.closing) this.abort = new AbortController();
     } else if (this.unreachable && this.stats.failed > failed) {
-      this.#report(new Error(`@mcpscope/telemetry: the service was unreachable at shutdown; ${this.stats.failed - failed} items were dropped`), true);
+      this.#report(new Error(`@mcpscope/telemetry: the service was unreachable at exit; ${this.stats.failed - failed} items were dropped`), true);
     }
     this.unreachable = false;
+    this.exiting = false;
     this.shuttingDown = false;
   }
 
@@ -248,9 +251,9 @@ class Sender {
             : AbortSignal.timeout(this.timeoutMs),
         });
       } catch (err) {
-        wait = this.#backoff(attempt); // network error: retried, except at shutdown
-        if (this.shuttingDown) this.unreachable = true;
-        if (attempt >= this.maxRetries || this.abort.signal.aborted || this.shuttingDown) throw err;
+        wait = this.#backoff(attempt); // network error: retried, except at exit
+        if (this.exiting) this.unreachable = true;
+        if (attempt >= this.maxRetries || this.abort.signal.aborted || this.exiting) throw err;
       }
       if (res) {
         const text = await res.text().catch(() => "");

@@ -273,7 +273,7 @@ for (const down of ["does not answer", "refuses connections"]) {
     assert.equal(code, 0);
     assert.ok(took < 1000, `the server took ${took} ms to exit after its client closed stdin (SIGTERM comes at 2000 ms)`);
     console.log(`# the service ${down}: the stdio server exited ${took} ms after its client closed stdin`);
-    const warning = down === "does not answer" ? /shutdown deadline/g : /unreachable at shutdown/g;
+    const warning = down === "does not answer" ? /shutdown deadline/g : /unreachable at exit/g;
     assert.equal(stderr.match(warning)?.length, 1, stderr);
   });
 }
