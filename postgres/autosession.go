@@ -177,7 +177,7 @@ func (a *AutoSessions) placeShared(ctx context.Context, mcpID string, identities
 
 // lockSessions creates the rows of the identities that have none, locks
 // them all (in identity order, as the caller sorted them), marks them used
-// now (so that expiry, ExpireAutoSessions, leaves them) and returns their
+// now (so that expiry, DB.ExpireSessions, leaves them) and returns their
 // stored sessions. A row expired meanwhile is created again: the insert
 // and the lock are one statement.
 func lockSessions(ctx context.Context, tx pgx.Tx, mcpID string, identities []string) (map[string]analytics.SessionState, error) {
