@@ -55,7 +55,7 @@ class Sender {
     this.stats = { queued: 0, sent: 0, accepted: 0, dropped: 0, failed: 0, requests: 0, retries: 0 };
     this.sending = null; // the running drain, if any
     this.posts = new Set(); // one-shot posts in flight (inventory); flush waits for them
-    this.sleepers = new Set(); // retries waiting for their backoff: woken at shutdown
+    this.sleepers = new Set(); // retries waiting for their backoff: woken at exit
     this.closed = false;
     this.keyRefused = false; // a 401 or 403 was reported
     this.abort = new AbortController(); // ends sends and waits at the shutdown deadline
