@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,7 +28,9 @@ import (
 func (h *harness) verdict(seed int64) int {
 	for _, in := range h.instances {
 		in.mu.Lock()
-		dead := in.cmd == nil
+		// Killed, or exited by itself (a start while PostgreSQL was
+		// down ends with "postgres migrations: unavailable").
+		dead := in.cmd == nil || syscall.Kill(in.cmd.Process.Pid, 0) != nil
 		in.mu.Unlock()
 		if dead {
 			if err := in.start(); err != nil {
