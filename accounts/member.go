@@ -9,11 +9,13 @@ import (
 
 // Member is a person's membership in one account.
 type Member struct {
-	UserID   string    `json:"user_id"`
-	Email    string    `json:"email"`
-	Name     string    `json:"name"`
-	Role     Role      `json:"role"`
-	JoinedAt time.Time `json:"joined_at"`
+	UserID string `json:"user_id"`
+	Email  string `json:"email"`
+	// EmailVerified: the person proved the address (docs/delivery.md).
+	EmailVerified bool      `json:"email_verified"`
+	Name          string    `json:"name"`
+	Role          Role      `json:"role"`
+	JoinedAt      time.Time `json:"joined_at"`
 }
 
 // MemberList is the team: members and the invitations still pending.
@@ -87,8 +89,10 @@ type MemberService interface {
 	// Errors: EINVALID; ENOTFOUND; EFORBIDDEN (CheckRoleChange);
 	// ECONFLICT when it would leave the account without an owner.
 	UpdateMember(ctx context.Context, p *Principal, userID string, upd MemberUpdate) (*Member, error)
-	// RemoveMember removes a member and revokes their sessions for the
-	// account. Inbox items already delivered to them are not touched.
+	// RemoveMember removes a member and, in the same transaction, revokes
+	// their sessions for the account, deletes their personal access
+	// tokens there and fails their queued deliveries (not_a_member).
+	// Inbox items already delivered to them are not touched.
 	// Errors: ENOTFOUND; EFORBIDDEN (CheckRoleChange); ECONFLICT when it
 	// would leave the account without an owner.
 	RemoveMember(ctx context.Context, p *Principal, userID string) error

@@ -16,6 +16,8 @@ type Profile struct {
 	UserID string `json:"user_id"`
 	Email  string `json:"email"`
 	Name   string `json:"name"`
+	// EmailVerified: the person proved the address (VerificationService).
+	EmailVerified bool `json:"email_verified"`
 }
 
 // ProfileUpdate changes the caller's own profile; nil fields stay as they

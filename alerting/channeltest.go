@@ -19,9 +19,11 @@ type TestResult struct {
 // TestStore is what a channel test reads and writes.
 type TestStore interface {
 	// Destination returns where a test of channel goes for the person: the
-	// person's email address, or the team channel's opened webhook URL
-	// ("" when not connected).
-	Destination(ctx context.Context, accountID, userID, channel string) (string, error)
+	// person's email address, or the team channel's opened webhook URL;
+	// or, when there is none to send to, the code the test fails with
+	// (ErrCodeNotConnected, ErrCodeNotMember, ErrCodeUnverified,
+	// ErrCodeUndecryptable).
+	Destination(ctx context.Context, accountID, userID, channel string) (to, code string, err error)
 	// RecordTest keeps a team channel's health after a test; a successful
 	// test clears broken.
 	RecordTest(ctx context.Context, accountID, channel string, at time.Time, errCode string) error
@@ -51,9 +53,12 @@ func (t *ChannelTester) TestChannel(ctx context.Context, accountID, userID, chan
 	if !ok {
 		return failed("sending_not_configured"), nil
 	}
-	to, err := t.Store.Destination(ctx, accountID, userID, channel)
+	to, code, err := t.Store.Destination(ctx, accountID, userID, channel)
 	if err != nil {
 		return TestResult{}, err
+	}
+	if code != "" {
+		return failed(code), nil
 	}
 	if to == "" {
 		if IsTeamChannel(channel) {
@@ -77,7 +82,7 @@ func (t *ChannelTester) TestChannel(ctx context.Context, accountID, userID, chan
 		serr = &SendError{Code: ErrCodeTimeout}
 	}
 	cancel()
-	code := ""
+	code = ""
 	if serr != nil {
 		code = ErrorText(serr)
 	}

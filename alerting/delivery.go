@@ -241,7 +241,7 @@ func ResolvedBody(r Rule, value float64, hasValue bool) string {
 // label names what the rule compares: the metric, or its ratio to the
 // baseline.
 func (r Rule) label() string {
-	if r.Baseline != nil {
+	if r.Ratio() {
 		return metricLabel(r.Metric) + " vs. a week ago"
 	}
 	return metricLabel(r.Metric)
@@ -253,13 +253,16 @@ func (r Rule) valueText(v float64) string {
 }
 
 func (r Rule) format(v float64) string {
-	if r.Baseline != nil {
+	if r.Ratio() {
 		return formatNumber(v, 2) + "x"
 	}
 	return formatMetric(r.Metric, v)
 }
 
 func (r Rule) ruleText() string {
+	if r.Seasonal() {
+		return r.seasonalRuleText()
+	}
 	return r.Comparator + " " + r.format(r.Threshold)
 }
 
@@ -290,6 +293,8 @@ func metricLabel(metric string) string {
 		return "users"
 	case MetricToolChanges:
 		return "tool changes"
+	case MetricProbeDown:
+		return "failed probe checks in a row"
 	}
 	return metric
 }

@@ -65,6 +65,9 @@ type PassSummary struct {
 	// Deferred counts rules the pass left to the next one when it ran out
 	// of its time budget (the next pass starts with their accounts).
 	Deferred int
+	// SLOs counts the enabled SLOs measured and SLOAlerts the pages and
+	// tickets raised (RulesAndSLOs).
+	SLOs, SLOAlerts int
 }
 
 // EvalRule is a rule as the evaluator loads it: the domain rule plus its
@@ -72,6 +75,9 @@ type PassSummary struct {
 type EvalRule struct {
 	Rule
 	AccountID string
+	// MCPCreatedAt is when the rule's MCP was created: a seasonal rule's
+	// history starts then (ReadSeasonal).
+	MCPCreatedAt time.Time
 }
 
 // FanOut plans the deliveries of a firing once the store has locked the
@@ -129,6 +135,8 @@ type StateChange struct {
 	Next  string
 	Value *float64
 	At    time.Time
+	// Expected is a seasonal rule's band, kept in its history.
+	Expected *Band
 }
 
 // EventKind is the history event a transition to next records.
@@ -159,6 +167,9 @@ type RuleEvaluator struct {
 	// Changes, when set, counts the tool inventory changes of rules on
 	// tool_changes; without it they measure 0.
 	Changes analytics.ToolChangeCounter
+	// Probes, when set, gives probe_down rules their value and calls
+	// rules with < or <= their probe note (probe_rule.go).
+	Probes analytics.ProbeStatReader
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 10,000. A chunk's statements cost
 	// about the same whether they name 500 or 1,000 MCPs (their reads of
@@ -202,8 +213,8 @@ type change struct {
 // owes the notice of a firing its snooze muted, given its MCP's stats over
 // the rule's window and, for a rule with a baseline, over the baseline
 // window.
-func measure(r *EvalRule, now time.Time, cur, prev map[string]analytics.WindowStat) (change, bool) {
-	rd := r.Read(cur, prev)
+func measure(r *EvalRule, now time.Time, cur map[string]analytics.WindowStat, past []map[string]analytics.WindowStat) (change, bool) {
+	rd := r.readAt(now, cur, past)
 	if rd.Hold {
 		return change{rule: r, reading: rd, next: r.State}, false
 	}
@@ -271,7 +282,7 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 				}
 				go func() {
 					defer close(cr.done)
-					cr.cur, cr.prev, cr.err = e.readChunk(ctx, now, cr.rules)
+					cr.cur, cr.prev, cr.older, cr.err = e.readChunk(ctx, now, cr.rules)
 				}()
 				reads <- cr
 			}
@@ -318,7 +329,7 @@ func (e *RuleEvaluator) passOrder(accounts []string) []string {
 func (cr *chunkRead) changes(now time.Time) []change {
 	var changes []change
 	for _, r := range cr.rules {
-		if c, ok := measure(r, now, cr.cur[r.MCPID][r.WindowMinutes], cr.prev[r.MCPID][r.WindowMinutes]); ok {
+		if c, ok := measure(r, now, cr.cur[r.MCPID][r.WindowMinutes], cr.past(r)); ok {
 			changes = append(changes, c)
 		}
 	}
@@ -330,8 +341,11 @@ func (cr *chunkRead) changes(now time.Time) []change {
 type chunkRead struct {
 	rules     []*EvalRule
 	cur, prev map[string]map[int]map[string]analytics.WindowStat
-	err       error
-	done      chan struct{}
+	// older are the seasonal rules' windows two to SeasonalWeeks weeks
+	// back (prev is one week back).
+	older []map[string]map[int]map[string]analytics.WindowStat
+	err   error
+	done  chan struct{}
 }
 
 // readAhead is how many chunks a pass reads at once: ReadAhead when the
@@ -386,8 +400,12 @@ func (e *RuleEvaluator) EvaluateRule(ctx context.Context, accountID, ruleID stri
 	if err != nil {
 		return Evaluation{}, err
 	}
-	c, changes := measure(&r, now, cur, prev)
-	ev := Evaluation{State: r.State, Value: c.value(), BaselineValue: c.reading.Baseline, Calls: c.reading.Calls}
+	past, err := e.seasonalHistory(ctx, &r, now, prev)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	c, changes := measure(&r, now, cur, past)
+	ev := Evaluation{State: r.State, Value: c.value(), BaselineValue: c.reading.Baseline, Calls: c.reading.Calls, Expected: c.reading.Expected}
 	if !r.Enabled || !changes {
 		return ev, nil
 	}
@@ -424,10 +442,10 @@ func (c change) value() *float64 {
 func (e *RuleEvaluator) apply(ctx context.Context, c change, now time.Time) (bool, int, error) {
 	if c.notice {
 		return e.store.SnoozeEnded(ctx, *c.rule, now, func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
-			return PlanFanOut(rule, c.reading.Value, audience, connected)
+			return planFiring(rule, c.reading, audience, connected)
 		})
 	}
-	return e.store.Transition(ctx, *c.rule, StateChange{Next: c.next, Value: c.value(), At: now},
+	return e.store.Transition(ctx, *c.rule, StateChange{Next: c.next, Value: c.value(), At: now, Expected: c.reading.Expected},
 		func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
 			return PlanTransition(rule, c.fired, c.reading, now, audience, connected)
 		})
@@ -442,7 +460,7 @@ func PlanTransition(rule Rule, fired bool, rd Reading, now time.Time, audience [
 	case rule.Snoozed(now):
 		return nil
 	case fired:
-		return PlanFanOut(rule, rd.Value, audience, connected)
+		return withProbeNote(planFiring(rule, rd, audience, connected), rd, now)
 	case rule.NotifyOnResolve:
 		return PlanResolveFanOut(rule, rd.Value, rd.HasValue, audience, connected)
 	}

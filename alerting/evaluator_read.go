@@ -54,33 +54,26 @@ func statKey(r *EvalRule) string {
 
 // readChunk measures a chunk's windows ending at now and, when some rules
 // have a baseline, their windows a week earlier (nil otherwise).
-func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*EvalRule) (cur, prev map[string]map[int]map[string]analytics.WindowStat, err error) {
-	reqs, baseline := windowRequests(chunk, false), windowRequests(chunk, true)
-	if b, ok := e.stats.(analytics.WindowSetBatchReader); ok && len(baseline) > 0 {
-		// Both reads at once (their statements run concurrently), and
-		// an error in either fails the whole chunk.
-		sets, err := b.WindowSetsBatch(ctx, []analytics.WindowRead{{To: now, Reqs: reqs}, {To: now.Add(-BaselineOffset), Reqs: baseline}})
-		if err != nil {
-			return nil, nil, err
-		}
-		cur, prev = sets[0], sets[1]
-	} else {
-		if cur, err = e.stats.WindowSets(ctx, now, reqs); err != nil {
-			return nil, nil, err
-		}
-		if len(baseline) > 0 {
-			if prev, err = e.stats.WindowSets(ctx, now.Add(-BaselineOffset), baseline); err != nil {
-				return nil, nil, err
-			}
-		}
+// The seasonal rules' older weeks come in the same batch (chunkReads).
+func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*EvalRule) (cur, prev map[string]map[int]map[string]analytics.WindowStat, older []map[string]map[int]map[string]analytics.WindowStat, err error) {
+	sets, err := e.readSets(ctx, chunkReads(now, chunk))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cur = sets[0]
+	if len(sets) > 1 {
+		prev, older = sets[1], sets[2:]
 	}
 	if cur, err = e.addToolChanges(ctx, now, chunk, false, cur); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if prev, err = e.addToolChanges(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return cur, prev, nil
+	if cur, err = e.addProbes(ctx, chunk, cur); err != nil {
+		return nil, nil, nil, err
+	}
+	return cur, prev, older, nil
 }
 
 // addToolChanges counts, for the chunk's rules on tool_changes (those with
@@ -134,6 +127,9 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 	if err == nil {
 		all = orEmpty(all)
 		err = e.ruleToolChanges(ctx, r, to, all)
+	}
+	if err == nil {
+		err = e.ruleProbe(ctx, r, all)
 	}
 	if err != nil || r.Baseline == nil {
 		return all[r.MCPID], nil, err

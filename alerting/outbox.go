@@ -21,6 +21,16 @@ type Due struct {
 	To string
 	// Broken: the team channel's webhook was revoked and not reconnected.
 	Broken bool
+	// Undecryptable: the sealed webhook URL could not be opened (another
+	// key, a restored or damaged row); this delivery fails alone.
+	Undecryptable bool
+	// NotMember: the recipient no longer belongs to the account.
+	NotMember bool
+	// Unverified: the recipient's email address is not verified.
+	Unverified bool
+	// budgeted: counted in flight against its account's email budget
+	// until recorded.
+	budgeted bool
 	// Attempts counts the attempts of this round (since it was queued or
 	// retried by an admin), not counting the one about to be made.
 	Attempts int
@@ -68,12 +78,18 @@ type OutboxStore interface {
 	// QueueStats counts the queued deliveries of channels and the age of
 	// the oldest one that is due.
 	QueueStats(ctx context.Context, channels []string) (depth int, oldestDue time.Duration, err error)
+	// EmailSpent counts, per account of accountIDs, the email deliveries
+	// attempted since since and the oldest of those attempts.
+	EmailSpent(ctx context.Context, accountIDs []string, since time.Time) (map[string]EmailSpend, error)
 }
 
 // OutboxMetrics receives what the outbox did, by channel.
 type OutboxMetrics interface {
 	Delivered(channel, status string, n int) // status: sent, failed, retried
 	Queue(depth int, oldestDue time.Duration)
+	// Deferred counts deliveries put back unsent: their account's budget
+	// is spent (EmailPerAccountHour).
+	Deferred(channel string, n int)
 }
 
 // Outbox drains the durable outbox: it claims due deliveries with a lease,
@@ -112,12 +128,16 @@ type Outbox struct {
 	// MaxDigest is the most messages one chat envelope carries (default 10,
 	// Discord's embed limit).
 	MaxDigest int
+	// EmailPerAccountHour bounds the emails one account sends in an hour
+	// (0: no bound); deliveries beyond it wait, queued (budget.go).
+	EmailPerAccountHour int
 
 	owner    string
 	once     sync.Once
 	mu       sync.Mutex
 	busy     map[string]bool      // destinations with a send in flight
 	lastChat map[string]time.Time // last send per chat destination
+	inflight map[string]int       // emails being sent, per account (budget)
 	sem      chan struct{}
 	wg       sync.WaitGroup
 	statsAt  time.Time // the queue metrics' last read (Pass)
@@ -148,6 +168,7 @@ func (o *Outbox) init() {
 		}
 		o.busy = map[string]bool{}
 		o.lastChat = map[string]time.Time{}
+		o.inflight = map[string]int{}
 		o.sem = make(chan struct{}, o.Concurrency)
 	})
 }
@@ -204,6 +225,10 @@ func (o *Outbox) Drain(ctx context.Context) (int, error) {
 	if err != nil || len(claimed) == 0 {
 		return 0, err
 	}
+	n := len(claimed)
+	if claimed, err = o.budget(ctx, claimed); err != nil {
+		return n, err
+	}
 	groups, order := map[string][]Due{}, []string{}
 	for _, d := range claimed {
 		k := destinationKey(d)
@@ -244,7 +269,7 @@ func (o *Outbox) Drain(ctx context.Context) (int, error) {
 			o.Log.Warn("outbox: releasing deliveries failed", "error", err)
 		}
 	}
-	return len(claimed), nil
+	return n, nil
 }
 
 // Wait waits for the sends Drain started.
@@ -268,6 +293,11 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 	defer func() {
 		o.mu.Lock()
 		delete(o.busy, key)
+		for _, d := range g {
+			if d.budgeted {
+				o.inflight[d.AccountID]--
+			}
+		}
 		o.mu.Unlock()
 	}()
 	select {
@@ -287,6 +317,15 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 	// happened must be recorded.
 	rctx := context.WithoutCancel(ctx)
 	switch {
+	case first.Undecryptable:
+		o.record(rctx, final(g, StatusFailed, ErrCodeUndecryptable))
+		return
+	case first.NotMember:
+		o.record(rctx, final(g, StatusFailed, ErrCodeNotMember))
+		return
+	case first.Unverified:
+		o.record(rctx, final(g, StatusFailed, ErrCodeUnverified))
+		return
 	case first.Broken:
 		o.record(rctx, final(g, StatusFailed, ErrCodeRevoked))
 		return

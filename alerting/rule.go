@@ -63,7 +63,7 @@ const (
 )
 
 var (
-	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges}
+	metrics = []string{MetricErrorRate, MetricErrors, MetricCalls, MetricP95, MetricP50, MetricP99, MetricSessions, MetricUsers, MetricToolChanges, MetricProbeDown}
 	// guarded are the metrics min_calls applies to: rates, error counts and
 	// latencies, which a handful of calls makes noisy. Volume metrics
 	// (calls, sessions, users) are what min_calls counts, so it does not
@@ -104,8 +104,11 @@ type Rule struct {
 	// judge the rule: it keeps its state (a firing rule neither resolves
 	// nor fires again on a quiet window).
 	MinCalls int `json:"min_calls"`
-	// Baseline is nil or BaselineWeekAgo.
+	// Baseline is nil, BaselineWeekAgo or BaselineSeasonal.
 	Baseline *string `json:"baseline"`
+	// Sensitivity is the band width of a seasonal rule (Sensitivity*
+	// constants); nil for other rules.
+	Sensitivity *string `json:"sensitivity"`
 	// RenotifyMinutes, while the rule is firing, delivers again every so
 	// many minutes (at least MinRenotifyMinutes); nil never.
 	RenotifyMinutes *int `json:"renotify_minutes"`

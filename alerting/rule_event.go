@@ -18,8 +18,14 @@ type RuleEvent struct {
 	// nil when it had no value.
 	Value *float64 `json:"value"`
 	// Threshold is the rule's threshold at that moment.
-	Threshold float64   `json:"threshold"`
-	At        time.Time `json:"at"`
+	Threshold float64 `json:"threshold"`
+	// Reason says why a firing ended without an evaluation resolving it:
+	// EndRedefined, EndDisabled or EndDeleted; nil otherwise.
+	Reason *string   `json:"reason"`
+	At     time.Time `json:"at"`
+	// Expected is the band a seasonal rule judged with; nil for other
+	// rules.
+	Expected *Band `json:"expected"`
 }
 
 // RuleEventPage is the body of GET /v1/rules/{ruleId}/events, newest first.

@@ -27,10 +27,12 @@ type RuleCreate struct {
 	SnoozedUntil *time.Time `json:"snoozed_until,omitempty"`
 	// MinCalls defaults to 0.
 	MinCalls *int `json:"min_calls,omitempty"`
-	// Baseline is nil or BaselineWeekAgo.
+	// Baseline is nil, BaselineWeekAgo or BaselineSeasonal.
 	Baseline *string `json:"baseline,omitempty"`
 	// RenotifyMinutes is nil (default) or at least MinRenotifyMinutes.
 	RenotifyMinutes *int `json:"renotify_minutes,omitempty"`
+	// Sensitivity is for seasonal rules only; it defaults to medium there.
+	Sensitivity *string `json:"sensitivity,omitempty"`
 }
 
 // Validate checks every field and returns the first problem as EINVALID with
@@ -47,7 +49,7 @@ func (c RuleCreate) Validate() error {
 		return telemetry.FieldError(telemetry.EINVALID, "body.name", "The name must not be blank.")
 	}
 	if !contains(metrics, c.Metric) {
-		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions, users or tool_changes.")
+		return telemetry.FieldError(telemetry.EINVALID, "body.metric", "The metric must be one of error_rate, errors, calls, p50_ms, p95_ms, p99_ms, sessions, users, tool_changes or probe_down.")
 	}
 	if c.Tool != nil {
 		if err := checkText("body.tool", *c.Tool, MaxRuleToolLen); err != nil {
@@ -57,10 +59,13 @@ func (c RuleCreate) Validate() error {
 	if !contains(comparators, c.Comparator) {
 		return telemetry.FieldError(telemetry.EINVALID, "body.comparator", "The comparator must be one of >, >=, < or <=.")
 	}
-	if c.Baseline != nil && *c.Baseline != BaselineWeekAgo {
-		return telemetry.FieldError(telemetry.EINVALID, "body.baseline", "The baseline must be null or \"week_ago\".")
+	if err := c.checkBaseline(); err != nil {
+		return err
 	}
 	if err := checkThreshold(c.Metric, c.Threshold, c.Baseline != nil); err != nil {
+		return err
+	}
+	if err := checkProbeRule(c.Metric, c.Tool, c.Baseline); err != nil {
 		return err
 	}
 	if c.WindowMinutes < MinWindowMinutes || c.WindowMinutes > MaxWindowMinutes {
@@ -89,7 +94,7 @@ func (c RuleCreate) Rule(id, mcpID string, now time.Time) Rule {
 		State: StateOK, CreatedAt: now.UTC(),
 		NotifyOnResolve: c.NotifyOnResolve != nil && *c.NotifyOnResolve,
 		SnoozedUntil:    cloneTime(c.SnoozedUntil), Baseline: cloneString(c.Baseline),
-		RenotifyMinutes: cloneInt(c.RenotifyMinutes),
+		RenotifyMinutes: cloneInt(c.RenotifyMinutes), Sensitivity: c.sensitivity(),
 	}
 	if c.MinCalls != nil {
 		r.MinCalls = *c.MinCalls
@@ -121,6 +126,9 @@ type RuleUpdate struct {
 	Baseline NullableString `json:"baseline,omitzero"`
 	// RenotifyMinutes: absent keeps it, null stops re-notifying.
 	RenotifyMinutes NullableInt `json:"renotify_minutes,omitzero"`
+	// Sensitivity: absent keeps it (dropped when the baseline is no
+	// longer seasonal), null means the default (medium) of a seasonal rule.
+	Sensitivity NullableString `json:"sensitivity,omitzero"`
 }
 
 // Apply returns r with the update merged in, validated as a whole (so a
@@ -175,6 +183,13 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	if u.Baseline.Set {
 		next.Baseline = cloneString(u.Baseline.Value)
 	}
+	next.Sensitivity = cloneString(r.Sensitivity)
+	if u.Sensitivity.Set {
+		next.Sensitivity = cloneString(u.Sensitivity.Value)
+	}
+	if !next.Seasonal() && !u.Sensitivity.Set {
+		next.Sensitivity = nil
+	}
 	next.RenotifyMinutes = cloneInt(r.RenotifyMinutes)
 	if u.RenotifyMinutes.Set {
 		next.RenotifyMinutes = cloneInt(u.RenotifyMinutes.Value)
@@ -182,10 +197,12 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	enabled := next.Enabled
 	c := RuleCreate{Name: next.Name, Metric: next.Metric, Tool: next.Tool, Comparator: next.Comparator,
 		Threshold: next.Threshold, WindowMinutes: next.WindowMinutes, Channels: next.Channels, Enabled: &enabled,
-		SnoozedUntil: next.SnoozedUntil, MinCalls: &next.MinCalls, Baseline: next.Baseline, RenotifyMinutes: next.RenotifyMinutes}
+		SnoozedUntil: next.SnoozedUntil, MinCalls: &next.MinCalls, Baseline: next.Baseline, RenotifyMinutes: next.RenotifyMinutes,
+		Sensitivity: next.Sensitivity}
 	if err := c.Validate(); err != nil {
 		return Rule{}, err
 	}
+	next.Sensitivity = c.sensitivity()
 	next.ClearExpiredSnooze(now)
 	if next.Redefines(r) || !next.Enabled {
 		next.State = StateOK
@@ -194,12 +211,12 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 }
 
 // Redefines reports whether r measures something else than old: a
-// different metric, tool, comparator, threshold, window, min_calls or
-// baseline.
+// different metric, tool, comparator, threshold, window, min_calls,
+// baseline or sensitivity.
 func (r Rule) Redefines(old Rule) bool {
 	return r.Metric != old.Metric || !equalStringPtr(r.Tool, old.Tool) || r.Comparator != old.Comparator ||
 		r.Threshold != old.Threshold || r.WindowMinutes != old.WindowMinutes || r.MinCalls != old.MinCalls ||
-		!equalStringPtr(r.Baseline, old.Baseline)
+		!equalStringPtr(r.Baseline, old.Baseline) || !equalStringPtr(r.Sensitivity, old.Sensitivity)
 }
 
 func checkText(field, s string, max int) error {

@@ -32,6 +32,11 @@ func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bo
 		return float64(st.Users), true
 	case MetricToolChanges:
 		return float64(st.ToolChanges), true
+	case MetricProbeDown:
+		if st.Probe == nil {
+			return 0, true
+		}
+		return float64(st.Probe.Failures), true
 	}
 	return 0, false
 }
@@ -66,10 +71,16 @@ type Reading struct {
 	Calls int64
 	// Breached: the rule's condition holds.
 	Breached bool
+	// Probe is the MCP's probe state, for the rules that read it
+	// (probe_down; calls with < or <=), nil otherwise or without a probe.
+	Probe *analytics.ProbeStat
 	// Hold: the reading cannot judge the rule (a guarded metric under
-	// min_calls, a baseline of 0 or none), which keeps its state whatever
-	// it is.
+	// min_calls, a baseline of 0 or none, a seasonal rule with too little
+	// history), which keeps its state whatever it is.
 	Hold bool
+	// Expected is a seasonal rule's band for this hour of the week; nil
+	// for other rules and while its history is too short.
+	Expected *Band
 }
 
 // Read measures the rule: cur is its window's stats and prev the baseline
@@ -84,12 +95,12 @@ type Reading struct {
 //     the reading holds the rule's state (there is nothing to compare with).
 func (r Rule) Read(cur, prev map[string]analytics.WindowStat) Reading {
 	value, ok := r.Value(cur)
-	rd := Reading{Value: value, HasValue: ok, Calls: r.stat(cur).Calls}
+	rd := Reading{Value: value, HasValue: ok, Calls: r.stat(cur).Calls, Probe: r.stat(cur).Probe}
 	if r.MinCalls > 0 && contains(guarded, r.Metric) && rd.Calls < int64(r.MinCalls) {
 		rd.Hold = true
 		return rd
 	}
-	if r.Baseline != nil {
+	if r.Ratio() {
 		base, bok := r.Value(prev)
 		if bok {
 			rd.Baseline = &base
@@ -167,6 +178,10 @@ type Evaluation struct {
 	// Calls is the window's number of calls, what min_calls is checked
 	// against.
 	Calls int64 `json:"calls"`
+	// Expected is a seasonal rule's band at this hour of the week; nil
+	// for other rules and while fewer than SeasonalMinWeeks weeks of
+	// history exist (the rule then holds its state).
+	Expected *Band `json:"expected"`
 	// Deliveries is how many deliveries this evaluation created (0 when
 	// it changed nothing, when snoozed, or on a resolve without
 	// notify_on_resolve). An evaluation that keeps a rule firing creates

@@ -114,8 +114,13 @@ func (b *SecretBox) Open(ciphertext, associatedData []byte) ([]byte, error) {
 // slack row to the discord row, does not open. Each part is length-prefixed,
 // so no two (account, channel) pairs encode alike.
 func WebhookAssociatedData(accountID, channel string) []byte {
-	ad := []byte("alerting.webhook.v1")
-	for _, part := range []string{accountID, channel} {
+	return associatedData("alerting.webhook.v1", accountID, channel)
+}
+
+// associatedData is label followed by each part, length-prefixed.
+func associatedData(label string, parts ...string) []byte {
+	ad := []byte(label)
+	for _, part := range parts {
 		ad = binary.AppendUvarint(ad, uint64(len(part)))
 		ad = append(ad, part...)
 	}

@@ -43,7 +43,7 @@ const (
 // (rule, MCP and tool names): each sender escapes them for its format.
 type Message struct {
 	DeliveryID string
-	Kind       string // KindFiring, KindResolved or KindTest
+	Kind       string // KindFiring, KindResolved, KindTest or KindVerification
 	RuleID     string
 	RuleName   string
 	MCPID      string
@@ -59,6 +59,10 @@ type Message struct {
 	// address: the rule's page and the recipient's channel settings.
 	RuleURL     string
 	SettingsURL string
+	// ActionURL and ActionLabel are a message's one call to action (the
+	// verification link); "" for alerts.
+	ActionURL   string
+	ActionLabel string
 }
 
 // Envelope is one send: one destination, one message or a digest of
@@ -107,6 +111,13 @@ const (
 	ErrCodeNoAddress    = "no_recipient_address"
 	ErrCodeTimeout      = "timeout"
 	ErrCodeGaveUp       = "gave_up"
+	// ErrCodeUndecryptable: the stored destination could not be opened
+	// with the installation's key.
+	ErrCodeUndecryptable = "undecryptable"
+	// ErrCodeNotMember: the recipient left the account.
+	ErrCodeNotMember = "not_a_member"
+	// ErrCodeUnverified: the recipient's email address is not verified.
+	ErrCodeUnverified = "address_unverified"
 )
 
 // ErrorText is what is recorded for err: the code of a *SendError, else a

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 )
@@ -68,6 +69,9 @@ func TestDeletionReachesEveryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := db.ComputeNightly(ctx, now); err != nil { // rows in nightly too
+		t.Fatal(err)
+	}
+	if err := db.InsertProbeResults(ctx, probeRows(now, mcp, other)); err != nil { // probe checks too
 		t.Fatal(err)
 	}
 
@@ -160,7 +164,7 @@ func TestDeletionReachesEveryTable(t *testing.T) {
 func timeCond(t *testing.T, db *clickhouse.DB, table string, cutoff time.Time) string {
 	t.Helper()
 	for _, c := range []struct{ col, cond string }{
-		{"ts", "ts < toDateTime(%d)"}, {"received_at", "received_at < toDateTime(%d)"}, {"hour", "hour < toDateTime(%d)"}, {"day", "day < toDate(toDateTime(%d))"},
+		{"ts", "ts < toDateTime(%d)"}, {"at", "at < toDateTime(%d)"}, {"received_at", "received_at < toDateTime(%d)"}, {"hour", "hour < toDateTime(%d)"}, {"day", "day < toDate(toDateTime(%d))"},
 		{"month", "month < toStartOfMonth(toDate(toDateTime(%d)))"}, {"last_seen", "finalizeAggregation(last_seen) < %d000"},
 	} {
 		ts, err := db.TablesWith(context.Background(), c.col)
@@ -196,6 +200,11 @@ func TestRetentionReachesEveryTable(t *testing.T) {
 	}
 	if err := db.InsertRows(ctx, rows); err != nil {
 		t.Fatal(err)
+	}
+	for _, age := range []int{0, 40, 100} {
+		if err := db.InsertProbeResults(ctx, probeRows(today.AddDate(0, 0, -age).Add(12*time.Hour), "mcp_short", "mcp_long")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	accts := []analytics.AccountRetention{{AccountID: acct1, Days: 30, MCPIDs: []string{"mcp_short"}},
 		{AccountID: "acct-2", Days: 60, MCPIDs: []string{"mcp_long"}}}
@@ -243,4 +252,13 @@ func TestRetentionReachesEveryTable(t *testing.T) {
 	if steps, err := db.PlanRetention(ctx, 60, accts, today); err != nil || len(steps) != 0 {
 		t.Errorf("second pass: %v %v", steps, err)
 	}
+}
+
+// probeRows are one probe check of each MCP at at.
+func probeRows(at time.Time, mcps ...string) []clickhouse.ProbeResultRow {
+	var rows []clickhouse.ProbeResultRow
+	for _, m := range mcps {
+		rows = append(rows, clickhouse.ProbeResultRow{AccountID: acct1, MCPID: m, ProbeID: "prb_" + m, Check: alerting.ProbeCheck{At: at, OK: true}})
+	}
+	return rows
 }

@@ -51,6 +51,13 @@ func appendItem(b []byte, it *analytics.Item) []byte {
 	b = appendField(b, "server_version", it.ServerVersion, false)
 	b = appendField(b, "user_id", it.UserID, false)
 	b = appendField(b, "protocol_version", it.ProtocolVersion, false)
+	b = appendField(b, "error_kind", it.ErrorKind, false)
+	if it.ResponseBytes != nil {
+		b = append(b, `"response_bytes":`...)
+		b = strconv.AppendInt(b, *it.ResponseBytes, 10)
+		b = append(b, ',')
+	}
+	b = appendField(b, "args_hash", it.ArgsHash, false)
 	if len(it.Attributes) > 0 {
 		b = append(b, `"attributes":{`...)
 		first := true

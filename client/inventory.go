@@ -17,12 +17,16 @@ type Inventory struct {
 	Tools           []InventoryTool `json:"tools"`
 }
 
-// InventoryTool is one listed tool: its name and schema hash, and its
-// schema only when the reporter opted in.
+// InventoryTool is one listed tool: its name and schema hash, the size
+// of its definition, and its schema only when the reporter opted in.
 type InventoryTool struct {
 	Name       string          `json:"name"`
 	SchemaHash string          `json:"schema_hash"`
 	Schema     json.RawMessage `json:"schema,omitempty"`
+	// DefinitionBytes is the size in bytes of the tool as tools/list
+	// sent it (name, description, schemas, annotations: all of its JSON),
+	// what every agent pays in context for it before its first call.
+	DefinitionBytes int64 `json:"definition_bytes,omitempty"`
 }
 
 // PostInventory posts inv once (no retry): the next tools/list answer

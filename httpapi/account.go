@@ -35,9 +35,10 @@ type AccountPatch struct {
 
 // ProfileBody is the caller's own profile.
 type ProfileBody struct {
-	UserID string `json:"user_id" example:"usr_9dK2mQ7xL0pV3sB8"`
-	Email  string `json:"email" example:"ada@example.com"`
-	Name   string `json:"name" example:"Ada Lovelace"`
+	UserID        string `json:"user_id" example:"usr_9dK2mQ7xL0pV3sB8"`
+	Email         string `json:"email" example:"ada@example.com"`
+	Name          string `json:"name" example:"Ada Lovelace"`
+	EmailVerified bool   `json:"email_verified" doc:"Whether you confirmed the address with the link of the verification message. With an SMTP server configured, alert and test emails to an unverified address end failed with address_unverified; POST /v1/account/profile/verification sends a new link. Changing the email makes it unverified again."`
 }
 
 // ProfilePatch changes the caller's own profile; fields left out stay.
@@ -116,7 +117,7 @@ func (s *Server) newAccountOutput(a *accounts.Account) *accountOutput {
 }
 
 func newProfileOutput(p *accounts.Profile) *profileOutput {
-	return &profileOutput{Body: ProfileBody{UserID: p.UserID, Email: p.Email, Name: p.Name}}
+	return &profileOutput{Body: ProfileBody{UserID: p.UserID, Email: p.Email, Name: p.Name, EmailVerified: p.EmailVerified}}
 }
 
 func newCompanyOutput(c *accounts.Company) *companyOutput {
@@ -174,7 +175,7 @@ func (s *Server) updateAccount(ctx context.Context, in *struct{ Body AccountPatc
 var getProfileOp = huma.Operation{
 	OperationID: "get-profile",
 	Summary:     "Get your profile",
-	Description: "The caller's own name and email. Every role may read and change their own profile.",
+	Description: "The caller's own name and email, and whether the email is verified. Every role may read and change their own profile.",
 	Tags:        []string{"Account"},
 }
 
@@ -189,7 +190,7 @@ func (s *Server) getProfile(ctx context.Context, _ *struct{}) (*profileOutput, e
 var updateProfileOp = huma.Operation{
 	OperationID: "update-profile",
 	Summary:     "Change your profile",
-	Description: "Fields left out stay as they are. A new email must not belong to another person (409).",
+	Description: "Fields left out stay as they are. A new email must not belong to another person (409). A changed email is unverified again (`email_verified` false); with an SMTP server configured, a verification message goes to the new address and no other email does until its link is opened.",
 	Tags:        []string{"Account"},
 	Errors:      []int{http.StatusConflict, http.StatusUnprocessableEntity},
 }
@@ -198,6 +199,9 @@ func (s *Server) updateProfile(ctx context.Context, in *struct{ Body ProfilePatc
 	p, err := s.opts.Accounts.UpdateProfile(ctx, principal(ctx), accounts.ProfileUpdate{Name: in.Body.Name, Email: in.Body.Email})
 	if err != nil {
 		return nil, err
+	}
+	if in.Body.Email != nil && !p.EmailVerified && s.opts.Verification != nil {
+		s.opts.Verification.Start(ctx, p.UserID)
 	}
 	return newProfileOutput(p), nil
 }

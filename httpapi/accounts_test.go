@@ -392,7 +392,7 @@ func TestMembersRoles(t *testing.T) {
 	other := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("oth"), "Oth"), 201, "")
 	otherUser := other["user"].(map[string]any)
 	added := expect(t, s, "POST", "/v1/account/members", token, `{"email":`+jsonString(otherUser["email"].(string))+`,"role":"admin"}`, 201, "")
-	if keysOf(added) != "email,joined_at,name,role,user_id" || added["user_id"] != otherUser["id"] || added["role"] != "admin" || !isUTCTime(added["joined_at"]) {
+	if keysOf(added) != "email,email_verified,joined_at,name,role,user_id" || added["user_id"] != otherUser["id"] || added["role"] != "admin" || !isUTCTime(added["joined_at"]) {
 		t.Fatalf("added %v", added)
 	}
 	expect(t, s, "POST", "/v1/account/members", token, `{"email":`+jsonString(otherUser["email"].(string))+`,"role":"member"}`, 409, "conflict")
@@ -418,7 +418,7 @@ func TestProfile(t *testing.T) {
 	second := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("p2"), "P2"), 201, "")
 	token := first["token"].(string)
 	p := expect(t, s, "GET", "/v1/account/profile", token, "", 200, "")
-	if keysOf(p) != "email,name,user_id" || p["user_id"] != first["user"].(map[string]any)["id"] {
+	if keysOf(p) != "email,email_verified,name,user_id" || p["user_id"] != first["user"].(map[string]any)["id"] {
 		t.Fatalf("profile %v", p)
 	}
 	p = expect(t, s, "PATCH", "/v1/account/profile", token, `{"name":"Renamed"}`, 200, "")

@@ -35,6 +35,7 @@ func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 	opts.Evaluator = ev
 	opts.Inbox = postgres.NewInboxService(db)
 	opts.Notifications = postgres.NewNotificationService(db)
+	opts.SLOs, opts.SLI = postgres.NewSLOService(db), cdb.Reads
 	return New(opts), cdb
 }
 
@@ -90,7 +91,7 @@ func TestAlertingWalkthrough(t *testing.T) {
 		t.Fatalf("connect: %v", ch)
 	}
 	r := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.admin, ruleAllChans, 201, "")
-	if keysOf(r) != "baseline,channels,comparator,created_at,enabled,id,last_fired_at,mcp_id,metric,min_calls,name,notify_on_resolve,renotify_minutes,snoozed_until,state,threshold,tool,window_minutes" ||
+	if keysOf(r) != "baseline,channels,comparator,created_at,enabled,id,last_fired_at,mcp_id,metric,min_calls,name,notify_on_resolve,renotify_minutes,sensitivity,snoozed_until,state,threshold,tool,window_minutes" ||
 		r["baseline"] != nil || r["min_calls"] != 0.0 || r["notify_on_resolve"] != false || r["snoozed_until"] != nil ||
 		r["state"] != "ok" || r["enabled"] != true || r["tool"] != nil || r["last_fired_at"] != nil || !isUTCTime(r["created_at"]) || r["mcp_id"] != tm.mcp {
 		t.Fatalf("rule %v", r)

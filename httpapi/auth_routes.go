@@ -75,6 +75,9 @@ func (s *Server) signup(ctx context.Context, in *struct{ Body SignupRequest }) (
 	if err != nil {
 		return nil, err
 	}
+	if s.opts.Verification != nil {
+		s.opts.Verification.Start(ctx, sess.User.ID)
+	}
 	return newSessionOutput(sess), nil
 }
 

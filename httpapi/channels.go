@@ -203,15 +203,24 @@ var testChannelOp = huma.Operation{
 ` + "`email`" + ` to your own address (any member); ` + "`slack`" + ` and ` + "`discord`" + ` to the connected webhook (owners
 and admins). A failure is an answer, not an error: ` + "`error`" + ` is a short code such as
 ` + "`sending_not_configured`" + `, ` + "`not_connected`" + `, ` + "`http_404`" + ` or ` + "`timeout`" + `. A successful test of a team
-channel clears ` + "`broken`" + ` in its health. ` + "`in_app`" + ` is 422; an unknown channel 404.`,
+channel clears ` + "`broken`" + ` in its health. ` + "`in_app`" + ` is 422; an unknown channel 404.
+
+Email goes only to a verified address: while yours is not verified the answer is ` + "`failed`" + ` with
+` + "`address_unverified`" + ` and nothing is sent (verify it from your profile). Every test is an outbound send and is
+budgeted: at most 10 an hour per person and 30 an hour per account (counted per instance); beyond, 429
+` + "`rate_limited`" + ` with ` + "`Retry-After`" + `.`,
 	Tags:   []string{"Alerting"},
-	Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity},
+	Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests},
 }
 
 func (s *Server) testChannel(ctx context.Context, in *channelInput) (*testChannelOutput, error) {
 	p := principal(ctx)
 	if alerting.IsTeamChannel(in.Channel) && !p.Role.CanManage() {
 		return nil, telemetry.Errorf(telemetry.EFORBIDDEN, "Testing a team channel needs the owner or admin role; yours is %s.", p.Role)
+	}
+	s.testLimits.init(s.opts.ChannelTestLimits)
+	if err := s.testLimits.allow(p); err != nil {
+		return nil, err
 	}
 	res, err := s.opts.ChannelTests.TestChannel(ctx, p.AccountID, p.UserID, in.Channel)
 	if err != nil {

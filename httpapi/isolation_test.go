@@ -21,6 +21,8 @@ var isolationBodies = map[string]string{
 	"POST /v1/mcps/{id}/keys":                    `{"name":"x"}`,
 	"POST /v1/mcps/{id}/rules":                   `{"name":"x","metric":"errors","comparator":">","threshold":1,"window_minutes":5,"channels":["in_app"]}`,
 	"PATCH /v1/rules/{ruleId}":                   `{"name":"x"}`,
+	"POST /v1/mcps/{id}/slos":                    `{"name":"x","kind":"availability","objective":0.99,"channels":["in_app"]}`,
+	"PATCH /v1/slos/{sloId}":                     `{"name":"x"}`,
 	"PUT /v1/account/channels/{channel}/webhook": `{"url":"https://hooks.slack.com/services/T0001/B0001/abcdefghijklmnop"}`,
 	"POST /v1/account/inbox/read":                `{"all":true}`,
 	"POST /v1/account/tokens":                    `{"name":"x","scope":"read"}`,
@@ -62,8 +64,10 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 	m := expect(t, s, "POST", "/v1/auth/signup", "", signupBody("member-"+mcpA+"@example.com", "M", "invite_token", inv["invite_token"].(string)), 201, "")
 	memberA := m["token"].(string)
 	ruleA := expect(t, s, "POST", "/v1/mcps/"+mcpA+"/rules", ownerA, isolationBodies["POST /v1/mcps/{id}/rules"], 201, "")["id"].(string)
+	sloA := expect(t, s, "POST", "/v1/mcps/"+mcpA+"/slos", ownerA, isolationBodies["POST /v1/mcps/{id}/slos"], 201, "")["id"].(string)
 	params := map[string]string{
 		"id":         mcpA,
+		"sloId":      sloA,
 		"keyId":      keyA["id"].(string),
 		"user_id":    m["user"].(map[string]any)["id"].(string),
 		"ruleId":     ruleA,

@@ -72,6 +72,7 @@ func TestMCPEndpoint(t *testing.T) {
 	otherPAT := expect(t, s, "POST", "/v1/account/tokens", tm.otherOwner, `{"name":"mcp","scope":"read"}`, 201, "")["token"].(string)
 	key := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/keys", tm.owner, `{"name":"k"}`, 201, "")["key"].(string)
 	rule := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.owner, `{"name":"errs","metric":"errors","comparator":">","threshold":0,"window_minutes":60,"channels":["in_app"]}`, 201, "")["id"].(string)
+	slo := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/slos", tm.owner, `{"name":"Search succeeds","kind":"availability","objective":0.995,"tool":"search","channels":["in_app"]}`, 201, "")["id"].(string)
 
 	now := time.Now().UTC()
 	items := []map[string]any{
@@ -116,7 +117,7 @@ func TestMCPEndpoint(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if strings.Join(names, ",") != "get_breakdown,get_overview,get_rule_history,get_session_timeline,get_tool,get_tools,list_mcps,list_rules,list_sessions,top_errors" {
+	if strings.Join(names, ",") != "get_breakdown,get_overview,get_rule_history,get_session_timeline,get_slo,get_tool,get_tools,list_mcps,list_rules,list_sessions,list_slos,top_errors" {
 		t.Fatalf("tools: %v", names)
 	}
 
@@ -149,6 +150,8 @@ func TestMCPEndpoint(t *testing.T) {
 		{"get_session_timeline", map[string]any{"mcp_id": tm.mcp, "session_id": "s-1"}, base + "/sessions/s-1", "upstream timed out"},
 		{"list_rules", map[string]any{"mcp_id": tm.mcp}, base + "/rules", "firing"},
 		{"get_rule_history", map[string]any{"rule_id": rule}, "/v1/rules/" + rule + "/events", "fired"},
+		{"list_slos", map[string]any{"mcp_id": tm.mcp}, base + "/slos", "99.5% of search calls succeed over 28 days"},
+		{"get_slo", map[string]any{"slo_id": slo}, "/v1/slos/" + slo, "1 bad"},
 	}
 	for _, c := range cases {
 		res, got := callTool(t, cs, c.tool, c.args)

@@ -156,6 +156,12 @@ func (s *Server) addMCPTools(srv *mcp.Server) {
 	if s.opts.Rules != nil {
 		s.addRuleTools(srv)
 	}
+	if s.opts.Probes != nil {
+		s.addProbeTools(srv)
+	}
+	if s.opts.SLOs != nil && s.opts.SLI != nil {
+		s.addSLOTools(srv)
+	}
 }
 
 func (s *Server) addMetricTools(srv *mcp.Server) {
@@ -356,7 +362,11 @@ func (s *Server) addRuleTools(srv *mcp.Server) {
 				if e.Value != nil {
 					v = strconv.FormatFloat(*e.Value, 'g', 6, 64)
 				}
-				fmt.Fprintf(&b, "- %s %s: value %s, threshold %g\n", stamp(e.At), e.Kind, v, e.Threshold)
+				why := ""
+				if e.Reason != nil {
+					why = " (rule " + *e.Reason + ")"
+				}
+				fmt.Fprintf(&b, "- %s %s%s: value %s, threshold %g\n", stamp(e.At), e.Kind, why, v, e.Threshold)
 			}
 			if out.Body.NextCursor != nil {
 				fmt.Fprintf(&b, "More: cursor %s\n", *out.Body.NextCursor)

@@ -13,11 +13,12 @@ import (
 
 // MemberBody is a person's membership.
 type MemberBody struct {
-	UserID   string    `json:"user_id" example:"usr_9dK2mQ7xL0pV3sB8"`
-	Email    string    `json:"email" example:"grace@example.com"`
-	Name     string    `json:"name" example:"Grace Hopper"`
-	Role     string    `json:"role" enum:"owner,admin,member"`
-	JoinedAt time.Time `json:"joined_at"`
+	UserID        string    `json:"user_id" example:"usr_9dK2mQ7xL0pV3sB8"`
+	Email         string    `json:"email" example:"grace@example.com"`
+	EmailVerified bool      `json:"email_verified" doc:"Whether the person confirmed the address (the link of the verification message). With an SMTP server configured, no email but that message goes to an unverified address."`
+	Name          string    `json:"name" example:"Grace Hopper"`
+	Role          string    `json:"role" enum:"owner,admin,member"`
+	JoinedAt      time.Time `json:"joined_at"`
 }
 
 // InvitationBody is a pending invitation (never with its token).
@@ -58,7 +59,7 @@ type MemberPath struct {
 }
 
 func memberBody(m *accounts.Member) MemberBody {
-	return MemberBody{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: string(m.Role), JoinedAt: m.JoinedAt.UTC()}
+	return MemberBody{UserID: m.UserID, Email: m.Email, EmailVerified: m.EmailVerified, Name: m.Name, Role: string(m.Role), JoinedAt: m.JoinedAt.UTC()}
 }
 
 func invitationBody(i *accounts.Invitation) InvitationBody {
@@ -152,7 +153,7 @@ func (s *Server) updateMember(ctx context.Context, in *struct {
 var removeMemberOp = huma.Operation{
 	OperationID:   "remove-member",
 	Summary:       "Remove a member",
-	Description:   "Owners and admins. The person's sessions for this account stop working at once; inbox items already delivered to them are kept. " + roleRules,
+	Description:   "Owners and admins. Everything the person held in this account ends in the same transaction: their sessions for it stop working at once, their personal access tokens for it are deleted (adding them again does not revive any), and their email deliveries still queued or retrying end `failed` with `last_error` `not_a_member` (the outbox never mails a non-member, even after an admin's retry). Inbox items already delivered to them are kept. " + roleRules,
 	Tags:          []string{"Members"},
 	DefaultStatus: http.StatusNoContent,
 	Errors:        []int{http.StatusNotFound, http.StatusConflict},

@@ -27,6 +27,10 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodPost, "/v1/auth/login", Public, handle(s.login, loginOp).limitedPerClient()},
 			{http.MethodPost, "/v1/auth/logout", AnyMember, handle(s.logout, logoutOp)},
 		}},
+		{on: o.Verification != nil, routes: []route{
+			{http.MethodPost, "/v1/auth/verify", Public, handle(s.verifyEmail, verifyEmailOp).limitedPerClient()},
+			{http.MethodPost, "/v1/account/profile/verification", AnyMember, handle(s.resendVerification, resendVerificationOp)},
+		}},
 		{on: o.Accounts != nil, routes: []route{
 			{http.MethodGet, "/v1/account", AnyMember, handle(s.getAccount, getAccountOp)},
 			{http.MethodPatch, "/v1/account", Manager, handle(s.updateAccount, updateAccountOp)},
@@ -112,6 +116,26 @@ func (s *Server) routes() []routeGroup {
 		{on: o.Notifications != nil, describe: s.describeNotifications, routes: []route{
 			{http.MethodGet, "/v1/account/notifications", Manager, handle(s.listNotifications, listNotificationsOp)},
 			{http.MethodPost, "/v1/account/notifications/{id}/retry", Manager, handle(s.retryNotification, retryNotificationOp)},
+		}},
+		{on: o.Probes != nil, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/probes", AnyMember, handle(s.listProbes, listProbesOp)},
+			{http.MethodPost, "/v1/mcps/{id}/probes", Manager, handle(s.createProbe, createProbeOp)},
+			{http.MethodGet, "/v1/probes/{probeId}", AnyMember, handle(s.getProbe, getProbeOp)},
+			{http.MethodPatch, "/v1/probes/{probeId}", Manager, handle(s.updateProbe, updateProbeOp)},
+			{http.MethodDelete, "/v1/probes/{probeId}", Manager, handle(s.deleteProbe, deleteProbeOp)},
+			{http.MethodGet, "/v1/probes/{probeId}/results", AnyMember, handle(s.listProbeResults, probeResultsOp)},
+		}},
+		{on: o.Probes != nil && o.Badges != nil, routes: []route{
+			{http.MethodPost, "/v1/probes/{probeId}/badge", Manager, handle(s.createBadge, createBadgeOp)},
+			{http.MethodDelete, "/v1/probes/{probeId}/badge", Manager, handle(s.deleteBadge, deleteBadgeOp)},
+			{http.MethodGet, "/badges/{file}", Public, handle(s.getBadge, getBadgeOp)},
+		}},
+		{on: o.SLOs != nil && o.SLI != nil, describe: s.describeSLOs, class: classRead, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/slos", AnyMember, handle(s.listSLOs, listSLOsOp)},
+			{http.MethodPost, "/v1/mcps/{id}/slos", Manager, handle(s.createSLO, createSLOOp)},
+			{http.MethodGet, "/v1/slos/{sloId}", AnyMember, handle(s.getSLO, getSLOOp)},
+			{http.MethodPatch, "/v1/slos/{sloId}", Manager, handle(s.updateSLO, updateSLOOp)},
+			{http.MethodDelete, "/v1/slos/{sloId}", Manager, handle(s.deleteSLO, deleteSLOOp)},
 		}},
 		{on: o.ChannelTests != nil, routes: []route{
 			{http.MethodPost, "/v1/account/channels/{channel}/test", AnyMember, handle(s.testChannel, testChannelOp)},

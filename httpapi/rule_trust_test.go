@@ -139,7 +139,7 @@ func TestResolveNoticesHistoryAndSnooze(t *testing.T) {
 		t.Fatalf("history %v", h)
 	}
 	e0, e1 := events[0].(map[string]any), events[1].(map[string]any)
-	if keysOf(e0) != "at,id,kind,threshold,value" || e0["kind"] != "resolved" || e0["value"] != 0.06 || e0["threshold"] != 0.1 ||
+	if keysOf(e0) != "at,expected,id,kind,reason,threshold,value" || e0["kind"] != "resolved" || e0["value"] != 0.06 || e0["threshold"] != 0.1 ||
 		e1["kind"] != "fired" || e1["value"] != 0.375 || !isUTCTime(e0["at"]) || e0["at"].(string) < e1["at"].(string) {
 		t.Fatalf("history items %v", events)
 	}
@@ -175,9 +175,15 @@ func TestResolveNoticesHistoryAndSnooze(t *testing.T) {
 	if kinds != "resolved fired resolved fired " || p2["next_cursor"] != nil {
 		t.Fatalf("pages %v / %v", p1, p2)
 	}
-	// Deleting the rule deletes its history.
+	// A deleted rule's history stays readable by its id (a rule that was
+	// not firing gains no event), to its account only.
 	expect(t, s, "DELETE", "/v1/rules/"+id, tm.admin, "", 204, "")
-	expect(t, s, "GET", "/v1/rules/"+id+"/events", tm.owner, "", 404, "not_found")
+	expect(t, s, "GET", "/v1/rules/"+id, tm.owner, "", 404, "not_found")
+	if h := expect(t, s, "GET", "/v1/rules/"+id+"/events", tm.owner, "", 200, ""); len(h["items"].([]any)) != 4 {
+		t.Fatalf("history of the deleted rule %v", h)
+	}
+	other := newAPITeam(t, s)
+	expect(t, s, "GET", "/v1/rules/"+id+"/events", other.owner, "", 404, "not_found")
 }
 
 // A week_ago baseline: with nothing a week ago the rule keeps its state;

@@ -17,24 +17,25 @@ type RuleList struct {
 
 // Field documentation shared by the create and update bodies.
 const (
-	docRuleName       = "What the rule is called in notifications; 1 to 200 characters."
-	docRuleMetric     = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly; tool_changes (changes of the MCP's tool inventory: tools added, removed or whose schema changed, see GET /v1/mcps/{id}/inventory; of the named tool only when tool is set)."
-	docRuleTool       = "Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."
-	docRuleComparator = "How the value is compared with the threshold."
-	docRuleThreshold  = "The value the metric is compared with; not negative, and at most 1 for error_rate."
-	docRuleWindow     = "The window measured: the last window_minutes minutes, 1 to 1440."
-	docRuleChannels   = "Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. A team-chat channel nobody connected is accepted and simply gets nothing."
-	docRuleEnabled    = "Disabled rules are not evaluated by the evaluator."
-	docRuleNotify     = "Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does (the team at that moment, each person's preferences, connected team channels; in_app delivered, others queued), titled \"Resolved: …\". Example: true."
-	docRuleSnooze     = "RFC 3339 time or null. Until then the rule still evaluates, changes state and records its history, but creates no deliveries. A rule that fired while snoozed and still fires when the snooze ends notifies then, once (the snooze then reads back as null). A time in the past clears the snooze (it reads back as null). Example: \"2026-11-25T18:00:00Z\"."
-	docRuleMinCalls   = "Integer >= 0, default 0. For error_rate, errors and the latency metrics (p50_ms, p95_ms, p99_ms), a window with fewer calls than this keeps the rule's state: no alarm on three calls with one error, and a firing rule does not resolve on a quiet window either. Ignored by calls, sessions and users. Example: 20."
-	docRuleRenotify   = "null (default) or an integer of minutes, 5 to 10080. While the rule keeps firing, its deliveries are made again every so many minutes (titled \"Still firing: …\"), to the same audience rule as a firing; nothing while snoozed."
-	docRuleBaseline   = "null (default) or \"week_ago\". With week_ago the value compared with the threshold is the window's value divided by the same window seven days earlier, so metric calls, comparator <, threshold 0.5 means \"under half of last week\" (and an error_rate threshold may then exceed 1: 2 means doubled). When the earlier value is 0 (or a percentile without measured calls) the rule keeps its state."
+	docRuleName        = "What the rule is called in notifications; 1 to 200 characters."
+	docRuleMetric      = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly; tool_changes (changes of the MCP's tool inventory: tools added, removed or whose schema changed, see GET /v1/mcps/{id}/inventory; of the named tool only when tool is set); probe_down (consecutive failed checks of the MCP's probe, see POST /v1/mcps/{id}/probes; the window plays no part)."
+	docRuleTool        = "Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."
+	docRuleComparator  = "How the value is compared with the threshold."
+	docRuleThreshold   = "The value the metric is compared with; not negative, and at most 1 for error_rate."
+	docRuleWindow      = "The window measured: the last window_minutes minutes, 1 to 1440."
+	docRuleChannels    = "Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. A team-chat channel nobody connected is accepted and simply gets nothing."
+	docRuleEnabled     = "Disabled rules are not evaluated by the evaluator."
+	docRuleNotify      = "Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does (the team at that moment, each person's preferences, connected team channels; in_app delivered, others queued), titled \"Resolved: …\". Example: true."
+	docRuleSnooze      = "RFC 3339 time or null. Until then the rule still evaluates, changes state and records its history, but creates no deliveries. A rule that fired while snoozed and still fires when the snooze ends notifies then, once (the snooze then reads back as null). A time in the past clears the snooze (it reads back as null). Example: \"2026-11-25T18:00:00Z\"."
+	docRuleMinCalls    = "Integer >= 0, default 0. For error_rate, errors and the latency metrics (p50_ms, p95_ms, p99_ms), a window with fewer calls than this keeps the rule's state: no alarm on three calls with one error, and a firing rule does not resolve on a quiet window either. Ignored by calls, sessions and users. Example: 20."
+	docRuleRenotify    = "null (default) or an integer of minutes, 5 to 10080. While the rule keeps firing, its deliveries are made again every so many minutes (titled \"Still firing: …\"), to the same audience rule as a firing; nothing while snoozed."
+	docRuleSensitivity = "Seasonal rules only: low, medium (default) or high. The expected band is the median of the same window in the last four weeks ± k robust standard deviations (1.4826 × the median absolute deviation, never less than the metric's sampling noise), k = 6 (low), 4.5 (medium) or 3 (high); higher sensitivity fires on smaller departures and more often on noise (docs/alerting.md gives the measured false-alarm rates). null or absent on a seasonal rule means medium; refused on other rules."
+	docRuleBaseline    = "null (default), \"week_ago\" or \"seasonal\". With seasonal the rule learns the week's rhythm: it fires when the window's value leaves the band expected from the same window at the same hour of the week over the last four weeks, above it for comparator > or >=, below it for < or <= (threshold is then ignored: send 0); with fewer than two weeks of history (weeks before the MCP existed and without any items do not count) it keeps its state. Not for tool_changes. With week_ago the value compared with the threshold is the window's value divided by the same window seven days earlier, so metric calls, comparator <, threshold 0.5 means \"under half of last week\" (and an error_rate threshold may then exceed 1: 2 means doubled). When the earlier value is 0 (or a percentile without measured calls) the rule keeps its state."
 )
 
 type newRuleRequest struct {
 	Name            string     `json:"name" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric          string     `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id), tool_changes (tool inventory changes)."`
+	Metric          string     `json:"metric" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,probe_down" doc:"What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms; no value without measured calls, which never breaches), sessions (distinct session_ids), users (distinct user_ids, falling back to the session_id), tool_changes (tool inventory changes), probe_down (consecutive failed probe checks)."`
 	Tool            *string    `json:"tool,omitempty" nullable:"true" doc:"Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."`
 	Comparator      string     `json:"comparator" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
 	Threshold       float64    `json:"threshold" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
@@ -44,7 +45,8 @@ type newRuleRequest struct {
 	NotifyOnResolve *bool      `json:"notify_on_resolve,omitempty" doc:"Default false. When true, a resolve (firing → ok) creates deliveries exactly as a firing does, titled as resolved."`
 	SnoozedUntil    *time.Time `json:"snoozed_until,omitempty" nullable:"true" doc:"RFC 3339 or null: until then the rule evaluates and changes state but creates no deliveries. A time in the past means not snoozed."`
 	MinCalls        *int       `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"Default 0. For error_rate, errors and the latency metrics, a window with fewer calls than this keeps the rule's state."`
-	Baseline        *string    `json:"baseline,omitempty" nullable:"true" doc:"null (default) or \"week_ago\": compare the window's value divided by the same window seven days earlier."`
+	Baseline        *string    `json:"baseline,omitempty" nullable:"true" doc:"null (default), \"week_ago\" (compare the window's value divided by the same window seven days earlier) or \"seasonal\" (fire when the value leaves the band expected at this hour of the week from the last four weeks, in the comparator's direction; threshold ignored)."`
+	Sensitivity     *string    `json:"sensitivity,omitempty" nullable:"true" enum:"low,medium,high" doc:"Seasonal rules only: low, medium (default) or high; see the rule schema."`
 	RenotifyMinutes *int       `json:"renotify_minutes,omitempty" nullable:"true" minimum:"5" maximum:"10080" doc:"null (default) or 5 to 10080: while firing, deliver again every so many minutes."`
 }
 
@@ -82,19 +84,31 @@ func (nullableTime) Schema(huma.Registry) *huma.Schema {
 }
 
 type rulePatch struct {
-	Name            *string          `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
-	Metric          *string          `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes" doc:"What the rule measures; see the create body."`
-	Tool            nullableString   `json:"tool,omitzero"`
-	Comparator      *string          `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
-	Threshold       *float64         `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
-	WindowMinutes   *int             `json:"window_minutes,omitempty" minimum:"1" maximum:"1440" doc:"The window measured, 1 to 1440 minutes."`
-	Channels        []string         `json:"channels,omitempty" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. Absent or null: unchanged."`
-	Enabled         *bool            `json:"enabled,omitempty" doc:"Disabled rules are not evaluated by the evaluator."`
-	NotifyOnResolve *bool            `json:"notify_on_resolve,omitempty" doc:"Whether a resolve creates deliveries too."`
-	SnoozedUntil    nullableTime     `json:"snoozed_until,omitzero"`
-	MinCalls        *int             `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"For error_rate, errors and the latency metrics, a window with fewer calls keeps the rule's state."`
-	Baseline        nullableBaseline `json:"baseline,omitzero"`
-	RenotifyMinutes nullableInt      `json:"renotify_minutes,omitzero"`
+	Name            *string             `json:"name,omitempty" doc:"What the rule is called in notifications; 1 to 200 characters."`
+	Metric          *string             `json:"metric,omitempty" enum:"error_rate,errors,calls,p95_ms,p50_ms,p99_ms,sessions,users,tool_changes,probe_down" doc:"What the rule measures; see the create body."`
+	Tool            nullableString      `json:"tool,omitzero"`
+	Comparator      *string             `json:"comparator,omitempty" enum:">,>=,<,<=" doc:"How the value is compared with the threshold."`
+	Threshold       *float64            `json:"threshold,omitempty" doc:"The value the metric is compared with; not negative, and at most 1 for error_rate."`
+	WindowMinutes   *int                `json:"window_minutes,omitempty" minimum:"1" maximum:"1440" doc:"The window measured, 1 to 1440 minutes."`
+	Channels        []string            `json:"channels,omitempty" doc:"Where a firing is delivered, a non-empty subset of in_app, email, slack, discord. Absent or null: unchanged."`
+	Enabled         *bool               `json:"enabled,omitempty" doc:"Disabled rules are not evaluated by the evaluator."`
+	NotifyOnResolve *bool               `json:"notify_on_resolve,omitempty" doc:"Whether a resolve creates deliveries too."`
+	SnoozedUntil    nullableTime        `json:"snoozed_until,omitzero"`
+	MinCalls        *int                `json:"min_calls,omitempty" minimum:"0" maximum:"1000000000" doc:"For error_rate, errors and the latency metrics, a window with fewer calls keeps the rule's state."`
+	Baseline        nullableBaseline    `json:"baseline,omitzero"`
+	RenotifyMinutes nullableInt         `json:"renotify_minutes,omitzero"`
+	Sensitivity     nullableSensitivity `json:"sensitivity,omitzero"`
+}
+
+// nullableSensitivity is the sensitivity of a PATCH: low, medium, high,
+// null (medium on a seasonal rule) or absent (unchanged).
+type nullableSensitivity struct {
+	alerting.NullableString
+}
+
+// Schema describes the field as a nullable string.
+func (nullableSensitivity) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Nullable: true, Enum: []any{"low", "medium", "high"}, Description: docRuleSensitivity + " Absent: unchanged (dropped when the baseline stops being seasonal)."}
 }
 
 // nullableInt is the renotify_minutes of a PATCH: minutes, null (never)
@@ -163,7 +177,13 @@ Example: alert when more than 5% of at least 20 calls fail over 10 minutes, and 
 Example: alert when calls over the last hour fall under half of the same hour last week:
 
     {"name": "Traffic drop", "metric": "calls", "comparator": "<", "threshold": 0.5,
-     "window_minutes": 60, "channels": ["email"], "baseline": "week_ago"}`
+     "window_minutes": 60, "channels": ["email"], "baseline": "week_ago"}
+
+Example: alert when calls over 30 minutes fall below what is usual at this hour of the week
+(learnt from the last four weeks; a quiet Sunday night is usual, a quiet Monday morning is not):
+
+    {"name": "Unusually quiet", "metric": "calls", "comparator": "<", "threshold": 0,
+     "window_minutes": 30, "channels": ["in_app", "email"], "baseline": "seasonal", "sensitivity": "medium"}`
 
 // describeRules documents the schemas of these routes.
 func (s *Server) describeRules() {
@@ -186,13 +206,20 @@ func (s *Server) describeRules() {
 		"min_calls":         docRuleMinCalls,
 		"baseline":          docRuleBaseline,
 		"renotify_minutes":  docRuleRenotify,
+		"sensitivity":       docRuleSensitivity,
+	})
+	s.documentSchema(alerting.Band{}, "The band a seasonal rule expects at this hour of the week, learnt from the same window in the last four weeks.", map[string]string{
+		"low":  "The band's lower edge (never below 0); a value under it breaches a rule with comparator < or <=.",
+		"high": "The band's upper edge; a value over it breaches a rule with comparator > or >=.",
 	})
 	s.documentSchema(alerting.RuleEvent{}, "One transition in a rule's history.", map[string]string{
 		"id":        "The event's id.",
 		"kind":      "fired (ok → firing) or resolved (firing → ok). Recorded whether or not the rule was snoozed.",
+		"reason":    "Why a firing ended without an evaluation resolving it: redefined (its condition changed), disabled or deleted; null otherwise. A deleted rule's history stays readable by its id.",
 		"value":     "What the evaluation measured (with a baseline: the ratio to it); null when the metric had no value.",
 		"threshold": "The rule's threshold at that moment.",
 		"at":        "When the transition happened.",
+		"expected":  "A seasonal rule's expected band at that moment, {low, high}; null for other rules.",
 	})
 	s.documentSchema(alerting.RuleEventPage{}, "A page of a rule's history, newest first.", map[string]string{
 		"items":       "The events of this page.",
@@ -237,7 +264,7 @@ func (s *Server) createRule(ctx context.Context, in *createRuleInput) (*createdR
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil, MinCalls: b.MinCalls, Baseline: b.Baseline,
-		RenotifyMinutes: b.RenotifyMinutes,
+		RenotifyMinutes: b.RenotifyMinutes, Sensitivity: b.Sensitivity,
 	})
 	if err != nil {
 		return nil, err
@@ -283,6 +310,7 @@ func (s *Server) updateRule(ctx context.Context, in *updateRuleInput) (*ruleOutp
 		WindowMinutes: b.WindowMinutes, Channels: b.Channels, Enabled: b.Enabled,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil.NullableTime, MinCalls: b.MinCalls,
 		Baseline: b.Baseline.NullableString, RenotifyMinutes: b.RenotifyMinutes.NullableInt,
+		Sensitivity: b.Sensitivity.NullableString,
 	})
 	if err != nil {
 		return nil, err
@@ -313,6 +341,7 @@ func (s *Server) describeEvaluate() {
 		"baseline_value": "With a week_ago baseline: the same window's value seven days earlier (value is then the ratio to it); null without a baseline or when it has no value.",
 		"calls":          "Calls in the rule's window (its tool's tools/call items for a rule naming a tool): what min_calls is checked against.",
 		"deliveries":     "How many deliveries this evaluation created: 0 when it changed nothing, while the rule is snoozed, and on a resolve without notify_on_resolve.",
+		"expected":       "A seasonal rule's expected band at this hour of the week, {low, high}; null for other rules and while it has fewer than two weeks of history (it then keeps its state).",
 	})
 }
 

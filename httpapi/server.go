@@ -91,8 +91,21 @@ type Options struct {
 	Evaluator     alerting.Evaluator
 	Inbox         alerting.InboxService
 	Notifications alerting.NotificationService
-	// ChannelTests serves POST /v1/account/channels/{channel}/test.
-	ChannelTests alerting.TestService
+	// ChannelTests serves POST /v1/account/channels/{channel}/test,
+	// limited per person and per account by ChannelTestLimits.
+	ChannelTests      alerting.TestService
+	ChannelTestLimits ChannelTestLimits
+	// Verification, when set, serves POST /v1/auth/verify and POST
+	// /v1/account/profile/verification, and mails the verification of
+	// new and changed addresses.
+	Verification Verifier
+	// Probes serves /v1/mcps/{id}/probes and /v1/probes/{probeId}[/results];
+	// Badges (with Probes) the badge routes and /mcp's list_probes.
+	Probes alerting.ProbeService
+	Badges alerting.ProbeBadgeService
+	// SLOs, with SLI, serves /v1/mcps/{id}/slos and /v1/slos/{sloId}.
+	SLOs alerting.SLOService
+	SLI  analytics.SLIReader
 
 	// Version is the service's version, announced by /mcp (default "dev").
 	Version string
@@ -112,6 +125,8 @@ type Server struct {
 	// decoding is the budget of bytes being decoded at once.
 	decoding *semaphore.Weighted
 	exports  *exportLimiter
+	// testLimits budgets the channel tests.
+	testLimits channelTestLimiter
 }
 
 // New builds the server and registers every route.

@@ -105,6 +105,9 @@ func (t *Telemetry) reportInventory(tools []*mcp.Tool, serverVersion, protocol s
 			continue
 		}
 		it := client.InventoryTool{Name: tool.Name, SchemaHash: client.SchemaHash(part)}
+		if b, err := json.Marshal(tool); err == nil {
+			it.DefinitionBytes = int64(len(b))
+		}
 		if t.inventorySchemas {
 			it.Schema = client.CanonicalJSON(part)
 		}

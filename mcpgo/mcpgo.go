@@ -63,6 +63,11 @@ type Options struct {
 	// InventorySchemas sends each tool's description, input schema and
 	// annotations with its hash.
 	InventorySchemas bool
+	// ArgsHashKey is the key of args_hash (HMAC-SHA256, see ArgsHash).
+	// Empty: a random key per process, so equal calls hash equal within
+	// the process. Give every replica of a server whose sessions span
+	// processes the same secret.
+	ArgsHashKey []byte
 }
 
 // Telemetry is an instrumented server's sender.
@@ -70,6 +75,7 @@ type Telemetry struct {
 	c             *client.Client
 	serverVersion string
 	userID        func(context.Context, mcp.Request) string
+	argsHashKey   []byte
 
 	inventory        bool
 	inventorySchemas bool
@@ -91,7 +97,8 @@ type Telemetry struct {
 // request it handles (notifications are not requests and are not recorded):
 // method, tool, prompt or resource name, duration, errors (a JSON-RPC error
 // with its code as error_type, another error with its type name, a tool
-// result with IsError as "tool_error"), the session (see sessionID), the
+// result with IsError as "tool_error"; each with its error_kind), the
+// result's size, a tools/call's args_hash, the session (see sessionID), the
 // client's name and version (from initialize, or from each request's _meta
 // under the 2026-07-28 protocol), the protocol version and the server's
 // version. It fails only when the client options are invalid (no key).
@@ -111,7 +118,7 @@ func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 	t := &Telemetry{c: c, serverVersion: opts.ServerVersion, userID: opts.UserID,
 		announce: implVersion(server), sessions: map[weak.Pointer[mcp.ServerSession]]string{},
 		inventory: !opts.DisableInventory, inventorySchemas: opts.InventorySchemas, invSent: map[string]time.Time{},
-		shutdown: co.ShutdownTimeout}
+		argsHashKey: opts.ArgsHashKey, shutdown: co.ShutdownTimeout}
 	if t.shutdown <= 0 {
 		t.shutdown = client.DefaultShutdownTimeout
 	}
@@ -197,6 +204,7 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 	}
 	it.SessionID = t.sessionID(ss, req, &it)
 	setOutcome(&it, res, err)
+	t.setFailure(&it, req, res, err)
 	_ = t.c.Add(it) // a full queue drops and counts
 	if lt, ok := res.(*mcp.ListToolsResult); ok && lt != nil && err == nil && t.inventory {
 		cursor := ""

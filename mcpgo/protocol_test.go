@@ -210,6 +210,16 @@ func TestInventoryReported(t *testing.T) {
 		got[tool.Name] = tool.SchemaHash
 	}
 	check(t, "first list", got, want)
+	// definition_bytes: the tool's JSON as listed, what an agent pays for it.
+	wantSize, gotSize := map[string]int64{}, map[string]int64{}
+	for _, tool := range first.Tools {
+		raw, _ := json.Marshal(tool)
+		wantSize[tool.Name] = int64(len(raw))
+	}
+	for _, tool := range inv[0].Tools {
+		gotSize[tool.Name] = tool.DefinitionBytes
+	}
+	check(t, "definition bytes", gotSize, wantSize)
 	if len(inv[1].Tools) != len(first.Tools)+1 {
 		t.Fatalf("second list %+v, want the added tool too", inv[1].Tools)
 	}

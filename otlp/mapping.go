@@ -106,6 +106,7 @@ func MapWithResources(req *coltracepb.ExportTraceServiceRequest, now time.Time) 
 			ok = false // not a request: never a call
 		}
 		if ok {
+			fillFailure(&it, s.span)
 			it.Normalize()
 			ok = it.Validate(now) && !seen[it.ID]
 		}

@@ -119,7 +119,7 @@ func TestMapSpan(t *testing.T) {
 			},
 			want: func() analytics.Item {
 				it := wantItem()
-				it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, "_OTHER", "upstream timed out"
+				it.Status, it.ErrorType, it.ErrorMessage, it.ErrorKind = analytics.StatusError, "_OTHER", "upstream timed out", "timeout"
 				return it
 			},
 		},
@@ -132,7 +132,7 @@ func TestMapSpan(t *testing.T) {
 			},
 			want: func() analytics.Item {
 				it := wantItem()
-				it.Status, it.ErrorType = analytics.StatusError, "tool_error"
+				it.Status, it.ErrorType, it.ErrorKind = analytics.StatusError, "tool_error", "tool_error"
 				return it
 			},
 		},
@@ -146,7 +146,7 @@ func TestMapSpan(t *testing.T) {
 			},
 			want: func() analytics.Item {
 				it := wantItem()
-				it.Status, it.ErrorType = analytics.StatusError, "-32602"
+				it.Status, it.ErrorType, it.ErrorKind = analytics.StatusError, "-32602", "invalid_params"
 				return it
 			},
 		},
@@ -163,7 +163,7 @@ func TestMapSpan(t *testing.T) {
 			},
 			want: func() analytics.Item {
 				it := wantItem()
-				it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, "TimeoutError", "upstream timed out"
+				it.Status, it.ErrorType, it.ErrorMessage, it.ErrorKind = analytics.StatusError, "TimeoutError", "upstream timed out", "timeout"
 				return it
 			},
 		},
@@ -177,7 +177,7 @@ func TestMapSpan(t *testing.T) {
 			},
 			want: func() analytics.Item {
 				it := wantItem()
-				it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, "-32602", "Invalid params"
+				it.Status, it.ErrorType, it.ErrorMessage, it.ErrorKind = analytics.StatusError, "-32602", "Invalid params", "invalid_params"
 				it.Attributes = map[string]string{"rpc.response.status_code": "-32602"}
 				return it
 			},
@@ -273,6 +273,7 @@ func TestMapSpan(t *testing.T) {
 				it := wantItem()
 				it.ClientName, it.ClientVersion, it.ProtocolVersion = "claude-desktop", "0.9.1", "2025-06-18"
 				it.Attributes = map[string]string{"mcp.protocol.version": "2025-06-18"}
+				it.ArgsHash = argsHash(map[string]any{}) // gen_ai.tool.call.arguments {}
 				return it
 			},
 		},
@@ -344,7 +345,7 @@ func TestMapSpan(t *testing.T) {
 			},
 			want: func() analytics.Item {
 				it := wantItem()
-				it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, "_OTHER", strings.Repeat("é", 2000)
+				it.Status, it.ErrorType, it.ErrorMessage, it.ErrorKind = analytics.StatusError, "_OTHER", strings.Repeat("é", 2000), "other"
 				return it
 			},
 		},

@@ -295,6 +295,11 @@ func mapPoint(p *metricspb.HistogramDataPoint, resource []*commonpb.KeyValue, re
 		UserID:          firstNonEmpty(firstAttr(attrs, attrUserID, attrEndUserID), firstAttr(resource, attrUserID, attrEndUserID)),
 		Attributes:      copyAttributes(attrs, resource),
 	}
+	if it.ErrorType != "" {
+		// From error.type alone (points carry no message), before
+		// Normalize, so the full derivation decides.
+		it.ErrorKind = analytics.DeriveErrorKind(method, it.ErrorType, "")
+	}
 	it.Normalize()
 	pc := PointCalls{Template: it}
 	if count == 0 {

@@ -106,7 +106,7 @@ func TestMapMetricsPythonSDK(t *testing.T) {
 		if !it.Validate(now) || len(it.ID) > analytics.MaxIDLen {
 			t.Errorf("item %d invalid: %+v", i, it)
 		}
-		if !it.Timestamp.Equal(now.Add(-time.Second)) || it.ServerVersion != "1.4.0" || it.SessionID != "" {
+		if !it.Timestamp.Equal(now.Add(-time.Second)) || it.ServerVersion != "1.4.0" || it.SessionID != "" || (it.Status == "ok") != (it.ErrorKind == "") {
 			t.Errorf("item %d: %+v", i, it)
 		}
 	}
@@ -118,7 +118,7 @@ func TestMapMetricsPythonSDK(t *testing.T) {
 		first.Attributes["gen_ai.operation.name"] != "execute_tool" || first.Attributes["service.name"] != "docs-mcp" {
 		t.Errorf("ok call: %+v", first)
 	}
-	if err.Status != "error" || err.ErrorType != "-32602" || err.Attributes["rpc.response.status_code"] != "-32602" {
+	if err.Status != "error" || err.ErrorType != "-32602" || err.ErrorKind != analytics.ErrorKindInvalidParams || err.Attributes["rpc.response.status_code"] != "-32602" {
 		t.Errorf("failed call: %+v", err)
 	}
 	if items[6].Method != "tools/list" || items[6].Name != "" {

@@ -171,6 +171,9 @@ func mapOpenLLMetry(span *tracepb.Span, resource []*commonpb.KeyValue, peers map
 		if it.ErrorMessage == "" {
 			it.ErrorMessage = jsonString(out, "result")
 		}
+		// Whatever error.type says (an HTTP status name the text held),
+		// an isError result is a tool_error unless it is an SDK's answer.
+		it.ErrorKind = analytics.DeriveErrorKind(method, toolErrorType, it.ErrorMessage)
 	}
 	return it, true
 }

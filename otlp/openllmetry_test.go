@@ -67,15 +67,19 @@ func TestMapOpenLLMetry(t *testing.T) {
 	}
 	want := []analytics.Item{
 		base(1, "initialize", ""),
-		base(2, "tools/call", "search_docs"),
+		func() analytics.Item {
+			it := base(2, "tools/call", "search_docs")
+			it.ArgsHash = argsHash(map[string]any{"q": "secret"}) // never the arguments themselves
+			return it
+		}(),
 		func() analytics.Item {
 			it := base(3, "tools/call", "search_docs")
-			it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, "tool_error", "index offline"
+			it.Status, it.ErrorType, it.ErrorMessage, it.ErrorKind = analytics.StatusError, "tool_error", "index offline", "tool_error"
 			return it
 		}(),
 		func() analytics.Item {
 			it := base(4, "resources/read", "file:///missing")
-			it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, "-32002", "MCP error -32002: Resource not found"
+			it.Status, it.ErrorType, it.ErrorMessage, it.ErrorKind = analytics.StatusError, "-32002", "MCP error -32002: Resource not found", "unknown_tool"
 			return it
 		}(),
 		base(5, "prompts/get", "review"),
@@ -120,7 +124,7 @@ func TestMapSentryAttributes(t *testing.T) {
 		t.Fatalf("items %+v rejected %d", items, rejected)
 	}
 	want := wantItem()
-	want.ServerVersion, want.Status, want.ErrorType = "3.0.1", analytics.StatusError, "tool_error"
+	want.ServerVersion, want.Status, want.ErrorType, want.ErrorKind = "3.0.1", analytics.StatusError, "tool_error", "tool_error"
 	want.Attributes = map[string]string{"mcp.transport": "stdio"}
 	if !reflect.DeepEqual(items[0], want) {
 		t.Errorf("got %+v\nwant %+v", items[0], want)

@@ -54,7 +54,7 @@ func (s *AccountService) scanAccount(p *accounts.Principal, r pgx.Row) (*account
 
 // Profile implements accounts.AccountService.
 func (s *AccountService) Profile(ctx context.Context, p *accounts.Principal) (*accounts.Profile, error) {
-	return scanProfile(s.db.Pool.QueryRow(ctx, `SELECT id, email, name FROM users WHERE id = $1`, p.UserID))
+	return scanProfile(s.db.Pool.QueryRow(ctx, `SELECT `+profileColumns+` FROM users WHERE id = $1`, p.UserID))
 }
 
 // UpdateProfile implements accounts.AccountService.
@@ -67,18 +67,24 @@ func (s *AccountService) UpdateProfile(ctx context.Context, p *accounts.Principa
 		k := accounts.EmailKey(*upd.Email)
 		emailKey = &k
 	}
+	// A changed address is unverified again, and a token made for the
+	// old one no longer verifies anything (it names the old address).
 	prof, err := scanProfile(s.db.Pool.QueryRow(ctx, `UPDATE users SET name = COALESCE($2, name),
+		email_verified_at = CASE WHEN $3::text IS NULL OR $3::text = email THEN email_verified_at END,
+		verification_sent_at = CASE WHEN $3::text IS NULL OR $3::text = email THEN verification_sent_at END,
 		email = COALESCE($3, email), email_key = COALESCE($4, email_key) WHERE id = $1
-		RETURNING id, email, name`, p.UserID, upd.Name, upd.Email, emailKey))
+		RETURNING `+profileColumns, p.UserID, upd.Name, upd.Email, emailKey))
 	if isUniqueViolation(err) {
 		return nil, telemetry.FieldError(telemetry.ECONFLICT, "body.email", "belongs to another person")
 	}
 	return prof, wrap(err)
 }
 
+const profileColumns = `id, email, name, email_verified_at IS NOT NULL`
+
 func scanProfile(r pgx.Row) (*accounts.Profile, error) {
 	var p accounts.Profile
-	err := r.Scan(&p.UserID, &p.Email, &p.Name)
+	err := r.Scan(&p.UserID, &p.Email, &p.Name, &p.EmailVerified)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, telemetry.Errorf(telemetry.ENOTFOUND, "Person not found.")
 	} else if err != nil {

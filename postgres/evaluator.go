@@ -67,15 +67,21 @@ func (s *EvaluationStore) WithPassLock(ctx context.Context, fn func(context.Cont
 }
 
 const evalRuleColumns = `id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at`
+	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at, sensitivity,
+	(SELECT m.created_at FROM mcps m WHERE m.id = rules.mcp_id)`
 
 // scanEvalRule reads a rule as the pass sees it: snoozed_until as stored,
 // an ended snooze too (Rule.SnoozeEnded needs it).
 func scanEvalRule(row pgx.CollectableRow) (alerting.EvalRule, error) {
 	var r alerting.EvalRule
+	var mcpCreated *time.Time
 	err := row.Scan(&r.ID, &r.AccountID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold,
-		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline, &r.LastFiredAt)
+		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline, &r.LastFiredAt,
+		&r.Sensitivity, &mcpCreated)
 	r.SnoozedUntil, r.LastFiredAt = utcPtr(r.SnoozedUntil), utcPtr(r.LastFiredAt)
+	if mcpCreated != nil {
+		r.MCPCreatedAt = mcpCreated.UTC()
+	}
 	return r, err
 }
 
@@ -121,10 +127,10 @@ func (s *EvaluationStore) RuleState(ctx context.Context, ruleID string) (string,
 // to $9 the definition.
 const ruleUnchanged = `id = $1 AND state = $2 AND enabled AND metric = $3 AND tool IS NOT DISTINCT FROM $4
 	AND comparator = $5 AND threshold = $6 AND window_minutes = $7 AND min_calls = $8
-	AND baseline IS NOT DISTINCT FROM $9`
+	AND baseline IS NOT DISTINCT FROM $9 AND sensitivity IS NOT DISTINCT FROM $10`
 
 func ruleUnchangedArgs(r alerting.EvalRule) []any {
-	return []any{r.ID, r.State, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.MinCalls, r.Baseline}
+	return []any{r.ID, r.State, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.MinCalls, r.Baseline, r.Sensitivity}
 }
 
 // Transition implements alerting.EvaluationStore. The state write, the
@@ -134,8 +140,8 @@ func ruleUnchangedArgs(r alerting.EvalRule) []any {
 // follow in the same transaction.
 func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c alerting.StateChange, plan alerting.FanOut) (bool, int, error) {
 	return s.changeRule(ctx, r, ruleChange{
-		update: `UPDATE rules SET state = $10,
-				last_fired_at = CASE WHEN $10 = 'firing' THEN $11 ELSE last_fired_at END
+		update: `UPDATE rules SET state = $11,
+				last_fired_at = CASE WHEN $11 = 'firing' THEN $12 ELSE last_fired_at END
 			WHERE ` + ruleUnchanged + ` RETURNING name, channels, notify_on_resolve, snoozed_until`,
 		args: append(ruleUnchangedArgs(r), c.Next, c.At),
 		// Name, channels, resolve notices and the snooze may have changed
@@ -146,9 +152,13 @@ func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c
 		},
 		applied: func(ctx context.Context, tx pgx.Tx, rule *alerting.Rule) (bool, error) {
 			rule.SnoozedUntil = utcPtr(rule.SnoozedUntil)
-			_, err := tx.Exec(ctx, `INSERT INTO rule_events (id, account_id, rule_id, kind, value, threshold, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-				ids.New(prefixEvent), r.AccountID, r.ID, c.EventKind(), c.Value, r.Threshold, c.At)
+			var low, high *float64
+			if c.Expected != nil {
+				low, high = &c.Expected.Low, &c.Expected.High
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO rule_events (id, account_id, rule_id, kind, value, threshold, created_at, expected_low, expected_high)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				ids.New(prefixEvent), r.AccountID, r.ID, c.EventKind(), c.Value, r.Threshold, c.At, low, high)
 			return err == nil, err
 		},
 		at: c.At,
@@ -244,9 +254,9 @@ func (s *EvaluationStore) SnoozeEnded(ctx context.Context, r alerting.EvalRule, 
 	var muted bool
 	applied, deliveries, err := s.changeRule(ctx, r, ruleChange{
 		update: `UPDATE rules SET snoozed_until = NULL
-			WHERE ` + ruleUnchanged + ` AND snoozed_until = $10 AND last_fired_at = $11
+			WHERE ` + ruleUnchanged + ` AND snoozed_until = $11 AND last_fired_at = $12
 			RETURNING name, channels, NOT EXISTS (SELECT 1 FROM deliveries d
-				WHERE d.account_id = rules.account_id AND d.rule_id = rules.id AND d.created_at >= $11)`,
+				WHERE d.account_id = rules.account_id AND d.rule_id = rules.id AND d.created_at >= $12)`,
 		args:      append(ruleUnchangedArgs(r), *r.SnoozedUntil, *r.LastFiredAt),
 		returning: func(rule *alerting.Rule) []any { return []any{&rule.Name, &rule.Channels, &muted} },
 		applied: func(_ context.Context, _ pgx.Tx, rule *alerting.Rule) (bool, error) {
@@ -329,9 +339,8 @@ func (s *EvaluationStore) Renotify(ctx context.Context, now time.Time) (int, err
 			return err
 		}
 		for _, r := range due {
-			var value float64
-			if err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT value FROM rule_events WHERE rule_id = $1 AND kind = 'fired'
-				ORDER BY created_at DESC LIMIT 1), 0)`, r.ID).Scan(&value); err != nil {
+			value, expected, err := lastFired(ctx, tx, r.ID)
+			if err != nil {
 				return err
 			}
 			var audience []alerting.Member
@@ -341,7 +350,11 @@ func (s *EvaluationStore) Renotify(ctx context.Context, now time.Time) (int, err
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
 				return err
 			}
-			if err := insertDeliveries(ctx, tx, r.AccountID, r.Rule, alerting.PlanRenotifyFanOut(r.Rule, value, audience, connected), now); err != nil {
+			plan := alerting.PlanRenotifyFanOut(r.Rule, value, audience, connected)
+			if expected != nil && r.Seasonal() {
+				plan = alerting.PlanSeasonalFanOut(r.Rule, "Still firing", value, *expected, audience, connected)
+			}
+			if err := insertDeliveries(ctx, tx, r.AccountID, r.Rule, plan, now); err != nil {
 				return err
 			}
 		}
@@ -358,4 +371,20 @@ func (s *EvaluationStore) Renotify(ctx context.Context, now time.Time) (int, err
 		return nil
 	})
 	return n, wrap(err)
+}
+
+// lastFired is the value (0 when none) and, for a seasonal rule, the band
+// of the rule's last fired event, which a re-notification repeats.
+func lastFired(ctx context.Context, tx pgx.Tx, ruleID string) (float64, *alerting.Band, error) {
+	var value float64
+	var low, high *float64
+	err := tx.QueryRow(ctx, `SELECT COALESCE(value, 0), expected_low, expected_high FROM rule_events
+		WHERE rule_id = $1 AND kind = 'fired' ORDER BY created_at DESC LIMIT 1`, ruleID).Scan(&value, &low, &high)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil, nil
+	}
+	if err != nil || low == nil || high == nil {
+		return value, nil, err
+	}
+	return value, &alerting.Band{Low: *low, High: *high}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
+	"github.com/mcpscope/telemetry/alerting"
 	"github.com/mcpscope/telemetry/internal/ids"
 )
 
@@ -30,12 +31,12 @@ var errMemberNotFound = telemetry.Errorf(telemetry.ENOTFOUND, "Member not found.
 var errLastOwner = telemetry.Errorf(telemetry.ECONFLICT,
 	"An account must keep at least one owner: make someone else owner first.")
 
-const memberQuery = `SELECT m.user_id, u.email, u.name, m.role, m.joined_at
+const memberQuery = `SELECT m.user_id, u.email, u.email_verified_at IS NOT NULL, u.name, m.role, m.joined_at
 	FROM memberships m JOIN users u ON u.id = m.user_id`
 
 func scanMember(r pgx.Row) (accounts.Member, error) {
 	var m accounts.Member
-	err := r.Scan(&m.UserID, &m.Email, &m.Name, &m.Role, &m.JoinedAt)
+	err := r.Scan(&m.UserID, &m.Email, &m.EmailVerified, &m.Name, &m.Role, &m.JoinedAt)
 	m.JoinedAt = m.JoinedAt.UTC()
 	return m, err
 }
@@ -163,9 +164,17 @@ func (s *MemberService) RemoveMember(ctx context.Context, p *accounts.Principal,
 		if _, err := tx.Exec(ctx, `DELETE FROM memberships WHERE account_id = $1 AND user_id = $2`, p.AccountID, userID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE sessions SET revoked_at = now() WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL`,
+		// Everything they held ends with the membership: sessions,
+		// personal access tokens (deleted, so that re-adding the person
+		// does not revive them), and the email still waiting for them.
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE sessions SET revoked_at = now() WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL`,
 			p.AccountID, userID)
-		return err
+		b.Queue(`DELETE FROM personal_tokens WHERE account_id = $1 AND user_id = $2`, p.AccountID, userID)
+		b.Queue(`UPDATE deliveries SET status = 'failed', last_error = $3, next_attempt_at = NULL,
+				lease_owner = NULL, lease_until = NULL
+			WHERE account_id = $1 AND recipient_user_id = $2 AND status = 'queued'`, p.AccountID, userID, alerting.ErrCodeNotMember)
+		return tx.SendBatch(ctx, b).Close()
 	})
 	return wrap(err)
 }

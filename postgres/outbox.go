@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,9 +47,12 @@ func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string
 				d.next_attempt_at)
 		SELECT u.id, u.account_id, u.channel, u.rule_id, u.rule_name, u.mcp_id, u.kind, u.title, u.body, u.summary,
 			u.created_at, u.round_attempts, u.queued_at, u.next_attempt_at,
-			COALESCE(usr.email, ''), w.url_ciphertext, w.broken_at IS NOT NULL, COALESCE(m.name, '')
+			COALESCE(usr.email, ''), usr.email_verified_at IS NOT NULL,
+			u.recipient_user_id IS NOT NULL AND mem.user_id IS NULL,
+			w.url_ciphertext, w.broken_at IS NOT NULL, COALESCE(m.name, '')
 		FROM u
-		LEFT JOIN users usr ON usr.id = u.recipient_user_id
+		LEFT JOIN memberships mem ON mem.account_id = u.account_id AND mem.user_id = u.recipient_user_id
+		LEFT JOIN users usr ON usr.id = mem.user_id
 		LEFT JOIN webhook_connections w ON w.account_id = u.account_id AND w.channel = u.channel
 		LEFT JOIN mcps m ON m.id = u.mcp_id
 		ORDER BY u.next_attempt_at, u.id`, owner, channels, limit, lease.Milliseconds())
@@ -60,19 +62,25 @@ func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string
 	var out []alerting.Due
 	var d alerting.Due
 	var sealed []byte
+	var verified bool
 	_, err = pgx.ForEachRow(rows, []any{&d.ID, &d.AccountID, &d.Channel, &d.Message.RuleID, &d.Message.RuleName, &d.Message.MCPID,
 		&d.Message.Kind, &d.Message.Title, &d.Message.Body, &d.Message.Summary, &d.Message.At, &d.Attempts, &d.QueuedAt, &d.DueAt,
-		&d.To, &sealed, &d.Broken, &d.Message.MCPName}, func() error {
+		&d.To, &verified, &d.NotMember, &sealed, &d.Broken, &d.Message.MCPName}, func() error {
 		d.Message.DeliveryID = d.ID
 		d.Message.At, d.QueuedAt, d.DueAt = utc(d.Message.At), utc(d.QueuedAt), utc(d.DueAt)
+		d.Undecryptable = false
+		d.Unverified = d.Channel == alerting.ChannelEmail && d.To != "" && !verified
 		if alerting.IsTeamChannel(d.Channel) {
 			d.To = ""
 			if sealed != nil {
+				// A row that cannot be opened (another key, a restored or
+				// damaged row) fails alone; the batch goes on.
 				plain, err := s.box.Open(sealed, alerting.WebhookAssociatedData(d.AccountID, d.Channel))
 				if err != nil {
-					return fmt.Errorf("postgres: webhook of %s/%s: %w", d.AccountID, d.Channel, err)
+					d.Undecryptable = true
+				} else {
+					d.To = string(plain)
 				}
-				d.To = string(plain)
 			}
 		}
 		out = append(out, d)
@@ -207,31 +215,38 @@ func (s *OutboxStore) QueueStats(ctx context.Context, channels []string) (int, t
 
 var _ alerting.TestStore = (*OutboxStore)(nil)
 
-// Destination implements alerting.TestStore.
-func (s *OutboxStore) Destination(ctx context.Context, accountID, userID, channel string) (string, error) {
+// Destination implements alerting.TestStore: the person's address only
+// while they are a member, and refused (address_unverified) until it is
+// verified; a webhook that cannot be opened answers undecryptable.
+func (s *OutboxStore) Destination(ctx context.Context, accountID, userID, channel string) (string, string, error) {
 	if !alerting.IsTeamChannel(channel) {
 		var email string
-		err := s.db.Pool.QueryRow(ctx, `SELECT u.email FROM users u JOIN memberships m ON m.user_id = u.id
-			WHERE u.id = $1 AND m.account_id = $2`, userID, accountID).Scan(&email)
+		var verified bool
+		err := s.db.Pool.QueryRow(ctx, `SELECT u.email, u.email_verified_at IS NOT NULL FROM users u
+			JOIN memberships m ON m.user_id = u.id
+			WHERE u.id = $1 AND m.account_id = $2`, userID, accountID).Scan(&email, &verified)
 		if isNotFound(err) {
-			return "", nil
+			return "", alerting.ErrCodeNotMember, nil
 		}
-		return email, wrap(err)
+		if err == nil && !verified {
+			return "", alerting.ErrCodeUnverified, nil
+		}
+		return email, "", wrap(err)
 	}
 	var sealed []byte
 	err := s.db.Pool.QueryRow(ctx, `SELECT url_ciphertext FROM webhook_connections WHERE account_id = $1 AND channel = $2`,
 		accountID, channel).Scan(&sealed)
 	if isNotFound(err) {
-		return "", nil
+		return "", alerting.ErrCodeNotConnected, nil
 	}
 	if err != nil {
-		return "", wrap(err)
+		return "", "", wrap(err)
 	}
 	plain, err := s.box.Open(sealed, alerting.WebhookAssociatedData(accountID, channel))
 	if err != nil {
-		return "", fmt.Errorf("postgres: webhook of %s/%s: %w", accountID, channel, err)
+		return "", alerting.ErrCodeUndecryptable, nil
 	}
-	return string(plain), nil
+	return string(plain), "", nil
 }
 
 // RecordTest implements alerting.TestStore.
@@ -245,4 +260,23 @@ func (s *OutboxStore) RecordTest(ctx context.Context, accountID, channel string,
 			WHERE account_id = $1 AND channel = $2`, accountID, channel, at, errCode)
 	}
 	return wrap(err)
+}
+
+// EmailSpent implements alerting.OutboxStore (the partial index
+// deliveries_email_attempts_idx answers it).
+func (s *OutboxStore) EmailSpent(ctx context.Context, accountIDs []string, since time.Time) (map[string]alerting.EmailSpend, error) {
+	rows, err := s.db.Pool.Query(ctx, `SELECT account_id, count(*), min(last_attempt_at) FROM deliveries
+		WHERE channel = 'email' AND last_attempt_at IS NOT NULL AND last_attempt_at > $2 AND account_id = ANY($1)
+		GROUP BY account_id`, accountIDs, since)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	out := map[string]alerting.EmailSpend{}
+	var id string
+	var sp alerting.EmailSpend
+	_, err = pgx.ForEachRow(rows, []any{&id, &sp.Count, &sp.Oldest}, func() error {
+		out[id] = sp
+		return nil
+	})
+	return out, wrap(err)
 }

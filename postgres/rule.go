@@ -29,14 +29,14 @@ func NewRuleService(db *DB) *RuleService {
 }
 
 const ruleColumns = `id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, last_fired_at, created_at, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes`
+	channels, enabled, state, last_fired_at, created_at, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes, sensitivity`
 
 // scanRule reads a rule; a snooze that has ended reads as none.
 func scanRule(row pgx.Row) (alerting.Rule, error) {
 	var r alerting.Rule
 	err := row.Scan(&r.ID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold, &r.WindowMinutes,
 		&r.Channels, &r.Enabled, &r.State, &r.LastFiredAt, &r.CreatedAt, &r.NotifyOnResolve, &r.SnoozedUntil,
-		&r.MinCalls, &r.Baseline, &r.RenotifyMinutes)
+		&r.MinCalls, &r.Baseline, &r.RenotifyMinutes, &r.Sensitivity)
 	if err != nil {
 		return alerting.Rule{}, wrap(err)
 	}
@@ -58,28 +58,17 @@ func (s *RuleService) CreateRule(ctx context.Context, accountID, mcpID string, c
 	r := c.Rule(ids.New(prefixRule), mcpID, time.Now())
 	var created alerting.Rule
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
-		// The account row's lock serialises concurrent creations, so the
-		// cap holds exactly; the count is a statement of its own, so that it
-		// sees the rules committed while this one waited for the lock.
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID); err != nil {
+		if err := holdCap(ctx, tx, accountID, "rules", s.MaxPerAccount, "alert rules"); err != nil {
 			return err
-		}
-		var rules int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM rules WHERE account_id = $1`, accountID).Scan(&rules); err != nil {
-			return err
-		}
-		if rules >= s.MaxPerAccount {
-			return telemetry.Errorf(telemetry.ELIMITREACHED,
-				"An account holds at most %d alert rules; delete one to create another.", s.MaxPerAccount)
 		}
 		var err error
 		created, err = scanRule(tx.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
-			threshold, window_minutes, channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes)
-		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17
+			threshold, window_minutes, channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes, sensitivity)
+		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18
 		FROM mcps WHERE id = $2 AND account_id = $3
 		RETURNING `+ruleColumns,
 			r.ID, mcpID, accountID, r.Name, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.Channels, r.Enabled, r.State,
-			r.NotifyOnResolve, r.SnoozedUntil, r.MinCalls, r.Baseline, r.RenotifyMinutes))
+			r.NotifyOnResolve, r.SnoozedUntil, r.MinCalls, r.Baseline, r.RenotifyMinutes, r.Sensitivity))
 		return err
 	})
 	if isNotFound(err) {
@@ -102,15 +91,8 @@ func (s *RuleService) Rule(ctx context.Context, accountID, ruleID string) (alert
 
 // Rules implements alerting.RuleService.
 func (s *RuleService) Rules(ctx context.Context, accountID, mcpID string) ([]alerting.Rule, error) {
-	if !alerting.PlausibleID(mcpID) {
-		return nil, notFound("MCP")
-	}
-	var exists bool
-	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcps WHERE id = $1 AND account_id = $2)`, mcpID, accountID).Scan(&exists); err != nil {
-		return nil, wrap(err)
-	}
-	if !exists {
-		return nil, notFound("MCP")
+	if err := mcpInAccount(ctx, s.db, accountID, mcpID); err != nil {
+		return nil, err
 	}
 	rows, err := s.db.Pool.Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE mcp_id = $1 AND account_id = $2
 		ORDER BY created_at, id`, mcpID, accountID)
@@ -154,9 +136,12 @@ func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, 
 			// new name and channels, says it no longer fires.
 			ended, reason := next, alerting.EndRedefined
 			ended.State = alerting.StateFiring
-			ended.Metric, ended.Tool, ended.Comparator, ended.Threshold, ended.Baseline = cur.Metric, cur.Tool, cur.Comparator, cur.Threshold, cur.Baseline
+			ended.Metric, ended.Tool, ended.Comparator, ended.Threshold, ended.Baseline, ended.Sensitivity = cur.Metric, cur.Tool, cur.Comparator, cur.Threshold, cur.Baseline, cur.Sensitivity
 			if !next.Enabled {
 				reason = alerting.EndDisabled
+			}
+			if err := recordEnded(ctx, tx, accountID, cur, reason, now); err != nil {
+				return err
 			}
 			if err := notifyEnded(ctx, tx, accountID, ended, reason, now); err != nil {
 				return err
@@ -164,10 +149,10 @@ func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, 
 		}
 		out, err = scanRule(tx.QueryRow(ctx, `UPDATE rules SET name = $2, metric = $3, tool = $4, comparator = $5,
 				threshold = $6, window_minutes = $7, channels = $8, enabled = $9, state = $10,
-				notify_on_resolve = $11, snoozed_until = $12, min_calls = $13, baseline = $14, renotify_minutes = $15
+				notify_on_resolve = $11, snoozed_until = $12, min_calls = $13, baseline = $14, renotify_minutes = $15, sensitivity = $16
 			WHERE id = $1 RETURNING `+ruleColumns,
 			ruleID, next.Name, next.Metric, next.Tool, next.Comparator, next.Threshold, next.WindowMinutes,
-			next.Channels, next.Enabled, next.State, next.NotifyOnResolve, next.SnoozedUntil, next.MinCalls, next.Baseline, next.RenotifyMinutes))
+			next.Channels, next.Enabled, next.State, next.NotifyOnResolve, next.SnoozedUntil, next.MinCalls, next.Baseline, next.RenotifyMinutes, next.Sensitivity))
 		return err
 	})
 	if err != nil {
@@ -191,6 +176,9 @@ func (s *RuleService) DeleteRule(ctx context.Context, accountID, ruleID string) 
 		if err != nil {
 			return err
 		}
+		if err := recordEnded(ctx, tx, accountID, cur, alerting.EndDeleted, time.Now()); err != nil {
+			return err
+		}
 		return notifyEnded(ctx, tx, accountID, cur, alerting.EndDeleted, time.Now())
 	}))
 }
@@ -204,15 +192,17 @@ func (s *RuleService) RuleEvents(ctx context.Context, accountID, ruleID string, 
 	if !alerting.PlausibleID(ruleID) {
 		return alerting.RuleEventPage{}, notFound("Rule")
 	}
+	// A deleted rule's history stays readable by its id.
 	var exists bool
-	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rules WHERE id = $1 AND account_id = $2)`, ruleID, accountID).Scan(&exists); err != nil {
+	if err := s.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rules WHERE id = $1 AND account_id = $2)
+		OR EXISTS (SELECT 1 FROM rule_events WHERE rule_id = $1 AND account_id = $2)`, ruleID, accountID).Scan(&exists); err != nil {
 		return alerting.RuleEventPage{}, wrap(err)
 	}
 	if !exists {
 		return alerting.RuleEventPage{}, notFound("Rule")
 	}
 	q := sqlBuilder{args: []any{ruleID, accountID}}
-	q.sql.WriteString(`SELECT id, kind, value, threshold, created_at FROM rule_events WHERE rule_id = $1 AND account_id = $2`)
+	q.sql.WriteString(`SELECT id, kind, value, threshold, reason, created_at, expected_low, expected_high FROM rule_events WHERE rule_id = $1 AND account_id = $2`)
 	q.after(cur)
 	q.page(f.Limit)
 	rows, err := s.db.Pool.Query(ctx, q.sql.String(), q.args...)
@@ -221,8 +211,12 @@ func (s *RuleService) RuleEvents(ctx context.Context, accountID, ruleID string, 
 	}
 	page := alerting.RuleEventPage{Items: []alerting.RuleEvent{}}
 	var e alerting.RuleEvent
-	_, err = pgx.ForEachRow(rows, []any{&e.ID, &e.Kind, &e.Value, &e.Threshold, &e.At}, func() error {
-		e.At = utc(e.At)
+	var low, high *float64
+	_, err = pgx.ForEachRow(rows, []any{&e.ID, &e.Kind, &e.Value, &e.Threshold, &e.Reason, &e.At, &low, &high}, func() error {
+		e.At, e.Expected = utc(e.At), nil
+		if low != nil && high != nil {
+			e.Expected = &alerting.Band{Low: *low, High: *high}
+		}
 		page.Items = append(page.Items, e)
 		return nil
 	})
@@ -238,4 +232,50 @@ func (s *RuleService) RuleEvents(ctx context.Context, accountID, ruleID string, 
 // isNotFound reports a query that found no row (wrapped or not).
 func isNotFound(err error) bool {
 	return errors.Is(err, pgx.ErrNoRows) || telemetry.ErrorCode(err) == telemetry.ENOTFOUND
+}
+
+// recordEnded adds the resolved event of a firing rule that ends for
+// reason (redefined, disabled, deleted) to its history, whether or not
+// anyone is notified; a rule that was not firing has nothing to end.
+func recordEnded(ctx context.Context, tx pgx.Tx, accountID string, cur alerting.Rule, reason string, now time.Time) error {
+	if cur.State != alerting.StateFiring {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO rule_events (id, account_id, rule_id, kind, value, threshold, reason, created_at)
+		VALUES ($1, $2, $3, 'resolved', NULL, $4, $5, $6)`, ids.New(prefixEvent), accountID, cur.ID, cur.Threshold, reason, now)
+	return err
+}
+
+// holdCap locks the account row and fails with ELIMITREACHED when the
+// account already holds limit rows of table (rules, slos; a constant, never
+// input). The lock serialises concurrent creations, so the cap holds
+// exactly; the count is a statement of its own, so that it sees the rows
+// committed while this one waited for the lock.
+func holdCap(ctx context.Context, tx pgx.Tx, accountID, table string, limit int, what string) error {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, accountID); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE account_id = $1`, accountID).Scan(&n); err != nil {
+		return err
+	}
+	if n >= limit {
+		return telemetry.Errorf(telemetry.ELIMITREACHED, "An account holds at most %d %s; delete one to create another.", limit, what)
+	}
+	return nil
+}
+
+// mcpInAccount returns ENOTFOUND unless the MCP is the account's.
+func mcpInAccount(ctx context.Context, db *DB, accountID, mcpID string) error {
+	if !alerting.PlausibleID(mcpID) {
+		return notFound("MCP")
+	}
+	var exists bool
+	if err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcps WHERE id = $1 AND account_id = $2)`, mcpID, accountID).Scan(&exists); err != nil {
+		return wrap(err)
+	}
+	if !exists {
+		return notFound("MCP")
+	}
+	return nil
 }

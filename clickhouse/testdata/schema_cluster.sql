@@ -844,3 +844,24 @@ ARRAY JOIN
 WHERE (dim != 'tool' OR method = 'tools/call') AND (dim != 'error_type' OR is_error = 1)
 GROUP BY mcp_id, day, dim, dim_value, is_error;
 
+-- 010_probes.sql
+CREATE TABLE IF NOT EXISTS telemetry.probe_results_local
+(
+    account_id       String,
+    mcp_id           String,
+    probe_id         String,
+    at               DateTime('UTC'),
+    at_ms            UInt16,
+    is_up            UInt8,
+    latency_ms       Float64,
+    error            String,
+    error_kind       LowCardinality(String),
+    protocol_version LowCardinality(String),
+    schema_hash      String
+)
+ENGINE = MergeTree()
+PARTITION BY toDate(at)
+ORDER BY (mcp_id, probe_id, at);
+
+CREATE TABLE IF NOT EXISTS telemetry.probe_results AS telemetry.probe_results_local ENGINE = Distributed('telemetry', 'telemetry', 'probe_results_local', cityHash64(mcp_id));
+

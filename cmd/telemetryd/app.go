@@ -32,6 +32,7 @@ import (
 	"github.com/mcpscope/telemetry/internal/jobs"
 	"github.com/mcpscope/telemetry/mcpgo"
 	"github.com/mcpscope/telemetry/postgres"
+	"github.com/mcpscope/telemetry/probe"
 	"github.com/mcpscope/telemetry/wal"
 	"github.com/mcpscope/telemetry/web"
 )
@@ -69,6 +70,8 @@ type Main struct {
 	Channels      *postgres.ChannelService
 	Rules         *postgres.RuleService
 	Evaluator     *alerting.RuleEvaluator
+	SLOs          *postgres.SLOService
+	SLOEval       *alerting.SLOEvaluator
 	Inbox         *postgres.InboxService
 	Notifications *postgres.NotificationService
 	evalMetrics   *jobmetrics.Evaluator
@@ -77,9 +80,17 @@ type Main struct {
 	// Run; Tester sends test messages.
 	Outbox *alerting.Outbox
 	Tester *alerting.ChannelTester
+	// Verification mails the verification links of addresses (with an
+	// SMTP server).
+	Verification *alerting.VerificationMailer
 	// Inventory keeps the tool inventory; the evaluator counts its
 	// changes for tool_changes rules.
 	Inventory *postgres.InventoryService
+	// Probes serves the probe routes; Prober runs the checks in Run
+	// (docs/probes.md).
+	ProbeStore *postgres.ProbeStore
+	Probes     *probe.Service
+	Prober     *probe.Runner
 	// SelfTelemetry sends /mcp's own telemetry (self_telemetry); nil when
 	// not configured.
 	SelfTelemetry *mcpgo.Telemetry
@@ -234,6 +245,11 @@ func (m *Main) Open(ctx context.Context) error {
 		Inbox:         m.Inbox,
 		Notifications: m.Notifications,
 		ChannelTests:  m.Tester,
+		Verification:  m.Verification,
+		Probes:        m.Probes,
+		Badges:        m.Probes,
+		SLOs:          m.SLOs,
+		SLI:           m.CH.Reads,
 	})
 	if mc := m.Config.Metrics; mc.Enabled && mc.Addr == "" {
 		m.API.Engine().GET("/metrics", gin.WrapH(promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})))
@@ -333,19 +349,30 @@ func (m *Main) openAlerting() error {
 	outbox := postgres.NewOutboxStore(m.PG, box)
 	dc := m.Config.Alerting.Delivery
 	m.Outbox = &alerting.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,
-		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency}
+		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency,
+		EmailPerAccountHour: m.Config.Alerting.Email.MaxPerAccountHour}
 	if len(notifiers) > 0 {
-		m.Outbox.Metrics = jobmetrics.NewOutbox(m.Registry)
+		om := jobmetrics.NewOutbox(m.Registry)
+		om.EmailLimit(m.Config.Alerting.Email.MaxPerAccountHour)
+		m.Outbox.Metrics = om
 	}
 	m.Tester = &alerting.ChannelTester{Store: outbox, Notifiers: notifiers, Timeout: dc.Timeout, BaseURL: m.Config.Server.BaseURL}
+	m.Verification = &alerting.VerificationMailer{Store: postgres.NewVerificationService(m.PG), Notifier: notifiers[alerting.ChannelEmail],
+		BaseURL: m.Config.Server.BaseURL, Timeout: dc.Timeout, Log: m.Log}
+	m.closers = append(m.closers, m.Verification.Wait)
 	m.Rules = postgres.NewRuleService(m.PG)
 	m.Rules.MaxPerAccount = m.Config.Alerting.MaxRulesPerAccount
 	m.Evaluator = alerting.NewRuleEvaluator(postgres.NewEvaluationStore(m.PG), m.CH.Reads, m.PG.TransitionConcurrency())
 	m.Evaluator.Budget = m.Config.Alerting.PassBudget
 	m.Inventory = postgres.NewInventoryService(m.PG)
 	m.Evaluator.Changes = m.Inventory
+	if err := m.openProbes(box); err != nil {
+		return err
+	}
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
+	m.SLOs = postgres.NewSLOService(m.PG)
+	m.SLOEval = &alerting.SLOEvaluator{Store: m.SLOs, SLI: m.CH.Reads}
 	if m.Registry != nil {
 		m.evalMetrics = jobmetrics.NewEvaluator(m.Registry)
 		m.jobMetrics = jobmetrics.NewJobs(m.Registry)
@@ -415,6 +442,9 @@ func (m *Main) Run(ctx context.Context) error {
 			}
 			return nil
 		})
+	}
+	for _, run := range m.probeJobs() {
+		g.Go(func() error { return run(gctx) })
 	}
 	for _, j := range m.postgresJobs() {
 		g.Go(func() error { return jobs.Run(gctx, j) })

@@ -34,6 +34,7 @@ type Config struct {
 	Metrics    MetricsConfig    `mapstructure:"metrics"`
 	Export     ExportConfig     `mapstructure:"export"`
 	Storage    StorageConfig    `mapstructure:"storage"`
+	Probes     ProbesConfig     `mapstructure:"probes"`
 	// SelfTelemetry instruments the service's own MCP endpoint (/mcp).
 	SelfTelemetry SelfTelemetryConfig `mapstructure:"self_telemetry"`
 }
@@ -211,6 +212,9 @@ type EmailConfig struct {
 	SMTPURL string `mapstructure:"smtp_url"`
 	// From is the sender address (required with smtp_url).
 	From string `mapstructure:"from"`
+	// MaxPerAccountHour bounds the emails one account's deliveries send
+	// in an hour; beyond it they wait, queued (0: no bound).
+	MaxPerAccountHour int `mapstructure:"max_per_account_hour"`
 }
 
 // ChatConfig switches sending of Slack and Discord deliveries.
@@ -275,11 +279,13 @@ func DefaultConfig() Config {
 			DecodeBudgetBytes: httpapi.DefaultDecodeBudgetBytes, RedactionBudget: ingest.DefaultRedactionBudget},
 		Alerting: AlertingConfig{EvaluateInterval: time.Minute, SecretKeyFile: ".data/secret.key",
 			MaxRulesPerAccount: alerting.MaxRulesPerAccount, PassBudget: 40 * time.Second,
+			Email:    EmailConfig{MaxPerAccountHour: alerting.DefaultEmailPerAccountHour},
 			Delivery: DeliveryConfig{Timeout: 10 * time.Second, RetryBase: alerting.DefaultRetryBase, PollInterval: time.Second, Concurrency: 32}},
 		Nightly: NightlyConfig{Enabled: true, Schedule: "15 0 * * *", CatchUpDays: 30},
 		Metrics: MetricsConfig{Enabled: true},
 		Storage: StorageConfig{RetentionDays: analytics.MaxRangeDays, DeletionPoll: 5 * time.Second,
 			DeletionsPerHour: accounts.DefaultDeletionsPerHour},
+		Probes: defaultProbes(),
 		Export: ExportConfig{PerMinute: httpapi.DefaultExportLimits.PerMinute, Concurrent: httpapi.DefaultExportLimits.Concurrent,
 			MaxConcurrentTotal: httpapi.DefaultExportLimits.Total},
 	}

@@ -26,6 +26,7 @@ func (c Config) Validate() error {
 	c.validateIngest(&p)
 	c.validateAlerting(&p)
 	c.validateJobs(&p)
+	c.validateProbes(&p)
 	return errors.Join(p...)
 }
 
@@ -201,6 +202,9 @@ func (c Config) validateAlerting(p *problems) {
 	}
 	if c.Alerting.SecretKey == "" && c.Alerting.SecretKeyFile == "" {
 		p.bad("alerting.secret_key", "set secret_key or secret_key_file")
+	}
+	if c.Alerting.Email.MaxPerAccountHour < 0 {
+		p.bad("alerting.email.max_per_account_hour", "must be 0 (no bound) or more, got %d", c.Alerting.Email.MaxPerAccountHour)
 	}
 	if c.Alerting.Email.SMTPURL != "" {
 		if _, err := email.ParseURL(c.Alerting.Email.SMTPURL); err != nil {

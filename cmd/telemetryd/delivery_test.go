@@ -65,6 +65,7 @@ func startMailDev(t *testing.T, ca *chatstub.CA, user, pass string, extra ...str
 
 // mdEmail is the part of MailDev's email JSON the tests read.
 type mdEmail struct {
+	ID      string `json:"id"`
 	Subject string `json:"subject"`
 	Text    string `json:"text"`
 	HTML    string `json:"html"`
@@ -104,6 +105,20 @@ const (
 
 func newDeliveryEnv(t *testing.T, withMail bool) *deliveryEnv {
 	t.Helper()
+	env := startDeliveryEnv(t, withMail, nil)
+	if withMail {
+		// Email goes only to a verified address: the tenant opens the
+		// link of its verification message, which is then cleared.
+		env.verify(t, env.email)
+		env.md.clear(t)
+	}
+	return env
+}
+
+// startDeliveryEnv is newDeliveryEnv with the tenant's address left
+// unverified; edit, when set, changes the configuration first.
+func startDeliveryEnv(t *testing.T, withMail bool, edit func(*Config)) *deliveryEnv {
+	t.Helper()
 	env := &deliveryEnv{chat: &chatstub.Provider{}}
 	proxy, caFile, err := chatstub.Start(env.chat, t.TempDir())
 	if err != nil {
@@ -124,6 +139,9 @@ func newDeliveryEnv(t *testing.T, withMail bool) *deliveryEnv {
 	cfg.Alerting.Delivery.RetryBase = 300 * time.Millisecond
 	cfg.Alerting.Delivery.PollInterval = 50 * time.Millisecond
 	cfg.Server.BaseURL = "https://telemetry.example.com"
+	if edit != nil {
+		edit(&cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,6 +56,14 @@ func testConfig(t *testing.T, chAddr string) Config {
 // the test ends; it returns the service and its base URL.
 func startMain(t *testing.T, cfg Config) (*Main, string) {
 	t.Helper()
+	m, base, _ := startStoppable(t, cfg)
+	return m, base
+}
+
+// startStoppable is startMain with a function that stops the service
+// before the test ends (called again at the end, it does nothing).
+func startStoppable(t *testing.T, cfg Config) (*Main, string, func()) {
+	t.Helper()
 	m := NewMain(cfg, quiet)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := m.Open(ctx); err != nil {
@@ -64,14 +73,18 @@ func startMain(t *testing.T, cfg Config) (*Main, string) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-		m.Close()
-	})
-	return m, "http://" + m.Addr()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
+			m.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return m, "http://" + m.Addr(), stop
 }
 
 // api is a tiny JSON client for the tests.

@@ -45,7 +45,7 @@ func (m *Main) storeJobs() []jobs.Job {
 	deletions := m.job("deletions", accounts.DeletionPass(m.Deletions,
 		accounts.FlushedDeleter{TelemetryDeleter: m.CH, Log: m.Ingest}, m.Log))
 	deletions.Every, deletions.Immediately = m.Config.Storage.DeletionPoll, true
-	evaluator := m.job("evaluator", alerting.EvaluationPass(m.Evaluator, m.Log, m.evalMetrics))
+	evaluator := m.job("evaluator", alerting.EvaluationPass(alerting.RulesAndSLOs{RuleEvaluator: m.Evaluator, SLOs: m.SLOEval}, m.Log, m.evalMetrics))
 	evaluator.Every = m.Config.Alerting.EvaluateInterval
 	evaluator.Timeout = alerting.PassTimeout(evaluator.Every)
 	return append(out, deletions, evaluator)

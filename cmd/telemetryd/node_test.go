@@ -27,7 +27,9 @@ func TestInstrumentationPackagesEndToEnd(t *testing.T) { runNodeSuite(t, "e2e/no
 // npmMu keeps two installs from sharing the npm cache at once.
 var npmMu sync.Mutex
 
-func runNodeSuite(t *testing.T, dir, pattern string) {
+// lookNode is the node binary; without one the test fails under CI and
+// is skipped elsewhere.
+func lookNode(t *testing.T) string {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if testenv.InCI() {
@@ -35,6 +37,11 @@ func runNodeSuite(t *testing.T, dir, pattern string) {
 		}
 		t.Skip("node is not installed")
 	}
+	return node
+}
+
+func runNodeSuite(t *testing.T, dir, pattern string) {
+	node := lookNode(t)
 	root := testenv.RepoRoot()
 	pkg := filepath.Join(root, dir)
 	npmInstall(t, root, pkg)

@@ -94,6 +94,8 @@ type Outbox struct {
 	deliveries *prometheus.CounterVec
 	depth      prometheus.Gauge
 	oldest     prometheus.Gauge
+	emailLimit prometheus.Gauge
+	deferred   *prometheus.CounterVec
 }
 
 var _ alerting.OutboxMetrics = (*Outbox)(nil)
@@ -111,9 +113,25 @@ func NewOutbox(reg prometheus.Registerer) *Outbox {
 		oldest: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "telemetry_alert_outbox_oldest_due_seconds", Help: "Age of the oldest due queued delivery (0 when none is due).",
 		}),
+		emailLimit: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "telemetry_alert_email_max_per_account_hour",
+			Help: "alerting.email.max_per_account_hour: the emails one account may send in an hour (0: no bound).",
+		}),
+		deferred: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "telemetry_alert_deliveries_deferred_total",
+			Help: "Deliveries put back in the queue, unsent, because their account spent its hourly budget.",
+		}, []string{"channel"}),
 	}
-	reg.MustRegister(m.deliveries, m.depth, m.oldest)
+	reg.MustRegister(m.deliveries, m.depth, m.oldest, m.emailLimit, m.deferred)
 	return m
+}
+
+// EmailLimit shows the per-account hourly email budget.
+func (m *Outbox) EmailLimit(n int) { m.emailLimit.Set(float64(n)) }
+
+// Deferred implements alerting.OutboxMetrics.
+func (m *Outbox) Deferred(channel string, n int) {
+	m.deferred.WithLabelValues(channel).Add(float64(n))
 }
 
 // Delivered implements alerting.OutboxMetrics.

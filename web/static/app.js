@@ -18,11 +18,13 @@ import * as mcpsPage from './pages/mcps.js';
 import * as overviewPage from './pages/overview.js';
 import * as toolsPage from './pages/tools.js';
 import * as toolPage from './pages/tool.js';
+import * as probesPage from './pages/probes.js';
 import * as insightsPage from './pages/insights.js';
 import * as sessionsPage from './pages/sessions.js';
 import * as timelinePage from './pages/timeline.js';
 import * as rulesPage from './pages/rules.js';
 import * as ruleFormPage from './pages/rule-form.js';
+import * as slosPage from './pages/slos.js';
 import * as setupPage from './pages/setup.js';
 import * as channelsPage from './pages/channels.js';
 import * as inboxPage from './pages/inbox.js';
@@ -31,6 +33,7 @@ import * as membersPage from './pages/members.js';
 import * as usagePage from './pages/usage.js';
 import * as settingsPage from './pages/settings.js';
 import * as notFoundPage from './pages/not-found.js';
+import * as verifyPage from './pages/verify.js';
 
 const home = {
   render() {
@@ -43,18 +46,22 @@ const routes = [
   { path: '/', page: home },
   { path: '/login', page: loginPage, public: true },
   { path: '/signup', page: signupPage, public: true },
+  { path: '/verify', page: verifyPage, public: true },
   { path: '/switch-account', page: switchPage },
   { path: '/mcps', page: mcpsPage },
   { path: '/mcps/:id', page: { render: ({ params, url }) => router.navigate(`/mcps/${router.seg(params.id)}/overview${url.search}`, { replace: true }) } },
   { path: '/mcps/:id/overview', page: overviewPage },
   { path: '/mcps/:id/tools', page: toolsPage },
   { path: '/mcps/:id/tools/:name', page: toolPage },
+  { path: '/mcps/:id/probes', page: probesPage },
   { path: '/mcps/:id/insights', page: insightsPage },
   { path: '/mcps/:id/sessions', page: sessionsPage },
   { path: '/mcps/:id/sessions/:sessionId', page: timelinePage },
   { path: '/mcps/:id/alerts', page: rulesPage },
   { path: '/mcps/:id/alerts/new', page: ruleFormPage },
   { path: '/mcps/:id/alerts/:ruleId', page: ruleFormPage },
+  { path: '/mcps/:id/slos', page: slosPage },
+  { path: '/mcps/:id/slos/:sloId', page: slosPage },
   { path: '/mcps/:id/setup', page: setupPage },
   { path: '/channels', page: channelsPage },
   { path: '/inbox', page: inboxPage },

@@ -16,6 +16,8 @@ export const TABS = [
   { id: 'insights', label: 'Insights', metric: true },
   { id: 'sessions', label: 'Sessions', metric: true },
   { id: 'alerts', label: 'Alerts' },
+  { id: 'probes', label: 'Probes' },
+  { id: 'slos', label: 'SLOs' },
   { id: 'setup', label: 'Keys & setup' },
 ];
 

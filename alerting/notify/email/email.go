@@ -245,6 +245,9 @@ func Subject(m alerting.Message) string {
 	if m.Kind == alerting.KindTest {
 		s = tag + " " + m.Title
 	}
+	if m.Kind == alerting.KindVerification {
+		s = m.Title
+	}
 	return alerting.Ellipsis(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
@@ -261,7 +264,8 @@ Measured: {{.Summary}}
 {{end}}{{if .MCPName}}MCP: {{.MCPName}}
 {{end}}{{if .RuleName}}Rule: {{.RuleName}}
 {{end}}
-{{if .RuleURL}}View the rule: {{.RuleURL}}
+{{if .ActionURL}}{{.ActionLabel}}: {{.ActionURL}}
+{{end}}{{if .RuleURL}}View the rule: {{.RuleURL}}
 {{end}}{{if .SettingsURL}}Change where you get alerts: {{.SettingsURL}}
 {{end}}`))
 
@@ -271,6 +275,7 @@ var htmlTmpl = htmltemplate.Must(htmltemplate.New("html").Parse(`<!doctype html>
 <p>{{.Body}}</p>
 {{if .Summary}}<p><strong>Measured:</strong> {{.Summary}}</p>{{end}}
 <table>{{if .MCPName}}<tr><td>MCP</td><td>{{.MCPName}}</td></tr>{{end}}{{if .RuleName}}<tr><td>Rule</td><td>{{.RuleName}}</td></tr>{{end}}</table>
+{{if .ActionURL}}<p><a href="{{.ActionURL}}">{{.ActionLabel}}</a></p>{{end}}
 {{if .RuleURL}}<p><a href="{{.RuleURL}}">View the rule</a></p>{{end}}
 {{if .SettingsURL}}<p style="font-size:small"><a href="{{.SettingsURL}}">Change where you get alerts</a></p>{{end}}
 </body></html>
@@ -298,7 +303,7 @@ func Build(from string, e alerting.Envelope) ([]byte, error) {
 			domain = a.Address[i+1:]
 		}
 	}
-	hdr := func(k, v string) { fmt.Fprintf(&buf, "%s: %s\r\n", k, v) }
+	hdr := func(k, v string) { writeHeader(&buf, k, v) }
 	hdr("From", from)
 	hdr("To", e.To)
 	hdr("Subject", mime.QEncoding.Encode("utf-8", Subject(m)))
@@ -329,4 +334,30 @@ func Build(from string, e alerting.Envelope) ([]byte, error) {
 	}
 	buf.Write(body.Bytes())
 	return buf.Bytes(), nil
+}
+
+// foldAt is where header lines are folded (RFC 5322 2.1.1: SHOULD be at
+// most 78 characters, MUST be at most 998).
+const foldAt = 78
+
+// writeHeader writes "name: value" folded per RFC 5322: a line break is
+// put before a space wherever the line would pass foldAt, so that
+// unfolding (removing the CRLFs) gives the value back exactly. Encoded
+// words (mime.QEncoding, at most 75 characters each, separated by spaces)
+// each go on a line of their own when they do not fit, so no line comes
+// near 998 octets.
+func writeHeader(buf *bytes.Buffer, name, value string) {
+	line := len(name) + 1
+	buf.WriteString(name)
+	buf.WriteByte(':')
+	for i, tok := range strings.Split(value, " ") {
+		if i > 0 && line+1+len(tok) > foldAt {
+			buf.WriteString("\r\n")
+			line = 0
+		}
+		buf.WriteByte(' ')
+		buf.WriteString(tok)
+		line += 1 + len(tok)
+	}
+	buf.WriteString("\r\n")
 }

@@ -1,6 +1,8 @@
 package email
 
 import (
+	"mime"
+	"net/mail"
 	"strings"
 	"testing"
 
@@ -63,5 +65,38 @@ func TestSubjectAndBody(t *testing.T) {
 	head, _, _ := strings.Cut(txt, "\r\n\r\n")
 	if strings.Contains(head, "\r\nBcc:") {
 		t.Error("header injection through the rule name")
+	}
+}
+
+// TestHeaderFolding: a 200-character non-ASCII subject is folded into
+// encoded words on continuation lines, every header line well under 998
+// octets, and decodes back to the subject.
+func TestHeaderFolding(t *testing.T) {
+	name := strings.Repeat("Ünïcödé règle ", 20)
+	m := alerting.Message{Kind: alerting.KindFiring, RuleName: name, MCPName: "sérveur", Summary: "taux d'erreur 7 % > 5 %"}
+	raw, err := Build("Alerts <alerts@example.com>", alerting.Envelope{To: "a@example.com", MessageID: "msg_1", Messages: []alerting.Message{m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(string(raw), "\r\n\r\n")
+	lines := strings.Split(head, "\r\n")
+	for _, l := range lines {
+		if len(l) > 90 {
+			t.Errorf("header line of %d octets: %q", len(l), l)
+		}
+	}
+	if len(lines) < 8 {
+		t.Errorf("subject not folded: %d header lines", len(lines))
+	}
+	msg, err := mail.ReadMessage(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != Subject(m) {
+		t.Errorf("subject decodes to %q, want %q", got, Subject(m))
 	}
 }

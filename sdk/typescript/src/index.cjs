@@ -15,6 +15,7 @@
 const { createHash, randomUUID } = require("node:crypto");
 const { performance } = require("node:perf_hooks");
 const { Sender, DEFAULTS, MAX_BATCH_ITEMS, MAX_BODY_BYTES, retryAfterMs, shared } = require("./sender.cjs");
+const { argsHash, errorKind, responseBytes, scrubValues, thrownKind } = require("./failure.cjs");
 
 /** error_type of a tool result with isError (the semantic conventions' value). */
 const TOOL_ERROR = "tool_error";
@@ -54,6 +55,7 @@ function instrument(server, options = {}) {
   const sender = shared({ ...options, endpoint, key });
   sender.inventory ??= new Inventory(sender, options); // per process, like the sender
   const recorder = new Recorder(sender, options, ownServerVersion(inner));
+  watchThrows(server, inner, recorder);
 
   const connect = inner.connect;
   inner.connect = function (transport, ...rest) {
@@ -75,6 +77,45 @@ function instrument(server, options = {}) {
   };
   inner[INSTRUMENTED] = handle;
   return handle;
+}
+
+// watchThrows tells the recorder which requests failed because a handler
+// threw: the SDKs answer a throw in a tool as an isError result (and a
+// throw elsewhere as -32603), indistinguishable on the wire from a tool
+// that returns isError. McpServer runs every tool through its
+// executeToolHandler (both SDK lines); other handlers are wrapped when set
+// (setRequestHandler) after instrument.
+function watchThrows(server, inner, recorder) {
+  const mark = (ctx, e) => {
+    const kind = thrownKind(e);
+    if (kind) recorder.markThrown(ctx, kind);
+  };
+  if (server !== inner && typeof server.executeToolHandler === "function") {
+    const exec = server.executeToolHandler;
+    server.executeToolHandler = async function (tool, args, ctx, ...rest) {
+      try {
+        return await exec.call(this, tool, args, ctx, ...rest);
+      } catch (e) {
+        mark(ctx, e);
+        throw e;
+      }
+    };
+  }
+  const set = inner.setRequestHandler;
+  inner.setRequestHandler = function (...args) {
+    const h = args[args.length - 1];
+    if (typeof h === "function") {
+      args[args.length - 1] = async function (request, ctx, ...rest) {
+        try {
+          return await h.call(this, request, ctx, ...rest);
+        } catch (e) {
+          mark(ctx, e);
+          throw e;
+        }
+      };
+    }
+    return set.apply(this, args);
+  };
 }
 
 function lowLevelServer(server) {
@@ -117,6 +158,17 @@ class Recorder {
     this.attributes = options.attributes;
     this.onError = options.onError ?? (() => {});
     this.reportInventory = options.inventory ?? true;
+    this.argsHashKey = options.argsHashKey; // undefined: the process's random key
+    this.thrown = new Map(); // request key -> error kind, until answered
+  }
+
+  // markThrown notes that the handler of the request of ctx (the handler
+  // context: requestId in 1.x, mcpReq.id in 2.x) threw an error of kind.
+  markThrown(ctx, kind) {
+    const id = ctx?.requestId ?? ctx?.mcpReq?.id;
+    if (id === undefined) return;
+    if (this.thrown.size >= 1000) this.thrown.clear(); // bounded: marks of unanswered requests
+    this.thrown.set(requestKey(ctx?.sessionId, id), kind);
   }
 
   // attach observes one transport: requests in, answers out. The state of
@@ -126,6 +178,7 @@ class Recorder {
     if (!transport || transport[TRANSPORT]) return;
     const conn = { id: randomUUID(), client: undefined, protocol: undefined, serverVersion: undefined, pending: new Map(), seen: new WeakSet() };
     transport[TRANSPORT] = conn;
+    conn.transport = transport;
     const rec = this;
     const wrap = (h) =>
       typeof h === "function"
@@ -169,6 +222,7 @@ class Recorder {
     try {
       // Notifications (no id) are not requests; answers to the server's
       // own requests have no method.
+      if (message?.method === "notifications/cancelled") return this.#cancelled(conn, message.params);
       if (typeof message?.method !== "string" || message.id === undefined || message.id === null) return;
       // A handler chained after another (the SDK keeps one it replaces)
       // sees the same message twice.
@@ -180,6 +234,16 @@ class Recorder {
     } catch (e) {
       safe(this.onError, e);
     }
+  }
+
+  // #cancelled records a request the client cancelled: the SDKs send no
+  // answer to it, so it is recorded now, as an error of kind cancelled.
+  #cancelled(conn, params) {
+    const req = conn.pending.get(params?.requestId);
+    if (!req || !conn.transport) return;
+    conn.pending.delete(params.requestId);
+    const reason = typeof params.reason === "string" && params.reason ? params.reason : "cancelled by the client";
+    this.#record(conn.transport, conn, req, { error: { code: "cancelled", message: reason } }, "cancelled");
   }
 
   #answered(transport, conn, message) {
@@ -195,7 +259,7 @@ class Recorder {
   }
 
   // #record builds the item of one answered request and queues it.
-  #record(transport, conn, req, answer) {
+  #record(transport, conn, req, answer, kind) {
     const durationMs = performance.now() - req.t0;
     const { message: request, extra } = req;
     const method = request.method;
@@ -233,16 +297,37 @@ class Recorder {
     }
     const session = sessionOf(transport, conn, extra);
     if (session) item.session_id = session;
+    const thrownKey = requestKey(transport.sessionId, request.id);
+    const thrown = this.thrown.get(thrownKey);
+    this.thrown.delete(thrownKey);
+    let message;
     if (answer.error) {
       item.status = "error";
       item.error_type = String(answer.error.code ?? "error");
-      if (answer.error.message) item.error_message = cut(String(answer.error.message), MAX_MESSAGE);
+      message = answer.error.message;
     } else if (result?.isError === true) {
       item.status = "error";
       item.error_type = TOOL_ERROR;
-      const text = Array.isArray(result.content) ? result.content.find((c) => c?.type === "text")?.text : undefined;
-      if (text) item.error_message = cut(String(text), MAX_MESSAGE);
+      message = Array.isArray(result.content) ? result.content.find((c) => c?.type === "text")?.text : undefined;
     }
+    if (item.status === "error") {
+      const text = message ? String(message) : "";
+      item.error_kind = kind ?? errorKind(method, item.error_type, text);
+      // A throw is an exception unless the SDK's answer says it was the
+      // arguments or the name (a handler may also refuse them by throwing
+      // an McpError, which is no throw of its own).
+      if (thrown && (item.error_kind === "tool_error" || item.error_kind === "internal")) item.error_kind = thrown;
+      if (text) {
+        // Refused arguments: keep which property and rule, never the values.
+        const scrubbed = item.error_kind === "invalid_params" ? scrubValues(cut(text, 4 * MAX_MESSAGE), params.arguments) : text;
+        item.error_message = cut(scrubbed, MAX_MESSAGE);
+      }
+    }
+    if (result !== undefined) {
+      const n = responseBytes(result);
+      if (n !== undefined) item.response_bytes = n;
+    }
+    if (method === "tools/call") item.args_hash = argsHash(params.arguments, canonicalJSON, this.argsHashKey);
     const attrs = this.#attributes(method, params, request, extra);
     if (attrs) item.attributes = attrs;
     this.sender.add(item);
@@ -283,6 +368,12 @@ class Recorder {
     }
     return n > 0 ? out : undefined;
   }
+}
+
+// requestKey identifies a request among those a server is handling: its
+// JSON-RPC id within its session.
+function requestKey(sessionId, id) {
+  return `${typeof sessionId === "string" ? sessionId : ""}\u0000${typeof id}:${String(id)}`;
 }
 
 // canonicalJSON is JSON with object keys sorted recursively and no
@@ -374,6 +465,7 @@ class Inventory {
           .map((t) => ({
             name: t.name,
             schema_hash: toolSchemaHash(t),
+            definition_bytes: Buffer.byteLength(JSON.stringify(t)), // what an agent pays for the tool in context
             ...(this.withSchemas ? { schema: pick(t, ["description", "inputSchema", "annotations"]) } : {}),
           })),
       };

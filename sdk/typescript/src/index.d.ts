@@ -17,6 +17,12 @@ export interface TelemetryItem {
   attributes?: Record<string, string>;
   /** The MCP protocol version the request followed ("2025-11-25", "2026-07-28"). */
   protocol_version?: string;
+  /** Why an error item failed (docs/sdks.md "Error kinds"). */
+  error_kind?: "tool_error" | "exception" | "invalid_params" | "unknown_tool" | "method_not_found" | "timeout" | "cancelled" | "auth" | "internal" | "other";
+  /** Size in bytes of the result as JSON. */
+  response_bytes?: number;
+  /** tools/call: HMAC-SHA256 of the canonical arguments under a key that never leaves the process, 32 hex characters. */
+  args_hash?: string;
 }
 
 export interface InstrumentOptions {
@@ -30,6 +36,8 @@ export interface InstrumentOptions {
   recordArguments?: boolean;
   /** Called with a copy of a call's arguments when recordArguments is set; returns what to send (null or undefined: nothing). */
   redact?: (args: Record<string, unknown>, info: { tool: string; request: unknown }) => Record<string, unknown> | null | undefined;
+  /** Key of args_hash (HMAC-SHA256). Default: a random key per process, so equal calls hash equal within the process. Give the same secret to every replica of a server whose sessions span processes. */
+  argsHashKey?: string | Uint8Array;
   /** The server's version. Default: the version in the server's serverInfo. */
   serverVersion?: string;
   /** Names the user of a request (user_id). Gets the JSON-RPC request and the transport's extra (authInfo; requestInfo or request over HTTP). */

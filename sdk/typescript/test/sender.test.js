@@ -337,7 +337,8 @@ test("tools/list answers are reported to the inventory endpoint once per distinc
   assert.ok(inventory[0].body.protocol_version);
   assert.deepEqual(
     inventory[0].body.tools,
-    listed.map((t) => ({ name: t.name, schema_hash: toolSchemaHash(t) })),
+    // definition_bytes: the tool's JSON as listed, what an agent pays for it.
+    listed.map((t) => ({ name: t.name, schema_hash: toolSchemaHash(t), definition_bytes: Buffer.byteLength(JSON.stringify(t)) })),
   );
   assert.deepEqual(inventory[1].body.tools.map((t) => t.name).sort(), relisted.map((t) => t.name).sort());
   assert.ok(inventory[1].body.tools.some((t) => t.name === "added"));

@@ -64,7 +64,7 @@ function memberTable(members, admin, me, redraw) {
     rowAttrs: (m) => ({ dataset: { userId: m.user_id } }),
     columns: [
       { key: 'name', label: 'Name', render: (m) => h('span', null, h('span', { class: 'strong' }, m.name || '—'), m.user_id === me ? h('span', { class: 'muted' }, ' (you)') : null) },
-      { key: 'email', label: 'Email' },
+      { key: 'email', label: 'Email', render: (m) => h('span', null, m.email, m.email_verified === false ? [' ', h('span', { class: 'badge badge-warn', testid: 'member-unverified' }, 'not verified')] : null) },
       { key: 'role', label: 'Role', render: (m) => (admin ? roleSelect(m) : badge(m.role, 'neutral')) },
       { key: 'joined_at', label: 'Joined', render: (m) => time(m.joined_at) },
       { key: 'actions', label: '', render: (m) => (admin ? removeButton(m, me, () => { members.splice(members.indexOf(m), 1); redraw(); }) : '') },

@@ -8,6 +8,7 @@ import * as api from '../api.js';
 import * as store from '../store.js';
 import * as router from '../router.js';
 import { mcpFrame } from '../mcp-frame.js';
+import { dailyChart } from '../charts.js';
 import { METRICS, CHANNEL_LABELS, stateBadge, describe, valueFormat, snoozed } from './rules.js';
 import { h, field, checkbox, formProblem, onSubmit, load, fieldError, toast, section, time, badge, busy, problemBox } from '../ui.js';
 
@@ -24,6 +25,7 @@ const HINTS = {
   users: 'Distinct users in the window (the session when a call has no user id).',
   tool_changes: 'Tools added, removed or whose schema changed in the window (from the tool inventory the SDKs report); > 0 alerts on any change.',
 };
+const SEASONAL_HINT = 'With a seasonal baseline the threshold is ignored: the rule fires when the value leaves the band learnt from the same hour of the week over the last four weeks, in the comparator\'s direction (needs two weeks of history).';
 const RATIO_HINT = 'With a week-ago baseline the threshold is a ratio: 0.5 means half of the same window last week, 2 means double.';
 
 export async function render(ctx) {
@@ -58,6 +60,8 @@ function history(rule, signal) {
   const list = h('ol', { class: 'timeline', testid: 'rule-history' });
   const more = h('button', { type: 'button', class: 'btn btn-small', testid: 'rule-history-more', hidden: true }, 'Older');
   const msg = h('div');
+  const chart = h('div', { testid: 'rule-band' });
+  const banded = [];
   const format = valueFormat(rule);
   let cursor = '';
   const page = async () => {
@@ -68,8 +72,11 @@ function history(rule, signal) {
       for (const e of items) {
         list.append(h('li', { class: ['timeline-item', e.kind === 'fired' ? 'fired' : 'resolved'], testid: 'rule-event', dataset: { kind: e.kind } },
           badge(e.kind, e.kind === 'fired' ? 'bad' : 'good'), ' ', time(e.at),
-          h('span', { class: 'muted' }, ' · value ', e.value === null || e.value === undefined ? 'n/a' : format(e.value), ' · threshold ', format(e.threshold))));
+          h('span', { class: 'muted' }, ' · value ', e.value === null || e.value === undefined ? 'n/a' : format(e.value),
+            e.expected ? ` · expected ${format(e.expected.low)}–${format(e.expected.high)} at this hour` : [' · threshold ', format(e.threshold)])));
+        if (e.expected) banded.push(e);
       }
+      if (banded.length) chart.replaceChildren(bandChart(banded, format, signal));
       if (!list.children.length) list.replaceWith(h('p', { class: 'empty', testid: 'rule-history-empty' }, 'No transitions yet: the rule has never fired.'));
       cursor = d.next_cursor || '';
       more.hidden = !cursor;
@@ -79,7 +86,21 @@ function history(rule, signal) {
   };
   more.addEventListener('click', page);
   page();
-  return h('div', null, list, more, msg);
+  return h('div', null, chart, list, more, msg);
+}
+
+// bandChart: a seasonal rule's value at each transition against the band
+// it expected then (oldest first).
+function bandChart(events, format, signal) {
+  const ev = [...events].reverse();
+  return dailyChart({
+    starts: ev.map((e) => e.at), format, title: 'Value and expected band at each transition', testid: 'rule-band-chart', signal,
+    series: [
+      { label: 'Value', values: ev.map((e) => e.value), color: '--chart-errors' },
+      { label: 'Expected low', values: ev.map((e) => e.expected.low), color: '--chart-calls' },
+      { label: 'Expected high', values: ev.map((e) => e.expected.high), color: '--chart-calls' },
+    ],
+  });
 }
 
 function buildForm(mcpId, rule, tools, channels, back) {
@@ -110,7 +131,11 @@ function buildForm(mcpId, rule, tools, channels, back) {
     h('div', { class: 'form-row' },
       field({ label: 'Minimum calls', name: 'min_calls', type: 'number', min: 0, step: 1, value: String(rule?.min_calls ?? 0), testid: 'rule-min-calls', hint: 'Error and latency metrics keep the rule\'s state on a window with fewer calls.' }),
       field({ label: 'Compare with', name: 'baseline', type: 'select', value: rule?.baseline || '', testid: 'rule-baseline', optionalLabel: false,
-        options: [{ value: '', label: 'The threshold itself' }, { value: 'week_ago', label: 'The same window a week ago (ratio)' }] }),
+        options: [{ value: '', label: 'The threshold itself' }, { value: 'week_ago', label: 'The same window a week ago (ratio)' },
+          { value: 'seasonal', label: 'What is usual at this hour of the week (learnt)' }] }),
+      field({ label: 'Sensitivity', name: 'sensitivity', type: 'select', value: rule?.sensitivity || 'medium', testid: 'rule-sensitivity', optionalLabel: false,
+        hint: 'Seasonal rules only: how far outside the usual band a value must be to fire.',
+        options: [{ value: 'low', label: 'Low (fewest alarms)' }, { value: 'medium', label: 'Medium' }, { value: 'high', label: 'High (most alarms)' }] }),
       field({ label: 'Remind every (minutes)', name: 'renotify_minutes', type: 'number', min: 5, max: 10080, step: 1, value: rule?.renotify_minutes == null ? '' : String(rule.renotify_minutes), testid: 'rule-renotify', hint: 'While firing, deliver again every so many minutes (5 or more). Empty: once.' })),
     checkbox({ label: 'Notify when resolved', name: 'notify_on_resolve', checked: !!rule?.notify_on_resolve, testid: 'rule-notify-on-resolve', hint: 'Send the same people a notice when the rule goes back to ok.' }),
     checkbox({ label: 'Enabled', name: 'enabled', checked: rule ? !!rule.enabled : true, testid: 'rule-enabled' }),
@@ -121,7 +146,9 @@ function buildForm(mcpId, rule, tools, channels, back) {
 
   const setHint = () => {
     const m = form.querySelector('[name=metric]').value;
-    hint.textContent = form.querySelector('[name=baseline]').value ? RATIO_HINT : (HINTS[m] || '');
+    const b = form.querySelector('[name=baseline]').value;
+    hint.textContent = b === 'seasonal' ? SEASONAL_HINT : b ? RATIO_HINT : (HINTS[m] || '');
+    form.querySelector('[name=sensitivity]').disabled = b !== 'seasonal';
   };
   form.querySelector('[name=metric]').addEventListener('change', setHint);
   form.querySelector('[name=baseline]').addEventListener('change', setHint);
@@ -168,6 +195,7 @@ function readForm(form) {
     enabled: get('enabled').checked,
     min_calls: minCalls,
     baseline: get('baseline').value || null,
+    sensitivity: get('baseline').value === 'seasonal' ? get('sensitivity').value : null,
     notify_on_resolve: get('notify_on_resolve').checked,
     renotify_minutes: renotify,
   };

@@ -25,7 +25,7 @@ export const METRICS = {
 
 /** The format of a rule's value: a ratio ("0.42×") with a baseline. */
 export function valueFormat(rule) {
-  if (rule.baseline) return (v) => `${fmt.number(v)}×`;
+  if (rule.baseline === 'week_ago') return (v) => `${fmt.number(v)}×`;
   return (METRICS[rule.metric] || { format: fmt.number }).format;
 }
 
@@ -36,8 +36,10 @@ export function describe(rule) {
   const m = METRICS[rule.metric] || { label: rule.metric, format: fmt.number };
   const window = rule.window_minutes >= 60 && rule.window_minutes % 60 === 0
     ? `${rule.window_minutes / 60} h` : `${rule.window_minutes} min`;
-  const label = rule.baseline ? `${m.label} vs. a week ago` : m.label;
-  let s = `${label} ${rule.comparator} ${valueFormat(rule)(rule.threshold)} over ${window}`;
+  const label = rule.baseline === 'week_ago' ? `${m.label} vs. a week ago` : m.label;
+  let s = rule.baseline === 'seasonal'
+    ? `${label} ${rule.comparator.startsWith('<') ? 'below' : 'above'} the usual for this hour of the week over ${window} (${rule.sensitivity || 'medium'} sensitivity)`
+    : `${label} ${rule.comparator} ${valueFormat(rule)(rule.threshold)} over ${window}`;
   if (rule.min_calls > 0) s += `, at least ${fmt.count(rule.min_calls)} ${rule.min_calls === 1 ? 'call' : 'calls'}`;
   if (rule.notify_on_resolve) s += ', notifies on resolve';
   return s;
@@ -177,6 +179,7 @@ function actions(rule, admin, base, onDeleted) {
           r.fired ? h('span', { class: 'text-bad', testid: 'rule-evaluate-fired' }, ' · fired now')
             : r.resolved ? h('span', { class: 'text-good', testid: 'rule-evaluate-resolved' }, ' · resolved now')
               : h('span', { class: 'muted' }, ' · no change'),
+          r.expected ? h('span', { class: 'muted', testid: 'rule-evaluate-expected' }, ` · expected ${m.format(r.expected.low)}–${m.format(r.expected.high)} at this hour`) : null,
           (r.fired || r.resolved) ? h('span', { class: 'muted', testid: 'rule-evaluate-deliveries' }, ` · ${r.deliveries || 0} deliveries`) : null));
     } catch (err) {
       result.replaceChildren(problemBox(err));

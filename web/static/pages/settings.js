@@ -89,10 +89,36 @@ function retentionForm(acct) {
   return [kept, form];
 }
 
+// verification shows whether the email is verified and, when it is not,
+// a button that sends a new link (POST /v1/account/profile/verification:
+// 202, or 429 within a minute of the last one).
+function verification(profile) {
+  const box = h('div', { class: 'email-verification', testid: 'email-verification', dataset: { verified: String(!!profile.email_verified) } });
+  if (profile.email_verified) {
+    box.append(h('p', { class: 'small' }, h('span', { class: 'badge badge-good' }, 'verified')));
+    return box;
+  }
+  const out = h('span', { class: 'small', testid: 'verification-result' });
+  const button = h('button', { type: 'button', class: 'btn btn-small', testid: 'verification-resend' }, 'Send a new link');
+  button.addEventListener('click', async () => {
+    out.replaceChildren();
+    try {
+      await busy(button, () => api.post('/v1/account/profile/verification'));
+      out.replaceChildren(`A new link is on its way to ${profile.email}.`);
+    } catch (err) {
+      out.replaceChildren(problemBox(err));
+    }
+  });
+  box.append(h('p', { class: 'small' }, h('span', { class: 'badge badge-warn' }, 'not verified'),
+    ' No email but the verification message is sent to this address until you open its link.'), h('p', null, button, ' ', out));
+  return box;
+}
+
 function profileForm(profile) {
   const form = h('form', { class: 'form', testid: 'profile-form', novalidate: true },
     field({ label: 'Name', name: 'name', required: true, value: profile.name || '', testid: 'profile-name', autocomplete: 'name' }),
     field({ label: 'Email', name: 'email', type: 'email', required: true, value: profile.email || '', testid: 'profile-email', autocomplete: 'email' }),
+    verification(profile),
     formProblem(),
     h('button', { type: 'submit', class: 'btn btn-primary', testid: 'profile-save' }, 'Save'));
   onSubmit(form, async () => {
@@ -104,6 +130,7 @@ function profileForm(profile) {
     if (!Object.keys(body).length) { toast('Nothing changed.'); return; }
     const updated = await api.patch('/v1/account/profile', body);
     Object.assign(profile, updated);
+    form.querySelector('[data-testid="email-verification"]').replaceWith(verification(profile));
     session.updateUser(updated);
     document.querySelector('[data-testid="user-email"]').textContent = updated.email || '';
     toast('Profile saved.', 'success');
