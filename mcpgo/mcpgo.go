@@ -15,7 +15,6 @@ package mcpgo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"reflect"
@@ -82,6 +81,12 @@ type Telemetry struct {
 	inventorySchemas bool
 	invSent          map[string]time.Time // inventory bodies sent, by body
 	invBusy          bool                 // an inventory post is in flight
+	invWalks         toolWalks            // paginated tools/list walks under way
+	invPosts         sync.WaitGroup       // the inventory post in flight
+	invCtx           context.Context      // of inventory posts; cancelled at Close's deadline
+	invCancel        context.CancelFunc
+	closing          bool          // Close was called: no new inventory post
+	shutdown         time.Duration // bounds Close
 
 	mu       sync.Mutex
 	announce string                                     // the server's own version, or from an initialize result
@@ -113,7 +118,11 @@ func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 	t := &Telemetry{c: c, serverVersion: opts.ServerVersion, userID: opts.UserID,
 		announce: implVersion(server), sessions: map[weak.Pointer[mcp.ServerSession]]string{},
 		inventory: !opts.DisableInventory, inventorySchemas: opts.InventorySchemas, invSent: map[string]time.Time{},
-		argsHashKey: opts.ArgsHashKey}
+		argsHashKey: opts.ArgsHashKey, shutdown: co.ShutdownTimeout}
+	if t.shutdown <= 0 {
+		t.shutdown = client.DefaultShutdownTimeout
+	}
+	t.invCtx, t.invCancel = context.WithCancel(context.Background())
 	server.AddReceivingMiddleware(t.middleware)
 	return t, nil
 }
@@ -121,8 +130,29 @@ func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 // Flush sends what is queued; see client.Client.Flush.
 func (t *Telemetry) Flush(ctx context.Context) error { return t.c.Flush(ctx) }
 
-// Close sends what is queued and stops the sender.
-func (t *Telemetry) Close(ctx context.Context) error { return t.c.Close(ctx) }
+// Close sends what is queued and stops the sender, and waits for the
+// inventory post in flight, if any; both within the client's shutdown
+// deadline (Options.Client.ShutdownTimeout, default 2 s) or until ctx
+// ends, where a post still in flight is cancelled.
+func (t *Telemetry) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, t.shutdown)
+	defer cancel()
+	t.mu.Lock()
+	t.closing = true
+	t.mu.Unlock()
+	errc := make(chan error, 1)
+	go func() { errc <- t.c.Close(ctx) }()
+	posted := make(chan struct{})
+	go func() { t.invPosts.Wait(); close(posted) }()
+	select {
+	case <-posted:
+	case <-ctx.Done():
+		t.invCancel()
+		<-posted
+	}
+	t.invCancel()
+	return <-errc
+}
 
 // Stats counts the items sent, dropped and failed.
 func (t *Telemetry) Stats() client.Stats { return t.c.Stats() }
@@ -177,7 +207,13 @@ func (t *Telemetry) record(ctx context.Context, method string, req mcp.Request, 
 	t.setFailure(&it, req, res, err)
 	_ = t.c.Add(it) // a full queue drops and counts
 	if lt, ok := res.(*mcp.ListToolsResult); ok && lt != nil && err == nil && t.inventory {
-		t.reportInventory(lt, it.ServerVersion, it.ProtocolVersion)
+		cursor := ""
+		if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+			cursor = p.Cursor
+		}
+		if tools, complete := t.invWalks.page(cursor, lt.Tools, lt.NextCursor, time.Now()); complete {
+			t.reportInventory(tools, it.ServerVersion, it.ProtocolVersion)
+		}
 	}
 }
 
@@ -244,79 +280,6 @@ func setOutcome(it *analytics.Item, res mcp.Result, err error) {
 			}
 		}
 	}
-}
-
-// inventoryResend is how often an unchanged tool list is reported again.
-const inventoryResend = time.Hour
-
-// reportInventory posts the tools of a tools/list answer to the inventory
-// endpoint in the background: once per distinct list per Telemetry, again
-// at most hourly when unchanged, one post at a time (a list that arrives
-// while one is in flight is reported with the next answer).
-func (t *Telemetry) reportInventory(res *mcp.ListToolsResult, serverVersion, protocol string) {
-	inv := client.Inventory{ServerVersion: serverVersion, ProtocolVersion: protocol, Tools: []client.InventoryTool{}}
-	for _, tool := range res.Tools {
-		if tool == nil {
-			continue
-		}
-		part, err := schemaPart(tool)
-		if err != nil {
-			continue
-		}
-		it := client.InventoryTool{Name: tool.Name, SchemaHash: client.SchemaHash(part)}
-		if b, err := json.Marshal(tool); err == nil {
-			it.DefinitionBytes = int64(len(b))
-		}
-		if t.inventorySchemas {
-			it.Schema = client.CanonicalJSON(part)
-		}
-		inv.Tools = append(inv.Tools, it)
-	}
-	key := string(client.CanonicalJSON(inv))
-	t.mu.Lock()
-	last, seen := t.invSent[key]
-	if t.invBusy || (seen && time.Since(last) < inventoryResend) {
-		t.mu.Unlock()
-		return
-	}
-	t.invBusy = true
-	t.invSent[key] = time.Now()
-	if len(t.invSent) > 100 {
-		clear(t.invSent) // bounded: a server with ever-changing lists reports them all again
-		t.invSent[key] = time.Now()
-	}
-	t.mu.Unlock()
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err := t.c.PostInventory(ctx, inv)
-		t.mu.Lock()
-		t.invBusy = false
-		if err != nil {
-			delete(t.invSent, key) // not reported: try again with the next answer
-		}
-		t.mu.Unlock()
-	}()
-}
-
-// schemaPart is the part of a tool its schema hash covers: description,
-// inputSchema and annotations as JSON, absent members left out.
-func schemaPart(tool *mcp.Tool) (map[string]any, error) {
-	raw, err := json.Marshal(tool)
-	if err != nil {
-		return nil, err
-	}
-	var all map[string]any
-	if err := json.Unmarshal(raw, &all); err != nil {
-		return nil, err
-	}
-	part := map[string]any{}
-	for _, k := range []string{"description", "inputSchema", "annotations"} {
-		if v, ok := all[k]; ok && v != nil {
-			part[k] = v
-		}
-	}
-	return part, nil
 }
 
 // sessionID is the transport's session id (Streamable HTTP, stateful);

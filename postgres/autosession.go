@@ -52,8 +52,7 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 	for i := range items {
 		if items[i].SessionID == "" {
 			id := analytics.SessionIdentity(&items[i])
-			sum := sha256.Sum256([]byte(id))
-			h := hex.EncodeToString(sum[:])
+			h := storedIdentity(id)
 			byIdentity[h] = append(byIdentity[h], i)
 			identity[h] = id
 		}
@@ -92,7 +91,7 @@ func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items [
 			items[i].SessionID = "" // the failed transaction may have placed some
 		}
 		a.mirror.place(mirrorKey{mcpID, h}, func(st *analytics.SessionState) {
-			place(items, idx, mcpID, identity[h], st, idle)
+			place(items, idx, mcpID, identity[h], st, time.Now(), idle)
 		})
 	}
 	return nil
@@ -130,7 +129,7 @@ func (a *AutoSessions) placeShared(ctx context.Context, mcpID string, identities
 			exists = false
 			for h, idx := range byIdentity {
 				var st analytics.SessionState
-				place(items, idx, mcpID, identity[h], &st, idle)
+				place(items, idx, mcpID, identity[h], &st, time.Now(), idle)
 			}
 			return nil
 		default:
@@ -140,9 +139,10 @@ func (a *AutoSessions) placeShared(ctx context.Context, mcpID string, identities
 		if err != nil {
 			return err
 		}
-		// One UPDATE for every identity: each one's sessions as two array
+		// One UPDATE for every identity: each one's sessions as three array
 		// literals (text), cast back to timestamptz[] by the statement.
-		starts, lasts := make([]string, len(identities)), make([]string, len(identities))
+		now := time.Now()
+		starts, lasts, used := make([]string, len(identities)), make([]string, len(identities)), make([]string, len(identities))
 		for n, id := range identities {
 			st := stored[id]
 			// Placed here while PostgreSQL was unreachable: the union, so
@@ -151,13 +151,16 @@ func (a *AutoSessions) placeShared(ctx context.Context, mcpID string, identities
 				st.Merge(local)
 				versions[n] = v
 			}
-			place(items, byIdentity[id], mcpID, identity[id], &st, idle)
+			place(items, byIdentity[id], mcpID, identity[id], &st, now, idle)
 			states[n] = st
-			starts[n], lasts[n] = timeArray(st.Sessions, false), timeArray(st.Sessions, true)
+			starts[n] = timeArray(st.Sessions, func(c analytics.SessionSpan) time.Time { return c.Start })
+			lasts[n] = timeArray(st.Sessions, func(c analytics.SessionSpan) time.Time { return c.LastSeen })
+			used[n] = timeArray(st.Sessions, func(c analytics.SessionSpan) time.Time { return c.Used })
 		}
-		if _, err := tx.Exec(ctx, `UPDATE auto_sessions AS a SET starts = u.s::timestamptz[], lasts = u.l::timestamptz[]
-			FROM unnest($2::text[], $3::text[], $4::text[]) AS u(i, s, l)
-			WHERE a.mcp_id = $1 AND a.identity = u.i`, mcpID, identities, starts, lasts); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE auto_sessions AS a
+			SET starts = u.s::timestamptz[], lasts = u.l::timestamptz[], used = u.u::timestamptz[]
+			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS u(i, s, l, u)
+			WHERE a.mcp_id = $1 AND a.identity = u.i`, mcpID, identities, starts, lasts, used); err != nil {
 			return err
 		}
 		return nil
@@ -173,28 +176,33 @@ func (a *AutoSessions) placeShared(ctx context.Context, mcpID string, identities
 }
 
 // lockSessions creates the rows of the identities that have none, locks
-// them all and returns their stored sessions.
+// them all (in identity order, as the caller sorted them), marks them used
+// now (so that expiry, DB.ExpireSessions, leaves them) and returns their
+// stored sessions. A row expired meanwhile is created again: the insert
+// and the lock are one statement.
 func lockSessions(ctx context.Context, tx pgx.Tx, mcpID string, identities []string) (map[string]analytics.SessionState, error) {
-	if _, err := tx.Exec(ctx, `INSERT INTO auto_sessions (mcp_id, identity)
-		SELECT $1, u FROM unnest($2::text[]) AS u ORDER BY u ON CONFLICT DO NOTHING`, mcpID, identities); err != nil {
-		return nil, err
-	}
-	rows, err := tx.Query(ctx, `SELECT identity, starts, lasts FROM auto_sessions
-		WHERE mcp_id = $1 AND identity = ANY($2) ORDER BY identity FOR UPDATE`, mcpID, identities)
+	rows, err := tx.Query(ctx, `INSERT INTO auto_sessions AS a (mcp_id, identity)
+		SELECT $1, u FROM unnest($2::text[]) AS u ORDER BY u
+		ON CONFLICT (mcp_id, identity) DO UPDATE SET used_at = now()
+		RETURNING a.identity, a.starts, a.lasts, a.used`, mcpID, identities)
 	if err != nil {
 		return nil, err
 	}
 	stored := map[string]analytics.SessionState{}
 	for rows.Next() {
 		var id string
-		var starts, lasts []time.Time
-		if err := rows.Scan(&id, &starts, &lasts); err != nil {
+		var starts, lasts, used []time.Time
+		if err := rows.Scan(&id, &starts, &lasts, &used); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		var st analytics.SessionState
 		for i := range min(len(starts), len(lasts)) {
-			st.Sessions = append(st.Sessions, analytics.SessionSpan{Start: starts[i].UTC(), LastSeen: lasts[i].UTC()})
+			c := analytics.SessionSpan{Start: starts[i].UTC(), LastSeen: lasts[i].UTC(), Used: lasts[i].UTC()}
+			if len(used) == len(starts) {
+				c.Used = used[i].UTC()
+			}
+			st.Sessions = append(st.Sessions, c)
 		}
 		stored[id] = st
 	}
@@ -235,29 +243,71 @@ func (a *AutoSessions) writeBack() {
 }
 
 // place gives the items at idx, all of one identity, their sessions in
-// time order, recording them in st.
-func place(items []analytics.Item, idx []int, mcpID, identity string, st *analytics.SessionState, idle time.Duration) {
+// time order, placing them at now, recording them in st.
+func place(items []analytics.Item, idx []int, mcpID, identity string, st *analytics.SessionState, now time.Time, idle time.Duration) {
 	sort.SliceStable(idx, func(i, j int) bool { return items[idx[i]].Timestamp.Before(items[idx[j]].Timestamp) })
 	for _, i := range idx {
-		items[i].SessionID = analytics.AutoSessionID(mcpID, identity, st.Place(items[i].Timestamp, idle))
+		items[i].SessionID = analytics.AutoSessionID(mcpID, identity, st.Place(items[i].Timestamp, now, idle))
 	}
 }
 
-// timeArray renders the starts (or, with last, the latest items) of
-// sessions as a PostgreSQL array literal.
-func timeArray(sessions []analytics.SessionSpan, last bool) string {
+// storedIdentity is an identity as auto_sessions keeps it: its SHA-256,
+// so that no user id is kept there.
+func storedIdentity(identity string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return hex.EncodeToString(sum[:])
+}
+
+// timeArray renders one time of each session (its start, latest item or
+// latest use) as a PostgreSQL array literal.
+func timeArray(sessions []analytics.SessionSpan, at func(analytics.SessionSpan) time.Time) string {
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, c := range sessions {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		t := c.Start
-		if last {
-			t = c.LastSeen
-		}
-		b.WriteString(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
+		b.WriteString(at(c).UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// expireBatch bounds the rows one statement of ExpireSessions deletes.
+const expireBatch = 5000
+
+// ExpireSessions deletes the derived-session state (auto_sessions) of the
+// identities that had no item placed for longer than their account's
+// retention (installationDays where the account sets none; 0: forever),
+// or than analytics.SessionStateTTL when that is shorter: past it no
+// accepted item can join any of their sessions. It deletes in batches of
+// expireBatch rows and returns how many it deleted. An identity placed
+// again meanwhile keeps its row (the placement marks it used, and the
+// delete re-checks).
+func (db *DB) ExpireSessions(ctx context.Context, installationDays int) (int64, error) {
+	ttlDays := int(analytics.SessionStateTTL / (24 * time.Hour))
+	var total int64
+	for {
+		// The least retention is a day: the first condition lets the
+		// scan use auto_sessions_used_at.
+		tag, err := db.Pool.Exec(ctx, `DELETE FROM auto_sessions AS s USING (
+				SELECT mcp_id, identity, cutoff FROM (
+					SELECT s.mcp_id, s.identity, s.used_at, now() - make_interval(days => LEAST($2::int, CASE
+						WHEN a.retention_days IS NULL OR a.retention_days <= 0 THEN NULLIF($1::int, 0)
+						WHEN $1::int > 0 AND a.retention_days > $1::int THEN $1::int
+						ELSE a.retention_days END)) AS cutoff
+					FROM auto_sessions s JOIN mcps m ON m.id = s.mcp_id JOIN accounts a ON a.id = m.account_id
+					WHERE s.used_at < now() - interval '1 day') AS idle
+				WHERE used_at < cutoff
+				LIMIT $3) AS old
+			WHERE s.mcp_id = old.mcp_id AND s.identity = old.identity AND s.used_at < old.cutoff`,
+			installationDays, ttlDays, expireBatch)
+		if err != nil {
+			return total, wrap(err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() == 0 {
+			return total, nil
+		}
+	}
 }

@@ -236,7 +236,7 @@ func TestSessionMirrorBounded(t *testing.T) {
 	m := newSessionMirror(4)
 	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	for i := range 10 {
-		m.place(mirrorKey{"mcp", string(rune('a' + i))}, func(st *analytics.SessionState) { st.Place(t0, time.Minute) })
+		m.place(mirrorKey{"mcp", string(rune('a' + i))}, func(st *analytics.SessionState) { st.Place(t0, t0, time.Minute) })
 	}
 	if m.lru.Len() != 4 || len(m.byKey) != 4 || m.dirtyCount() != 4 {
 		t.Fatalf("entries %d/%d, dirty %d; want 4", m.lru.Len(), len(m.byKey), m.dirtyCount())
@@ -249,7 +249,7 @@ func TestSessionMirrorBounded(t *testing.T) {
 	// the read keeps it dirty.
 	st, v := m.dirtyState(mirrorKey{"mcp", "j"})
 	_, v2 := m.dirtyState(mirrorKey{"mcp", "i"})
-	m.place(mirrorKey{"mcp", "i"}, func(st *analytics.SessionState) { st.Place(t0.Add(time.Hour), time.Minute) })
+	m.place(mirrorKey{"mcp", "i"}, func(st *analytics.SessionState) { st.Place(t0.Add(time.Hour), t0, time.Minute) })
 	m.stored("mcp", time.Minute, []mirrorKey{{"mcp", "j"}, {"mcp", "i"}}, []analytics.SessionState{st, {}}, []uint64{v, v2})
 	// The MCP's own entry took g's room: j clean, i and h dirty.
 	if m.dirtyCount() != 2 || m.idle("mcp") != time.Minute || m.idle("other") != analytics.DefaultSessionIdle {

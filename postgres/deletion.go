@@ -49,7 +49,9 @@ func scanDeletion(r pgx.Row) (*accounts.Deletion, error) {
 	return &d, nil
 }
 
-// RequestUserDeletion implements accounts.DeletionService.
+// RequestUserDeletion implements accounts.DeletionService. In the same
+// transaction it deletes the person's derived-session state in the MCP
+// (auto_sessions, docs/sessions.md).
 func (s *DeletionService) RequestUserDeletion(ctx context.Context, accountID, mcpID, userID string) (*accounts.Deletion, error) {
 	if !ids.Valid(mcpID, prefixMCP) {
 		return nil, errMCPNotFound
@@ -67,6 +69,12 @@ func (s *DeletionService) RequestUserDeletion(ctx context.Context, accountID, mc
 			return errMCPNotFound
 		}
 		if err != nil {
+			return err
+		}
+		// The person's derived-session state goes at once (its items
+		// follow with the request): their later items begin afresh.
+		if _, err := tx.Exec(ctx, `DELETE FROM auto_sessions WHERE mcp_id = $1 AND identity = $2`,
+			mcpID, storedIdentity(analytics.SessionIdentity(&analytics.Item{UserID: userID}))); err != nil {
 			return err
 		}
 		return s.db.limitDeletions(ctx, tx, accountID)

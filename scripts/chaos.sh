@@ -10,7 +10,10 @@
 # Ports (defaults): CHAOS_CH_PORT 31000, CHAOS_CH_HTTP_PORT 31123,
 # CHAOS_PG_PORT 31432, CHAOS_HTTP_PORTS 31080,31081 (below the kernel's
 # ephemeral range, 32768 and up, so that no client connection holds one
-# when a server restarts on it). The work directory
+# when a server restarts on it). CHAOS_CLUSTER=replicated runs ClickHouse as
+# `make test-cluster`'s replicated topology instead (two shards of two
+# replicas, ZooKeeper; CHAOS_CH_PORTS 31141-31144, HTTP on each + 20,
+# CHAOS_ZK_PORT 31181), with kill-replica faults. The work directory
 # (logs of every instance start) is kept when the run fails, or with
 # CHAOS_KEEP=1.
 set -euo pipefail

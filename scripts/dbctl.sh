@@ -21,7 +21,8 @@
 # SHARDS shards of equal replica counts in order (4 ports, 2 shards: nodes
 # 1-2 are shard 1's replicas, 3-4 shard 2's), with the {shard} and
 # {replica} macros, internal_replication and the distributed DDL queue;
-# each server's interserver (replication) port is its TCP port + 10. stop
+# each server's interserver (replication) port is its TCP port + 10 (with
+# CH_HTTP_OFFSET set, its HTTP port is its TCP port + that offset). stop
 # DIR stops them too.
 #
 # Servers are found again only through DIR/*.pid: stop never touches a process
@@ -236,7 +237,7 @@ XML
 <?xml version="1.0"?>
 <yandex><profiles><default><allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type><load_balancing>in_order</load_balancing></default></profiles></yandex>
 XML
-		start_ch "$dir/node$i" "$port"
+		start_ch "$dir/node$i" "$port" "${CH_HTTP_OFFSET:+$((port + CH_HTTP_OFFSET))}"
 	done
 }
 

@@ -23,7 +23,7 @@ import (
 // the MCP's idle timeout set to 60 minutes, the same traffic of u-1 is one
 // session.
 func TestStatelessSessions(t *testing.T) {
-	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
+	app, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	t0 := time.Now().UTC().Truncate(time.Minute).Add(-3*time.Hour - 10*time.Minute)
 	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
@@ -127,6 +127,22 @@ func TestStatelessSessions(t *testing.T) {
 	sort.Strings(by)
 	if strings.Join(by, " ") != ":1 u-1:3" {
 		t.Errorf("sessions by user: %v", by)
+	}
+	// Deleting u-1's data deletes u-1's session state at once; the
+	// cursor client's stays.
+	stateRows := func() int {
+		var n int
+		if err := app.PG.Pool.QueryRow(t.Context(), `SELECT count(*) FROM auto_sessions WHERE mcp_id = $1`, mcp).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := stateRows(); n != 2 {
+		t.Fatalf("%d identities' state, want 2", n)
+	}
+	a.must(202, "DELETE", "/v1/mcps/"+mcp+"/users/u-1", token, nil)
+	if n := stateRows(); n != 1 {
+		t.Errorf("%d identities' state after deleting u-1's data, want 1", n)
 	}
 
 	// A longer idle timeout, set on the MCP: the pause no longer splits.

@@ -3,13 +3,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpscope/telemetry/analytics"
+	"github.com/mcpscope/telemetry/client"
 	"github.com/mcpscope/telemetry/internal/testkit/testenv"
+	"github.com/mcpscope/telemetry/mcpgo"
 )
 
 // wrappedServer is a real server of the official Go SDK whose tool set
@@ -137,4 +143,70 @@ func sameSet(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// TestPaginatedInventoryEndToEnd: a go-sdk server listing its 3 tools 2 a
+// page, instrumented by mcpgo and walked (twice, then a page alone) by the
+// SDK's own client over stateless Streamable HTTP, reports to the real
+// service only its whole tool set: the inventory holds the 3 tools and
+// its changes are the 3 additions, with no tool removed and added back.
+func TestPaginatedInventoryEndToEnd(t *testing.T) {
+	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
+	a := api{t, base}
+	token, mcpID, key := a.newTenant("paginated")
+	server := mcp.NewServer(&mcp.Implementation{Name: "paged", Version: "1.0.0"}, &mcp.ServerOptions{PageSize: 2})
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		mcp.AddTool(server, &mcp.Tool{Name: name, Description: "tool " + name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	}
+	tel, err := mcpgo.Instrument(server, mcpgo.Options{Client: client.Options{Endpoint: base, Key: key, FlushInterval: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer srv.Close()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "walker", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var next string
+	for range 2 {
+		var names []string
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tool.Name)
+		}
+		if fmt.Sprint(names) != "[alpha beta gamma]" {
+			t.Fatalf("walked %v", names)
+		}
+		first, err := cs.ListTools(ctx, nil) // the first page alone
+		if err != nil || first.NextCursor == "" {
+			t.Fatalf("first page: %v, next %q", err, first.NextCursor)
+		}
+		next = first.NextCursor
+	}
+	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: next}); err != nil { // and the last
+		t.Fatal(err)
+	}
+	_ = cs.Close()
+	if err := tel.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inv := a.must(200, "GET", "/v1/mcps/"+mcpID+"/inventory", token, nil)
+	var tools, changes []string
+	for _, it := range inv["tools"].([]any) {
+		tools = append(tools, it.(map[string]any)["name"].(string))
+	}
+	for _, c := range inv["changes"].([]any) {
+		m := c.(map[string]any)
+		changes = append(changes, m["kind"].(string)+" "+m["tool"].(string))
+	}
+	sort.Strings(changes)
+	if fmt.Sprint(tools) != "[alpha beta gamma]" || fmt.Sprint(changes) != "[added alpha added beta added gamma]" {
+		t.Fatalf("inventory tools %v, changes %v; want the 3 tools, each added once", tools, changes)
+	}
 }

@@ -61,12 +61,24 @@ func (m *Main) postgresJobs() []jobs.Job {
 	renotify.Every = min(m.Config.Alerting.EvaluateInterval, time.Minute)
 	sweep := m.job("key-cache-sweep", m.Keys.SweepPass)
 	sweep.Every = postgres.SweepEvery
-	out := []jobs.Job{renotify, sweep}
+	expire := m.job("session-expiry", func(ctx context.Context) error {
+		n, err := m.PG.ExpireSessions(ctx, m.Config.Storage.RetentionDays)
+		if n > 0 {
+			m.Log.Info("sessions: expired the state of idle identities", "identities", n)
+		}
+		return err
+	})
+	expire.Every = sessionExpiryEvery
+	out := []jobs.Job{renotify, sweep, expire}
 	if len(m.Outbox.Notifiers) > 0 {
 		out = append(out, outbox)
 	}
 	return out
 }
+
+// sessionExpiryEvery is how often an instance expires the derived-session
+// state of identities idle longer than the retention (docs/sessions.md).
+const sessionExpiryEvery = time.Hour
 
 // utcSchedule reads a cron schedule in UTC, as the nightly pass's days
 // are.

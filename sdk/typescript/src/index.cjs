@@ -332,7 +332,8 @@ class Recorder {
     if (attrs) item.attributes = attrs;
     this.sender.add(item);
     if (method === "tools/list" && Array.isArray(result?.tools) && this.reportInventory) {
-      this.sender.inventory.report(result.tools, item.server_version, item.protocol_version);
+      const tools = this.sender.inventory.walks.page(params.cursor, result.tools, result.nextCursor);
+      if (tools) this.sender.inventory.report(tools, item.server_version, item.protocol_version);
     }
   }
 
@@ -401,11 +402,54 @@ function toolSchemaHash(tool) {
 
 const INVENTORY_RESEND_MS = 3600 * 1000;
 
+// Bounds of the paginated walks followed at once (ToolWalks).
+const MAX_WALKS = 64;
+const WALK_TTL_MS = 10 * 60 * 1000;
+const MAX_INVENTORY_TOOLS = 1000;
+
+// ToolWalks turns tools/list pages into complete lists: a list is whole
+// when a request without a cursor is answered without nextCursor, or when
+// the last page of a walk is (each page's answer names the cursor of the
+// next). A page alone is never reported as the tool set, or a paginating
+// server would show tools removed and added back at every walk. Walks are
+// followed by the cursor each awaits, process-wide, so the pages of a
+// stateless HTTP client (a server instance per request) join up too.
+class ToolWalks {
+  constructor() {
+    this.byNext = new Map(); // awaited cursor -> { tools, at }
+  }
+
+  /** page takes an answered page; returns the whole list when it
+   * completes one, else undefined. */
+  page(cursor, tools, nextCursor, now = Date.now()) {
+    const next = typeof nextCursor === "string" && nextCursor !== "" ? nextCursor : undefined;
+    let walk;
+    if (cursor === undefined || cursor === null || cursor === "") {
+      if (next === undefined) return tools.length <= MAX_INVENTORY_TOOLS ? tools : undefined;
+      walk = { tools: [], at: now };
+    } else {
+      walk = this.byNext.get(cursor);
+      this.byNext.delete(cursor);
+      if (!walk || now - walk.at > WALK_TTL_MS) return undefined; // a page of a walk whose start this process did not answer
+    }
+    walk.tools = walk.tools.concat(tools);
+    walk.at = now;
+    if (walk.tools.length > MAX_INVENTORY_TOOLS) return undefined;
+    if (next === undefined) return walk.tools;
+    this.byNext.delete(next);
+    this.byNext.set(next, walk); // Map order: the oldest first
+    while (this.byNext.size > MAX_WALKS) this.byNext.delete(this.byNext.keys().next().value);
+    return undefined;
+  }
+}
+
 // Inventory reports the tools a server lists to POST /v1/ingest/inventory:
-// once per distinct list per process, again at most hourly when unchanged.
+// each complete list (ToolWalks), once per distinct list per process,
+// again at most hourly when unchanged.
 class Inventory {
   constructor(sender, options) {
     this.sender = sender;
+    this.walks = new ToolWalks();
     this.withSchemas = options.inventorySchemas ?? false;
     this.url = sender.url.replace(/\/ingest$/, "/ingest/inventory");
     this.sent = new Map(); // body → last sent (ms)

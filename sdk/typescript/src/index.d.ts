@@ -62,8 +62,10 @@ export interface InstrumentOptions {
   inventory?: boolean;
   /** Send each tool's description, input schema and annotations with the inventory. Default false. */
   inventorySchemas?: boolean;
-  /** Longest close() and the flush when the process is about to exit wait for the service, retries included; then what is left is dropped with one warning. Default 2000 ms. */
+  /** Longest close() waits for the service, retries included; then what is left is dropped with one warning. Default 2000 ms. */
   shutdownTimeoutMs?: number;
+  /** Longest the flush when the process is about to exit (beforeExit: a stdio server whose client closed stdin) waits; a refused connection is not retried then. Default 500 ms (at most shutdownTimeoutMs): official clients send SIGTERM 2 s after closing stdin. */
+  exitTimeoutMs?: number;
   /** gzip request bodies. Default true. */
   gzip?: boolean;
   /** The fetch to send with. Default: globalThis.fetch. */
@@ -109,7 +111,7 @@ export function canonicalJSON(value: unknown): string;
 export declare const TOOL_ERROR: "tool_error";
 export declare const MAX_BATCH_ITEMS: 1000;
 export declare const MAX_BODY_BYTES: number;
-export declare const DEFAULTS: Readonly<Required<Pick<InstrumentOptions, "endpoint" | "maxQueue" | "flushIntervalMs" | "batchSize" | "maxRetries" | "retryBaseDelayMs" | "maxRetryDelayMs" | "timeoutMs" | "shutdownTimeoutMs">>>;
+export declare const DEFAULTS: Readonly<Required<Pick<InstrumentOptions, "endpoint" | "maxQueue" | "flushIntervalMs" | "batchSize" | "maxRetries" | "retryBaseDelayMs" | "maxRetryDelayMs" | "timeoutMs" | "shutdownTimeoutMs" | "exitTimeoutMs">>>;
 
 export declare class Sender {
   constructor(options: InstrumentOptions & { endpoint: string; key: string });

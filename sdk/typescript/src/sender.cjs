@@ -24,6 +24,7 @@ const DEFAULTS = Object.freeze({
   maxRetryDelayMs: 60000,
   timeoutMs: 30000,
   shutdownTimeoutMs: 2000,
+  exitTimeoutMs: 500,
 });
 
 const WARNING = "McpscopeTelemetryWarning";
@@ -44,6 +45,7 @@ class Sender {
     this.maxRetryDelayMs = o.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs;
     this.timeoutMs = o.timeoutMs ?? DEFAULTS.timeoutMs;
     this.shutdownTimeoutMs = o.shutdownTimeoutMs ?? DEFAULTS.shutdownTimeoutMs;
+    this.exitTimeoutMs = o.exitTimeoutMs ?? Math.min(this.shutdownTimeoutMs, DEFAULTS.exitTimeoutMs);
     this.gzip = o.gzip ?? true;
     // By default requests go through node:http with unreferenced sockets
     // and timers: a send in flight never keeps the server's process alive.
@@ -53,6 +55,7 @@ class Sender {
     this.stats = { queued: 0, sent: 0, accepted: 0, dropped: 0, failed: 0, requests: 0, retries: 0 };
     this.sending = null; // the running drain, if any
     this.posts = new Set(); // one-shot posts in flight (inventory); flush waits for them
+    this.sleepers = new Set(); // retries waiting for their backoff: woken at exit
     this.closed = false;
     this.keyRefused = false; // a 401 or 403 was reported
     this.abort = new AbortController(); // ends sends and waits at the shutdown deadline
@@ -60,11 +63,14 @@ class Sender {
     this.timer = setInterval(() => this.#kick(), interval);
     this.timer.unref?.(); // never keeps a server's process alive
     // When the process runs out of work (a stdio server whose client closed
-    // stdin), send what is queued before it exits, within the shutdown
-    // deadline: the sends are new work, and once they end or the deadline
-    // drops them the process exits for good.
+    // stdin), send what is queued before it exits, within the exit deadline
+    // (exitTimeoutMs, 500 ms: the official clients send SIGTERM 2 s after
+    // closing stdin, and a server must be gone well before): the sends are
+    // new work, and once they end or the deadline drops them the process
+    // exits, unless something else gave it more work, in which case the
+    // sender goes on as before.
     this.beforeExit = () => {
-      if ((this.queue.length > 0 || this.sending || this.posts.size > 0) && !this.shuttingDown) this.#within(this.shutdownTimeoutMs);
+      if ((this.queue.length > 0 || this.sending || this.posts.size > 0) && !this.shuttingDown) this.#within(this.exitTimeoutMs, true);
     };
     process.on("beforeExit", this.beforeExit);
   }
@@ -146,9 +152,17 @@ class Sender {
   }
 
   // #within flushes, and at the deadline aborts the send in flight and its
-  // retries and drops the queue.
-  async #within(ms) {
+  // retries and drops the queue (counted failed, with one warning). At
+  // exit (beforeExit), a send the network refuses is not retried, and a
+  // retry waiting for its backoff goes at once: waiting for a service that
+  // is down only delays the exit. Unless the sender is closing, a fresh
+  // abort signal then lets later items be sent as usual (a process that
+  // was given more work after beforeExit).
+  async #within(ms, exiting = false) {
     this.shuttingDown = true;
+    this.exiting = exiting;
+    if (exiting) for (const wake of this.sleepers) wake();
+    const failed = this.stats.failed;
     let timer;
     const deadline = new Promise((resolve) => {
       timer = setTimeout(resolve, ms, "deadline");
@@ -162,7 +176,12 @@ class Sender {
       this.queue.length = 0;
       this.stats.failed += left;
       this.#report(new Error(`@mcpscope/telemetry: the service did not answer within the shutdown deadline of ${ms} ms; telemetry not sent was dropped`), true);
+      if (!this.closing) this.abort = new AbortController();
+    } else if (this.unreachable && this.stats.failed > failed) {
+      this.#report(new Error(`@mcpscope/telemetry: the service was unreachable at exit; ${this.stats.failed - failed} items were dropped`), true);
     }
+    this.unreachable = false;
+    this.exiting = false;
     this.shuttingDown = false;
   }
 
@@ -232,8 +251,9 @@ class Sender {
             : AbortSignal.timeout(this.timeoutMs),
         });
       } catch (err) {
-        wait = this.#backoff(attempt); // network error: retried
-        if (attempt >= this.maxRetries || this.abort.signal.aborted) throw err;
+        wait = this.#backoff(attempt); // network error: retried, except at exit
+        if (this.exiting) this.unreachable = true;
+        if (attempt >= this.maxRetries || this.abort.signal.aborted || this.exiting) throw err;
       }
       if (res) {
         const text = await res.text().catch(() => "");
@@ -265,12 +285,15 @@ class Sender {
       const t = setTimeout(done, ms);
       t.unref?.(); // the shutdown deadline, not a retry, keeps a process alive
       const signal = this.abort.signal;
+      const sleepers = this.sleepers;
       function done() {
         clearTimeout(t);
         signal.removeEventListener("abort", done);
+        sleepers.delete(done);
         resolve();
       }
       signal.addEventListener("abort", done, { once: true });
+      sleepers.add(done);
     });
   }
 

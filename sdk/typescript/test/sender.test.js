@@ -227,45 +227,90 @@ test("a refused key is reported once, not on every batch", async () => {
   assert.match(String(errors[0]), /refuses the ingest key/);
 });
 
-test("a stdio server exits within the shutdown deadline when the service does not answer", async () => {
-  // An endpoint that accepts connections and never answers.
-  const held = [];
-  const silent = net.createServer((sock) => held.push(sock));
-  await new Promise((r) => silent.listen(0, "127.0.0.1", r));
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/stdio-server.js", import.meta.url))], {
-    env: { ...process.env, TELEMETRY_KEY: "ik_x", TELEMETRY_ENDPOINT: `http://127.0.0.1:${silent.address().port}` },
-    stdio: ["pipe", "pipe", "pipe"],
+for (const down of ["does not answer", "refuses connections"]) {
+  test(`a stdio server exits within 1 s of its client closing stdin when the service ${down}`, async () => {
+    // The service does not answer (it accepts connections and says
+    // nothing), or is down (nothing listens on its port).
+    const held = [];
+    const silent = net.createServer((sock) => held.push(sock));
+    await new Promise((r) => silent.listen(0, "127.0.0.1", r));
+    const port = silent.address().port;
+    if (down === "refuses connections") await new Promise((r) => silent.close(r));
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/stdio-server.js", import.meta.url))], {
+      env: { ...process.env, TELEMETRY_KEY: "ik_x", TELEMETRY_ENDPOINT: `http://127.0.0.1:${port}` },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const answers = [];
+    let buf = "";
+    child.stdout.on("data", (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        answers.push(JSON.parse(buf.slice(0, i)));
+        buf = buf.slice(i + 1);
+      }
+    });
+    const exited = new Promise((r) => child.on("exit", (code, signal) => r({ code, signal })));
+    const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+    send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+    send({ method: "notifications/initialized" });
+    send({ id: 2, method: "tools/call", params: { name: "search", arguments: { q: "x" } } });
+    while (answers.length < 2) await new Promise((r) => setTimeout(r, 20));
+    // Let the sender start its post (flush interval 1 s), which never
+    // ends, or fails; then queue one more item just before stdin closes.
+    await new Promise((r) => setTimeout(r, 1200));
+    send({ id: 3, method: "tools/call", params: { name: "search", arguments: { q: "y" } } });
+    while (answers.length < 3) await new Promise((r) => setTimeout(r, 5));
+    const start = Date.now();
+    child.stdin.end();
+    const { code, signal } = await exited;
+    const took = Date.now() - start;
+    for (const s of held) s.destroy();
+    silent.close();
+    assert.equal(signal, null);
+    assert.equal(code, 0);
+    assert.ok(took < 1000, `the server took ${took} ms to exit after its client closed stdin (SIGTERM comes at 2000 ms)`);
+    console.log(`# the service ${down}: the stdio server exited ${took} ms after its client closed stdin`);
+    const warning = down === "does not answer" ? /shutdown deadline/g : /unreachable at exit/g;
+    assert.equal(stderr.match(warning)?.length, 1, stderr);
   });
-  let stderr = "";
-  child.stderr.on("data", (d) => (stderr += d));
-  const answers = [];
-  let buf = "";
-  child.stdout.on("data", (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf("\n")) >= 0) {
-      answers.push(JSON.parse(buf.slice(0, i)));
-      buf = buf.slice(i + 1);
-    }
+}
+
+test("after an exit flush hits its deadline, later items are still sent", async () => {
+  // The first request hangs past the exit deadline; later ones are
+  // answered. A process given more work after beforeExit goes on sending.
+  let n = 0;
+  const got = [];
+  const srv = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      if (n++ === 0) return; // never answered
+      got.push(...JSON.parse(gunzipSync(Buffer.concat(chunks)).toString()).items);
+      res.writeHead(202, { "Content-Type": "application/json" }).end(JSON.stringify({ accepted: 1, dropped: 0 }));
+    });
   });
-  const exited = new Promise((r) => child.on("exit", (code) => r(code)));
-  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
-  send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
-  send({ method: "notifications/initialized" });
-  send({ id: 2, method: "tools/call", params: { name: "search", arguments: { q: "x" } } });
-  while (answers.length < 2) await new Promise((r) => setTimeout(r, 20));
-  // Let the sender start its post (flush interval 1 s), which never ends.
-  await new Promise((r) => setTimeout(r, 1200));
-  const start = Date.now();
-  child.stdin.end();
-  const code = await exited;
-  const took = Date.now() - start;
-  for (const s of held) s.destroy();
-  silent.close();
-  assert.equal(code, 0);
-  assert.ok(took < 3000, `the server took ${took} ms to exit after its client closed`);
-  console.log(`# the stdio server exited ${took} ms after its client closed`);
-  assert.equal(stderr.match(/shutdown deadline/g)?.length, 1, stderr);
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  const errors = [];
+  const s = new Sender({ endpoint: `http://127.0.0.1:${srv.address().port}`, key: "k", flushIntervalMs: 50, exitTimeoutMs: 100, onError: (e) => errors.push(e) });
+  s.add(item(1));
+  s.beforeExit(); // what the process does when it runs out of work
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(s.stats.failed, 1, "the item in flight at the deadline is counted");
+  assert.match(String(errors.at(-1)), /shutdown deadline/);
+  s.add(item(2));
+  for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(got.map((it) => it.id), ["id-2"], "an item added after the deadline is sent by the background sender");
+  s.add(item(3));
+  await s.flush();
+  assert.equal(s.queue.length, 0);
+  assert.deepEqual(got.map((it) => it.id), ["id-2", "id-3"]);
+  assert.equal(s.stats.sent, 2);
+  await s.close();
+  srv.closeAllConnections?.();
+  srv.close();
 });
 
 test("tools/list answers are reported to the inventory endpoint once per distinct list", async () => {
