@@ -55,7 +55,10 @@ func TestDeletionReachesEveryTable(t *testing.T) {
 	add := func(mcpID, user, sess string, i int) {
 		s := itemSpec{account: acct1, mcp: mcpID, ts: now.Add(time.Duration(i) * time.Millisecond), session: sess,
 			method: analytics.MethodToolsCall, name: "search", dur: ms(10), client: "cursor", clientVer: "1.0",
-			user: user, id: fmt.Sprint("i", len(rows)), isErr: i%3 == 0, errType: "E"}
+			user: user, id: fmt.Sprint("i", len(rows)), isErr: i%3 == 0}
+		if i%3 == 0 { // refused arguments: rows in refusal_daily too
+			s.errType, s.errMsg = "-32602", "query: required"
+		}
 		rows = append(rows, s.row(uint64(len(rows)+1)))
 	}
 	for i := range 1000 {

@@ -256,6 +256,11 @@ func httpQuery(ctx context.Context, url, text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The server closes a kept-alive connection after a few idle seconds;
+	// a POST on one it just closed fails with EOF before reaching it. The
+	// header marks the query replayable, so the transport sends it again
+	// on a fresh connection (only reads come here).
+	req.Header["Idempotency-Key"] = nil
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "", err

@@ -113,7 +113,7 @@ func TestAnalystReadsThroughTheAPI(t *testing.T) {
 			t.Fatalf("%d items: %v", len(got), got)
 		}
 		i0 := got[0].(map[string]any)
-		if keysOf(i0) != "attributes,duration_ms,error_message,error_type,id,method,name,status,timestamp" ||
+		if keysOf(i0) != "attributes,duration_ms,error_kind,error_message,error_type,id,method,name,repeat,response_bytes,status,timestamp" ||
 			i0["id"] != "i-1" || i0["method"] != "initialize" || i0["name"] != nil || i0["error_type"] != nil || i0["duration_ms"] != 3.0 ||
 			fmt.Sprint(i0["attributes"]) != "map[]" {
 			t.Errorf("first item %v", i0)

@@ -59,8 +59,8 @@ async function eventually(f, timeoutMs = 15000) {
   }
 }
 
-const TOOLS = ["get_breakdown", "get_overview", "get_rule_history", "get_session_timeline", "get_tool", "get_tools",
-  "list_mcps", "list_rules", "list_sessions", "top_errors"];
+const TOOLS = ["get_breakdown", "get_overview", "get_rule_history", "get_session_timeline", "get_slo", "get_tool", "get_tools",
+  "list_mcps", "list_probes", "list_rules", "list_sessions", "list_slos", "list_unknown_tools", "top_errors"];
 
 test("every /mcp tool answers the API's figures; other accounts get not_found", { skip }, async () => {
   const a = await tenant("mcp-ts-a");
@@ -167,8 +167,7 @@ test("@modelcontextprotocol/inspector-cli lists and calls the tools of /mcp", { 
   };
   const listed = run("--method", "tools/list");
   const names = listed.tools.map((x) => x.name).sort();
-  assert.deepEqual(names, ["get_breakdown", "get_overview", "get_rule_history", "get_session_timeline", "get_tool", "get_tools",
-    "list_mcps", "list_rules", "list_sessions", "top_errors"]);
+  assert.deepEqual(names, TOOLS);
   const called = run("--method", "tools/call", "--tool-name", "get_overview", "--tool-arg", `mcp_id=${t.mcp}`);
   assert.notEqual(called.isError, true, JSON.stringify(called));
   const api = await must(200, "GET", `/v1/mcps/${t.mcp}/overview`, t.session);
