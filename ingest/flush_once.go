@@ -200,12 +200,12 @@ func (p *Pipeline) loadStored(ctx context.Context) error {
 // when ctx ends.
 func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, lastSeq, replayUntil uint64) ([]analytics.StoredRow, error) {
 	outcomes := p.claimOutcomes(ctx, rows, replayUntil)
-	var unsettled []Claim
+	var unsettled []analytics.IDClaim
 	for i := range rows {
 		r := &rows[i]
 		if o, ok := outcomes[r.Seq]; (!ok || o.unsettled) && r.Item.ID != "" {
 			if n := len(unsettled); n == 0 || unsettled[n-1].Seq != r.Seq {
-				unsettled = append(unsettled, Claim{Seq: r.Seq, MCPID: r.MCPID, At: r.ReceivedAt})
+				unsettled = append(unsettled, analytics.IDClaim{Seq: r.Seq, MCPID: r.MCPID, At: r.ReceivedAt})
 			}
 			c := &unsettled[len(unsettled)-1]
 			c.IDs = append(c.IDs, r.Item.ID)

@@ -267,7 +267,7 @@ func (p *Pipeline) insertBatch(ctx context.Context, b *flushBatch, verifyUntil u
 	var batch span
 	// Every attempt runs under the batch's id; a retry's checks first
 	// wait for the node's inserts given up on to end on the server.
-	ictx := analytics.WithInsertID(ctx, analytics.InsertID(p.node, b.rows[0].Seq, b.rows[len(b.rows)-1].Seq))
+	insertID := analytics.InsertID(p.node, b.rows[0].Seq, b.rows[len(b.rows)-1].Seq)
 	_, err := retry(p, ctx, "insert into ClickHouse", func() (struct{}, error) {
 		retried := b.checkStored
 		if b.checkStored {
@@ -275,7 +275,7 @@ func (p *Pipeline) insertBatch(ctx context.Context, b *flushBatch, verifyUntil u
 				batch = spanOf(b.rows)
 			}
 			var err error
-			if b.rows, err = p.withoutStored(ictx, b.rows, batch); err != nil {
+			if b.rows, err = p.withoutStored(ctx, b.rows, batch); err != nil {
 				return struct{}{}, err
 			}
 		}
@@ -285,11 +285,11 @@ func (p *Pipeline) insertBatch(ctx context.Context, b *flushBatch, verifyUntil u
 				return struct{}{}, err
 			}
 		}
-		err := p.sink.InsertRows(ictx, b.rows)
+		err := p.sink.InsertBatch(ctx, insertID, b.rows)
 		if err == nil && retried {
 			// An earlier attempt (or run) may have stored some of the
 			// batch in the raw table and not in every rollup.
-			err = p.completeViews(ictx, batch)
+			err = p.completeViews(ctx, batch)
 		}
 		b.checkStored = err != nil
 		return struct{}{}, err
