@@ -79,4 +79,3 @@ type Sink interface {
 func InsertID(node string, fromSeq, toSeq uint64) string {
 	return node + "/" + strconv.FormatUint(fromSeq, 10) + "-" + strconv.FormatUint(toSeq, 10)
 }
-
