@@ -11,12 +11,12 @@ type batchIDs struct {
 func (b *batchIDs) reset() { clear(b.unverified) }
 
 // noteRecord adds a record read for the next flush to b.
-func (p *Pipeline) noteRecord(b *batchIDs, rec Record) {
+func (f *Flusher) noteRecord(b *batchIDs, rec Record) {
 	for _, i := range rec.Unverified {
 		it := &rec.Items[i]
 		if b.unverified == nil {
 			b.unverified = map[[2]string]uint64{}
 		}
-		b.unverified[[2]string{rec.MCPID, it.ID}] = p.dedup.Key(rec.MCPID, it.ID)
+		b.unverified[[2]string{rec.MCPID, it.ID}] = f.dedup.Key(rec.MCPID, it.ID)
 	}
 }
