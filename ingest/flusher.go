@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -240,21 +241,29 @@ func (f *Flusher) collect(b *flushBatch, r wal.Record, replayUntil uint64) {
 		f.opts.Logger.Error("write-ahead-log record lost to damage on disk; its items are gone", "seq", r.Seq)
 		return
 	}
-	rec, err := DecodeRecord(r.Data)
+	// The items are decoded straight into the batch's rows.
+	start := len(b.rows)
+	var rec Record
+	err := rec.decode(r.Data, func(n int) {
+		b.rows = slices.Grow(b.rows, n)[:start+n]
+	}, func(i int) *analytics.Item { return &b.rows[start+i].Item })
 	if err != nil {
+		clear(b.rows[start:])
+		b.rows = b.rows[:start]
 		// A record that passed the log's CRC but does not decode was
 		// written by an incompatible version: keep it visible.
 		f.opts.Logger.Error("undecodable write-ahead-log record skipped", "seq", r.Seq, "error", err)
 		return
 	}
-	if len(b.rows) == 0 {
+	if start == 0 {
 		b.firstAt = time.Now()
 	}
-	for _, it := range rec.Items {
-		b.rows = append(b.rows, analytics.StoredRow{AccountID: rec.AccountID, MCPID: rec.MCPID, Node: f.node,
-			Seq: r.Seq, ReceivedAt: rec.ReceivedAt, Item: it})
+	rows := b.rows[start:]
+	for i := range rows {
+		row := &rows[i]
+		row.AccountID, row.MCPID, row.Node, row.Seq, row.ReceivedAt = rec.AccountID, rec.MCPID, f.node, r.Seq, rec.ReceivedAt
 	}
-	f.noteRecord(&b.ids, rec)
+	f.noteRecord(&b.ids, rec.MCPID, rec.Unverified, rows)
 }
 
 // insertBatch inserts the batch b into the sink, retrying until it is
