@@ -92,6 +92,14 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 	wg.Wait()
 	sample()
 
+	figs := soakReport(out, samples, *target, failed.Load())
+	figs = append(figs, figure{"soak", "soak", "outage_minutes", outage.Minutes()})
+	return recorder{*outPath}.record(figs...)
+}
+
+// soakReport prints the soak's outcome against goal 4 and returns its
+// figures: those of soakFigures, the peak backlog and the peak exact ids.
+func soakReport(out io.Writer, samples []soakSample, target float64, failed int64) []figure {
 	last := samples[len(samples)-1]
 	peak, backlog, exact := 0.0, 0.0, 0.0
 	for _, s := range samples {
@@ -105,11 +113,9 @@ func runSoak(ctx context.Context, args []string, out io.Writer) error {
 		verdict = "MISS"
 	}
 	fmt.Fprintf(out, "  %d items accepted (%d failed requests): %.0f items/s; RSS peak %.0f MiB (goal < %d MiB: %s), %+.1f MiB/min over the second half; peak backlog %.0f records, peak exact ids %.0f\n",
-		last.accepted, failed.Load(), float64(last.accepted)/last.at.Seconds(), peak, soakRSSGoalMiB, verdict, trend, backlog, exact)
-	figs := soakFigures(last, peak, trend, *target, failed.Load())
-	figs = append(figs, figure{"soak", "soak", "outage_minutes", outage.Minutes()},
+		last.accepted, failed, float64(last.accepted)/last.at.Seconds(), peak, soakRSSGoalMiB, verdict, trend, backlog, exact)
+	return append(soakFigures(last, peak, trend, target, failed),
 		figure{"soak", "soak", "backlog_peak_records", backlog}, figure{"soak", "soak", "exact_ids_peak", exact})
-	return recorder{*outPath}.record(figs...)
 }
 
 // soakRSSGoalMiB is goal 4's bound on the service's RSS during the soak
