@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +23,8 @@ const (
 	// SLOAvailability counts a call bad when it failed with one of the
 	// SLO's error kinds.
 	SLOAvailability = "availability"
-	// SLOLatency counts a call bad when it took longer than threshold_ms.
+	// SLOLatency counts a call (with a duration) bad when it took longer
+	// than threshold_ms, one of analytics.LatencyLadderMs.
 	SLOLatency = "latency"
 )
 
@@ -36,8 +38,17 @@ const (
 	MaxObjective = 0.99999
 	// MaxSLOsPerAccount caps an account's SLOs (like rules).
 	MaxSLOsPerAccount = 1000
-	MaxThresholdMs    = 3_600_000
 )
+
+// LadderText lists the thresholds a latency SLO may take, for messages
+// and docs: "50, 100, …, 30000".
+func LadderText() string {
+	s := make([]string, len(analytics.LatencyLadderMs))
+	for i, t := range analytics.LatencyLadderMs {
+		s[i] = strconv.FormatFloat(t, 'f', -1, 64)
+	}
+	return strings.Join(s, ", ")
+}
 
 // SLO severities: the least alert state that notifies.
 const (
@@ -136,17 +147,15 @@ func (c SLOCreate) Validate() error {
 			return telemetry.FieldError(telemetry.EINVALID, "body.error_kinds", "Name at least one error kind, or leave error_kinds out for the default.")
 		}
 	case SLOLatency:
-		if c.ThresholdMs == nil || math.IsNaN(*c.ThresholdMs) || *c.ThresholdMs <= 0 || *c.ThresholdMs > MaxThresholdMs {
-			return telemetry.FieldError(telemetry.EINVALID, "body.threshold_ms", "A latency SLO needs threshold_ms, more than 0 and at most %d.", MaxThresholdMs)
+		// The SLO rollups count the calls at or under each threshold of
+		// a fixed ladder: a threshold between two rungs could only be
+		// estimated (docs/slos.md).
+		if c.ThresholdMs == nil || !slices.Contains(analytics.LatencyLadderMs, *c.ThresholdMs) {
+			return telemetry.FieldError(telemetry.EINVALID, "body.threshold_ms", "A latency SLO needs threshold_ms, one of %s (milliseconds).", LadderText())
 		}
 		if c.ErrorKinds != nil {
 			return telemetry.FieldError(telemetry.EINVALID, "body.error_kinds", "error_kinds is for availability SLOs only.")
 		}
-		// The long windows (3 d and the SLO's) are read from the hourly
-		// rollups, which keep latency as t-digest quantiles only: there
-		// is no exact count of calls over an arbitrary threshold to
-		// build the SLI from yet (docs/slos.md).
-		return telemetry.FieldError(telemetry.EINVALID, "body.kind", "Latency SLOs are not available yet; use an availability SLO, or a p95_ms rule for latency.")
 	default:
 		return telemetry.FieldError(telemetry.EINVALID, "body.kind", "The kind must be availability or latency.")
 	}
