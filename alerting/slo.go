@@ -91,7 +91,10 @@ type SLO struct {
 	LastAlertAt     *time.Time `json:"last_alert_at"`
 	SnoozedUntil    *time.Time `json:"snoozed_until"`
 	NotifyOnResolve bool       `json:"notify_on_resolve"`
-	CreatedAt       time.Time  `json:"created_at"`
+	// RenotifyMinutes, while the SLO stays in a state that notifies,
+	// delivers its alert again every so many minutes; nil never.
+	RenotifyMinutes *int      `json:"renotify_minutes"`
+	CreatedAt       time.Time `json:"created_at"`
 }
 
 // Window is the SLO's window as a duration.
@@ -123,6 +126,7 @@ type SLOCreate struct {
 	Enabled         *bool      `json:"enabled,omitempty"`
 	SnoozedUntil    *time.Time `json:"snoozed_until,omitempty"`
 	NotifyOnResolve *bool      `json:"notify_on_resolve,omitempty"`
+	RenotifyMinutes *int       `json:"renotify_minutes,omitempty"`
 }
 
 // Validate checks every field (EINVALID on the first at fault).
@@ -176,6 +180,9 @@ func (c SLOCreate) Validate() error {
 	if c.SnoozedUntil != nil && (c.SnoozedUntil.Year() < 1 || c.SnoozedUntil.Year() > 9999) {
 		return telemetry.FieldError(telemetry.EINVALID, "body.snoozed_until", "snoozed_until must be an RFC 3339 time between years 1 and 9999.")
 	}
+	if c.RenotifyMinutes != nil && (*c.RenotifyMinutes < MinRenotifyMinutes || *c.RenotifyMinutes > MaxRenotifyMinutes) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.renotify_minutes", "renotify_minutes must be null or %d to %d.", MinRenotifyMinutes, MaxRenotifyMinutes)
+	}
 	return checkChannels(c.Channels)
 }
 
@@ -186,7 +193,7 @@ func (c SLOCreate) SLO(id, mcpID string, now time.Time) SLO {
 		ThresholdMs: cloneFloat(c.ThresholdMs), Tool: cloneString(c.Tool), WindowDays: DefaultSLOWindowDays,
 		Channels: slices.Clone(c.Channels), Severity: SeverityTicket, Enabled: c.Enabled == nil || *c.Enabled,
 		State: SLOStateOK, SnoozedUntil: cloneTime(c.SnoozedUntil), NotifyOnResolve: c.NotifyOnResolve != nil && *c.NotifyOnResolve,
-		CreatedAt: now.UTC()}
+		RenotifyMinutes: cloneInt(c.RenotifyMinutes), CreatedAt: now.UTC()}
 	if c.Kind == SLOAvailability {
 		s.ErrorKinds = slices.Clone(c.ErrorKinds)
 		if s.ErrorKinds == nil {
@@ -219,6 +226,8 @@ type SLOUpdate struct {
 	Enabled         *bool          `json:"enabled,omitempty"`
 	SnoozedUntil    NullableTime   `json:"snoozed_until,omitzero"`
 	NotifyOnResolve *bool          `json:"notify_on_resolve,omitempty"`
+	// RenotifyMinutes: absent keeps it, null stops re-notifying.
+	RenotifyMinutes NullableInt `json:"renotify_minutes,omitzero"`
 }
 
 // Apply merges the update into s and validates the result. A change to
@@ -227,7 +236,7 @@ type SLOUpdate struct {
 func (u SLOUpdate) Apply(s SLO, now time.Time) (SLO, error) {
 	c := SLOCreate{Name: s.Name, Kind: s.Kind, Objective: s.Objective, ThresholdMs: cloneFloat(s.ThresholdMs), Tool: cloneString(s.Tool),
 		ErrorKinds: slices.Clone(s.ErrorKinds), WindowDays: &s.WindowDays, Channels: slices.Clone(s.Channels), Severity: &s.Severity,
-		Enabled: &s.Enabled, SnoozedUntil: cloneTime(s.SnoozedUntil), NotifyOnResolve: &s.NotifyOnResolve}
+		Enabled: &s.Enabled, SnoozedUntil: cloneTime(s.SnoozedUntil), NotifyOnResolve: &s.NotifyOnResolve, RenotifyMinutes: cloneInt(s.RenotifyMinutes)}
 	setIf(&c.Name, u.Name)
 	if u.Objective != nil {
 		c.Objective = *u.Objective
@@ -258,6 +267,9 @@ func (u SLOUpdate) Apply(s SLO, now time.Time) (SLO, error) {
 	}
 	if u.NotifyOnResolve != nil {
 		c.NotifyOnResolve = u.NotifyOnResolve
+	}
+	if u.RenotifyMinutes.Set {
+		c.RenotifyMinutes = cloneInt(u.RenotifyMinutes.Value)
 	}
 	if err := c.Validate(); err != nil {
 		return SLO{}, err
