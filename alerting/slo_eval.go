@@ -132,7 +132,7 @@ type SLOChange struct {
 	// Renotify: no change of state, the alert delivered again
 	// (renotify_minutes; Alerted is set too).
 	Alerted, Resolved, Renotify bool
-	Figures           SLOFigures
+	Figures                     SLOFigures
 }
 
 // SLOEvalStore is the storage of the SLO pass. TransitionSLO is
