@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +23,8 @@ const (
 	// SLOAvailability counts a call bad when it failed with one of the
 	// SLO's error kinds.
 	SLOAvailability = "availability"
-	// SLOLatency counts a call bad when it took longer than threshold_ms.
+	// SLOLatency counts a call (with a duration) bad when it took longer
+	// than threshold_ms, one of analytics.LatencyLadderMs.
 	SLOLatency = "latency"
 )
 
@@ -36,8 +38,17 @@ const (
 	MaxObjective = 0.99999
 	// MaxSLOsPerAccount caps an account's SLOs (like rules).
 	MaxSLOsPerAccount = 1000
-	MaxThresholdMs    = 3_600_000
 )
+
+// LadderText lists the thresholds a latency SLO may take, for messages
+// and docs: "50, 100, …, 30000".
+func LadderText() string {
+	s := make([]string, len(analytics.LatencyLadderMs))
+	for i, t := range analytics.LatencyLadderMs {
+		s[i] = strconv.FormatFloat(t, 'f', -1, 64)
+	}
+	return strings.Join(s, ", ")
+}
 
 // SLO severities: the least alert state that notifies.
 const (
@@ -80,7 +91,10 @@ type SLO struct {
 	LastAlertAt     *time.Time `json:"last_alert_at"`
 	SnoozedUntil    *time.Time `json:"snoozed_until"`
 	NotifyOnResolve bool       `json:"notify_on_resolve"`
-	CreatedAt       time.Time  `json:"created_at"`
+	// RenotifyMinutes, while the SLO stays in a state that notifies,
+	// delivers its alert again every so many minutes; nil never.
+	RenotifyMinutes *int      `json:"renotify_minutes"`
+	CreatedAt       time.Time `json:"created_at"`
 }
 
 // Window is the SLO's window as a duration.
@@ -112,6 +126,7 @@ type SLOCreate struct {
 	Enabled         *bool      `json:"enabled,omitempty"`
 	SnoozedUntil    *time.Time `json:"snoozed_until,omitempty"`
 	NotifyOnResolve *bool      `json:"notify_on_resolve,omitempty"`
+	RenotifyMinutes *int       `json:"renotify_minutes,omitempty"`
 }
 
 // Validate checks every field (EINVALID on the first at fault).
@@ -136,17 +151,15 @@ func (c SLOCreate) Validate() error {
 			return telemetry.FieldError(telemetry.EINVALID, "body.error_kinds", "Name at least one error kind, or leave error_kinds out for the default.")
 		}
 	case SLOLatency:
-		if c.ThresholdMs == nil || math.IsNaN(*c.ThresholdMs) || *c.ThresholdMs <= 0 || *c.ThresholdMs > MaxThresholdMs {
-			return telemetry.FieldError(telemetry.EINVALID, "body.threshold_ms", "A latency SLO needs threshold_ms, more than 0 and at most %d.", MaxThresholdMs)
+		// The SLO rollups count the calls at or under each threshold of
+		// a fixed ladder: a threshold between two rungs could only be
+		// estimated (docs/slos.md).
+		if c.ThresholdMs == nil || !slices.Contains(analytics.LatencyLadderMs, *c.ThresholdMs) {
+			return telemetry.FieldError(telemetry.EINVALID, "body.threshold_ms", "A latency SLO needs threshold_ms, one of %s (milliseconds).", LadderText())
 		}
 		if c.ErrorKinds != nil {
 			return telemetry.FieldError(telemetry.EINVALID, "body.error_kinds", "error_kinds is for availability SLOs only.")
 		}
-		// The long windows (3 d and the SLO's) are read from the hourly
-		// rollups, which keep latency as t-digest quantiles only: there
-		// is no exact count of calls over an arbitrary threshold to
-		// build the SLI from yet (docs/slos.md).
-		return telemetry.FieldError(telemetry.EINVALID, "body.kind", "Latency SLOs are not available yet; use an availability SLO, or a p95_ms rule for latency.")
 	default:
 		return telemetry.FieldError(telemetry.EINVALID, "body.kind", "The kind must be availability or latency.")
 	}
@@ -167,6 +180,9 @@ func (c SLOCreate) Validate() error {
 	if c.SnoozedUntil != nil && (c.SnoozedUntil.Year() < 1 || c.SnoozedUntil.Year() > 9999) {
 		return telemetry.FieldError(telemetry.EINVALID, "body.snoozed_until", "snoozed_until must be an RFC 3339 time between years 1 and 9999.")
 	}
+	if c.RenotifyMinutes != nil && (*c.RenotifyMinutes < MinRenotifyMinutes || *c.RenotifyMinutes > MaxRenotifyMinutes) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.renotify_minutes", "renotify_minutes must be null or %d to %d.", MinRenotifyMinutes, MaxRenotifyMinutes)
+	}
 	return checkChannels(c.Channels)
 }
 
@@ -177,7 +193,7 @@ func (c SLOCreate) SLO(id, mcpID string, now time.Time) SLO {
 		ThresholdMs: cloneFloat(c.ThresholdMs), Tool: cloneString(c.Tool), WindowDays: DefaultSLOWindowDays,
 		Channels: slices.Clone(c.Channels), Severity: SeverityTicket, Enabled: c.Enabled == nil || *c.Enabled,
 		State: SLOStateOK, SnoozedUntil: cloneTime(c.SnoozedUntil), NotifyOnResolve: c.NotifyOnResolve != nil && *c.NotifyOnResolve,
-		CreatedAt: now.UTC()}
+		RenotifyMinutes: cloneInt(c.RenotifyMinutes), CreatedAt: now.UTC()}
 	if c.Kind == SLOAvailability {
 		s.ErrorKinds = slices.Clone(c.ErrorKinds)
 		if s.ErrorKinds == nil {
@@ -210,6 +226,8 @@ type SLOUpdate struct {
 	Enabled         *bool          `json:"enabled,omitempty"`
 	SnoozedUntil    NullableTime   `json:"snoozed_until,omitzero"`
 	NotifyOnResolve *bool          `json:"notify_on_resolve,omitempty"`
+	// RenotifyMinutes: absent keeps it, null stops re-notifying.
+	RenotifyMinutes NullableInt `json:"renotify_minutes,omitzero"`
 }
 
 // Apply merges the update into s and validates the result. A change to
@@ -218,7 +236,7 @@ type SLOUpdate struct {
 func (u SLOUpdate) Apply(s SLO, now time.Time) (SLO, error) {
 	c := SLOCreate{Name: s.Name, Kind: s.Kind, Objective: s.Objective, ThresholdMs: cloneFloat(s.ThresholdMs), Tool: cloneString(s.Tool),
 		ErrorKinds: slices.Clone(s.ErrorKinds), WindowDays: &s.WindowDays, Channels: slices.Clone(s.Channels), Severity: &s.Severity,
-		Enabled: &s.Enabled, SnoozedUntil: cloneTime(s.SnoozedUntil), NotifyOnResolve: &s.NotifyOnResolve}
+		Enabled: &s.Enabled, SnoozedUntil: cloneTime(s.SnoozedUntil), NotifyOnResolve: &s.NotifyOnResolve, RenotifyMinutes: cloneInt(s.RenotifyMinutes)}
 	setIf(&c.Name, u.Name)
 	if u.Objective != nil {
 		c.Objective = *u.Objective
@@ -249,6 +267,9 @@ func (u SLOUpdate) Apply(s SLO, now time.Time) (SLO, error) {
 	}
 	if u.NotifyOnResolve != nil {
 		c.NotifyOnResolve = u.NotifyOnResolve
+	}
+	if u.RenotifyMinutes.Set {
+		c.RenotifyMinutes = cloneInt(u.RenotifyMinutes.Value)
 	}
 	if err := c.Validate(); err != nil {
 		return SLO{}, err

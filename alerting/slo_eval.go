@@ -128,9 +128,11 @@ type SLOChange struct {
 	Next string
 	At   time.Time
 	// Alerted: the change raises the state to one that notifies
-	// (SLO.Notifies); Resolved: back to ok from a state that notified.
-	Alerted, Resolved bool
-	Figures           SLOFigures
+	// (SLO.Notifies); Resolved: back to ok from a state that notified;
+	// Renotify: no change of state, the alert delivered again
+	// (renotify_minutes; Alerted is set too).
+	Alerted, Resolved, Renotify bool
+	Figures                     SLOFigures
 }
 
 // SLOEvalStore is the storage of the SLO pass. TransitionSLO is
@@ -161,7 +163,7 @@ type SLOEvaluator struct {
 
 // SLOPassSummary counts what one SLO pass did.
 type SLOPassSummary struct {
-	SLOs, Alerted, Resolved, Changed, Failed int
+	SLOs, Alerted, Renotified, Resolved, Changed, Failed int
 }
 
 // EvaluateAll evaluates every enabled SLO at now.
@@ -199,6 +201,8 @@ func (e *SLOEvaluator) EvaluateAll(ctx context.Context, now time.Time) (SLOPassS
 			case err != nil:
 				sum.Failed++
 				errs = append(errs, fmt.Errorf("SLO %s: %w", part[i].ID, err))
+			case applied && c.Renotify:
+				sum.Renotified++
 			case applied && c.Alerted:
 				sum.Alerted++
 			case applied && c.Resolved:
@@ -215,12 +219,24 @@ func (e *SLOEvaluator) EvaluateAll(ctx context.Context, now time.Time) (SLOPassS
 func sloChange(s SLO, rd analytics.SLIReading, now time.Time) (SLOChange, bool) {
 	f := s.Figures(rd)
 	if f.Alert == s.State {
+		if s.RenotifyDue(now) {
+			return SLOChange{Next: s.State, At: now, Figures: f, Alerted: true, Renotify: true}, true
+		}
 		return SLOChange{}, false
 	}
 	c := SLOChange{Next: f.Alert, At: now, Figures: f}
 	c.Alerted = severity(f.Alert) > severity(s.State) && s.Notifies(f.Alert)
 	c.Resolved = f.Alert == SLOStateOK && s.Notifies(s.State)
 	return c, true
+}
+
+// RenotifyDue reports whether an SLO that stays in its state is due for
+// a re-notification at now: the state notifies, the SLO is not snoozed,
+// and renotify_minutes have passed since its last alert (raised or
+// re-notified).
+func (s SLO) RenotifyDue(now time.Time) bool {
+	return s.RenotifyMinutes != nil && s.Notifies(s.State) && s.LastAlertAt != nil && !s.Snoozed(now) &&
+		!now.Before(s.LastAlertAt.Add(time.Duration(*s.RenotifyMinutes)*time.Minute))
 }
 
 // PlanSLOTransition plans the deliveries of an SLO's change, as the SLO is
@@ -232,6 +248,8 @@ func PlanSLOTransition(c SLOChange, now time.Time) func(s SLO, audience []Member
 		switch {
 		case s.Snoozed(now):
 			return nil
+		case c.Renotify:
+			return planDeliveries(r, KindFiring, SLOStillTitle(s, c.Next, c.Figures), SLOAlertBody(s, c.Next, c.Figures), SLOBudgetText(s, c.Figures)+", still burning", audience, connected)
 		case c.Alerted:
 			return planDeliveries(r, KindFiring, SLOAlertTitle(s, c.Next, c.Figures), SLOAlertBody(s, c.Next, c.Figures), SLOBudgetText(s, c.Figures), audience, connected)
 		case c.Resolved && s.NotifyOnResolve:
@@ -262,6 +280,16 @@ func SLOAlertTitle(s SLO, state string, f SLOFigures) string {
 	word := "Ticket"
 	if state == SLOStatePage {
 		word = "Page"
+	}
+	return word + ": " + s.Name + " (" + budgetLeft(f) + ")"
+}
+
+// SLOStillTitle titles a re-notification, e.g. "Still paging: Search
+// availability (41% of the error budget left)".
+func SLOStillTitle(s SLO, state string, f SLOFigures) string {
+	word := "Still ticketed"
+	if state == SLOStatePage {
+		word = "Still paging"
 	}
 	return word + ": " + s.Name + " (" + budgetLeft(f) + ")"
 }

@@ -2,207 +2,350 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
+	chproto "github.com/ClickHouse/ch-go/proto"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
 
-// SLO indicators (docs/slos.md). What counts as a bad item of an
-// availability SLO is decided in ONE place, sliBadErrors: until the
-// rollups carry error_kind (the failures work, clickhouse migration 009,
-// adds it to events and the daily rollups, not yet to mcp_hourly and
-// tool_hourly), every error counts bad whatever the SLO's error_kinds say.
-// Once the hourly rollups and the window reads carry per-kind error
-// counts, sliBadErrors is the function to switch to them.
-
-// sliBadErrors is the bad count of an availability indicator from a
-// window's errors; kinds is the SLO's error_kinds (not yet applied: see
-// above).
-func sliBadErrors(errors int64, kinds []string) int64 {
-	_ = kinds
-	return errors
-}
+// SLO indicators (docs/slos.md). The short burn windows are read from
+// events (to the millisecond), the 3-day window and the SLO's own from
+// the SLO rollups of migration 012 (slo_daily for whole days, slo_hourly
+// for the hours at either end). Every statement returns, per MCP, key
+// ("" for the whole MCP, a tool name for that tool's tools/call items),
+// bucket (a band edge in minutes, or a window length in hours) and error
+// kind: the items, the errors, the items with a duration and those at or
+// under each latency threshold the batch's SLOs use. What is bad is then
+// decided per SLO in Go (sliAgg.counts), so SLOs of one MCP with
+// different error kinds or thresholds share the rows.
 
 var _ analytics.SLIReader = (*Reads)(nil)
 
-// SLICounts implements analytics.SLIReader: the minute windows in one
-// batch of window reads on events (as the rule pass reads them: a few rows
-// per MCP and key whatever the windows), the hour windows from mcp_hourly
-// and tool_hourly in one statement (a few hundred rollup rows per MCP and
-// key for a 28-day window, summed in ClickHouse into one row per window
-// length).
-func (db *Reads) SLICounts(ctx context.Context, to time.Time, minutes, hours []int, qs []analytics.SLIQuery) ([]analytics.SLIReading, error) {
-	out := make([]analytics.SLIReading, len(qs))
-	if len(qs) == 0 {
-		return out, nil
-	}
-	reqs := map[string]analytics.WindowRequest{}
-	for _, q := range qs {
-		reqs[q.MCPID] = analytics.WindowRequest{Minutes: minutes}
-	}
-	sets, err := db.WindowSets(ctx, to, reqs)
-	if err != nil {
-		return nil, err
-	}
-	long, err := db.sliHours(ctx, to, hours, qs)
-	if err != nil {
-		return nil, err
-	}
-	for i, q := range qs {
-		out[i] = analytics.SLIReading{Minutes: map[int]analytics.SLICounts{}, Hours: map[int]analytics.SLICounts{}}
-		for _, m := range minutes {
-			st := sets[q.MCPID][m][q.Tool]
-			out[i].Minutes[m] = analytics.SLICounts{Total: st.Calls, Bad: sliBadErrors(st.Errors, q.ErrorKinds)}
-		}
-		for _, h := range append(slices.Clone(hours), q.WindowDays*24) {
-			c := long[sliKey{q.MCPID, q.Tool, h}]
-			out[i].Hours[h] = analytics.SLICounts{Total: c.Total, Bad: sliBadErrors(c.Bad, q.ErrorKinds)}
+// sliBadErrors is the bad count of an availability indicator: the errors
+// but those of a kind the SLO leaves out (an error without a kind, stored
+// before kinds existed, counts bad).
+func sliBadErrors(errors int64, byKind map[string]int64, kinds []string) int64 {
+	for k, n := range byKind {
+		if k != "" && !slices.Contains(kinds, k) {
+			errors -= n
 		}
 	}
-	return out, nil
+	return errors
+}
+
+// sliAgg is what an SLI statement counted for one MCP, key and window.
+type sliAgg struct {
+	calls, errors, timed int64
+	kinds                map[string]int64 // errors by kind
+	le                   []int64          // timed items at or under each of sliBatch.thresholds
+}
+
+func (a *sliAgg) add(c *sliCols, i int) {
+	a.calls += int64(c.calls[i])
+	a.timed += int64(c.timed[i])
+	if e := int64(c.errors[i]); e > 0 {
+		a.errors += e
+		if a.kinds == nil {
+			a.kinds = map[string]int64{}
+		}
+		a.kinds[c.kind.Row(i)] += e
+	}
+	if a.le == nil {
+		a.le = make([]int64, len(c.le))
+	}
+	for t := range c.le {
+		a.le[t] += int64(c.le[t][i])
+	}
+}
+
+// counts is the query's indicator from a's counts.
+func (a *sliAgg) counts(q analytics.SLIQuery, thresholds []float64) analytics.SLICounts {
+	if a == nil {
+		return analytics.SLICounts{}
+	}
+	if q.ThresholdMs > 0 {
+		t := slices.Index(thresholds, q.ThresholdMs)
+		return analytics.SLICounts{Total: a.timed, Bad: a.timed - a.le[t]}
+	}
+	return analytics.SLICounts{Total: a.calls, Bad: sliBadErrors(a.errors, a.kinds, q.ErrorKinds)}
 }
 
 type sliKey struct {
 	mcp, key string
-	hours    int
+	n        int // minutes or hours
 }
 
-// sliSource is a statement over the hourly rows of the queries' MCPs
-// (mcp_hourly, under the empty key) and tools (tool_hourly, under the
-// tool's name) in [lo, hi): one aggregation per table, UNION ALL, each
-// row mcp_id, key, then sel (over join's rows, cond added to WHERE),
-// grouped by mcp_id, key and group. One level of aggregation: on 18.16 an
-// outer aggregation over a subquery's states costs more to analyse than
-// the read.
-func (db *Reads) sliSource(qs []analytics.SLIQuery, lo, hi time.Time, sel, join, cond, group string) (string, []any) {
-	// Each MCP and tool once: many SLOs share them.
-	var mcps, toolMCPs, tools []any
-	seenMCP, seenToolMCP, seenTool := map[string]bool{}, map[string]bool{}, map[string]bool{}
+// sliCols are the columns of every SLI statement.
+type sliCols struct {
+	mcp, key, kind       chproto.ColStr
+	bucket               chproto.ColUInt32
+	calls, errors, timed chproto.ColUInt64
+	le                   []chproto.ColUInt64
+}
+
+func (c *sliCols) results() chproto.Results {
+	r := chproto.Results{{Name: "mcp_id", Data: &c.mcp}, {Name: "key", Data: &c.key}, {Name: "bucket", Data: &c.bucket},
+		{Name: "kind", Data: &c.kind}, {Name: "n_calls", Data: &c.calls}, {Name: "n_errors", Data: &c.errors}, {Name: "n_timed", Data: &c.timed}}
+	for t := range c.le {
+		r = append(r, chproto.ResultColumn{Name: "n_le" + strconv.Itoa(t), Data: &c.le[t]})
+	}
+	return r
+}
+
+// sliBatch is the part of a statement its queries decide: their MCPs,
+// tools and latency thresholds, each once.
+type sliBatch struct {
+	ids, tools []string
+	thresholds []float64
+}
+
+func newSLIBatch(qs []analytics.SLIQuery) (sliBatch, error) {
+	var b sliBatch
 	for _, q := range qs {
-		switch {
-		case q.Tool == "" && !seenMCP[q.MCPID]:
-			seenMCP[q.MCPID] = true
-			mcps = append(mcps, q.MCPID)
-		case q.Tool != "":
-			if !seenToolMCP[q.MCPID] {
-				seenToolMCP[q.MCPID] = true
-				toolMCPs = append(toolMCPs, q.MCPID)
+		b.ids = append(b.ids, q.MCPID)
+		if q.Tool != "" {
+			b.tools = append(b.tools, q.Tool)
+		}
+		if q.ThresholdMs > 0 {
+			if !slices.Contains(analytics.LatencyLadderMs, q.ThresholdMs) {
+				return b, fmt.Errorf("clickhouse: latency threshold %v ms is not on the ladder", q.ThresholdMs)
 			}
-			if !seenTool[q.Tool] {
-				seenTool[q.Tool] = true
-				tools = append(tools, q.Tool)
-			}
+			b.thresholds = append(b.thresholds, q.ThresholdMs)
 		}
 	}
-	hours := fmt.Sprintf("hour >= %s AND hour < %s%s", timeLit(lo), timeLit(hi), cond)
-	var parts []string
-	var args []any
-	if len(mcps) > 0 {
-		parts = append(parts, fmt.Sprintf(`SELECT mcp_id, '' AS key, %s FROM %s.mcp_hourly %s
-			WHERE mcp_id IN ? AND %s GROUP BY mcp_id%s`, sel, db.db, join, hours, group))
-		args = append(args, clickhouse.GroupSet{Value: mcps})
+	for _, s := range []*[]string{&b.ids, &b.tools} {
+		slices.Sort(*s)
+		*s = slices.Compact(*s)
 	}
-	if len(tools) > 0 {
-		parts = append(parts, fmt.Sprintf(`SELECT mcp_id, name AS key, %s FROM %s.tool_hourly %s
-			WHERE mcp_id IN ? AND name IN ? AND %s GROUP BY mcp_id, name%s`, sel, db.db, join, hours, group))
-		args = append(args, clickhouse.GroupSet{Value: toolMCPs}, clickhouse.GroupSet{Value: tools})
-	}
-	return strings.Join(parts, " UNION ALL "), args
+	slices.Sort(b.thresholds)
+	b.thresholds = slices.Compact(b.thresholds)
+	return b, nil
 }
 
-// sliHours sums each query's hourly rows over every length of hours
-// (theirs and the queries' windows): the last h clock hours, the current
-// one included, end at the end of the hour holding to.
-func (db *Reads) sliHours(ctx context.Context, to time.Time, hours []int, qs []analytics.SLIQuery) (map[sliKey]analytics.SLICounts, error) {
-	// The statement names its MCPs and tools as literals: a batch is cut
-	// where they would pass sliLiteralBytes, well under ClickHouse's
-	// max_query_size, whatever the tool names' length.
-	out := map[sliKey]analytics.SLICounts{}
-	for len(qs) > 0 {
-		n, size := 0, 0
-		for ; n < len(qs) && (n == 0 || size+len(qs[n].MCPID)+len(qs[n].Tool) <= sliLiteralBytes); n++ {
-			size += len(qs[n].MCPID) + len(qs[n].Tool) + 8
+// keyExpr is the statement's key of a row whose tool is tool: the tool
+// when a query asks for it, else "" (the row counts for its MCP only).
+func (b sliBatch) keyExpr(tool string) string {
+	if len(b.tools) == 0 {
+		return "''"
+	}
+	quoted := make([]string, len(b.tools))
+	for i, t := range b.tools {
+		quoted[i] = QuoteString(t)
+	}
+	return fmt.Sprintf("if(has(CAST([%s] AS Array(String)), %s), %s, '')", strings.Join(quoted, ","), tool, tool)
+}
+
+// sums is the statement's counts: from events (raw) or a rollup's rows.
+func (b sliBatch) sums(raw bool) string {
+	var s strings.Builder
+	if raw {
+		s.WriteString("count() AS n_calls, toUInt64(sum(is_error)) AS n_errors, toUInt64(sum(has_duration)) AS n_timed")
+	} else {
+		s.WriteString("sum(calls) AS n_calls, sum(errors) AS n_errors, sum(timed) AS n_timed")
+	}
+	for t, ms := range b.thresholds {
+		if raw {
+			fmt.Fprintf(&s, ", toUInt64(sum(has_duration AND duration_ms <= %d)) AS n_le%d", int(ms), t)
+		} else {
+			fmt.Fprintf(&s, ", sum(le_%d) AS n_le%d", int(ms), t)
 		}
-		part, err := db.sliHoursBatch(ctx, to, hours, qs[:n])
-		if err != nil {
+	}
+	return s.String()
+}
+
+// run runs an SLI statement, calling add for every row.
+func (db *Reads) sliRun(ctx context.Context, op, q string, b sliBatch, add func(c *sliCols, i int)) error {
+	cols := sliCols{le: make([]chproto.ColUInt64, len(b.thresholds))}
+	return db.nativeQuery(ctx, op, q, cols.results(), func(rows int) error {
+		for i := range rows {
+			add(&cols, i)
+		}
+		return nil
+	})
+}
+
+// SLICounts implements analytics.SLIReader: per batch of queries (cut
+// where the MCPs and tools they name would pass sliLiteralBytes), one
+// statement on events for the minute windows and one on the SLO rollups
+// for the hour windows, run side by side. Hour windows must be whole days.
+func (db *Reads) SLICounts(ctx context.Context, to time.Time, minutes, hours []int, qs []analytics.SLIQuery) ([]analytics.SLIReading, error) {
+	out := make([]analytics.SLIReading, len(qs))
+	for start := 0; start < len(qs); {
+		n, size := 0, 0
+		for ; start+n < len(qs) && (n == 0 || size+len(qs[start+n].MCPID)+len(qs[start+n].Tool) <= sliLiteralBytes); n++ {
+			size += len(qs[start+n].MCPID) + len(qs[start+n].Tool) + 8
+		}
+		if err := db.sliCountsBatch(ctx, to, minutes, hours, qs[start:start+n], out[start:start+n]); err != nil {
 			return nil, err
 		}
-		for k, v := range part {
-			out[k] = v
-		}
-		qs = qs[n:]
+		start += n
 	}
 	return out, nil
 }
 
-// sliLiteralBytes bounds the literals of one sli hours statement.
+// sliLiteralBytes bounds the MCP ids and tool names of one batch.
 const sliLiteralBytes = 96 << 10
 
-func (db *Reads) sliHoursBatch(ctx context.Context, to time.Time, hours []int, qs []analytics.SLIQuery) (map[sliKey]analytics.SLICounts, error) {
+func (db *Reads) sliCountsBatch(ctx context.Context, to time.Time, minutes, hours []int, qs []analytics.SLIQuery, out []analytics.SLIReading) error {
+	b, err := newSLIBatch(qs)
+	if err != nil {
+		return err
+	}
 	lengths := slices.Clone(hours)
 	for _, q := range qs {
-		if h := q.WindowDays * 24; !slices.Contains(lengths, h) {
-			lengths = append(lengths, h)
+		lengths = append(lengths, q.WindowDays*24)
+	}
+	lengths = bandEdges(lengths)
+	edges := bandEdges(minutes)
+	var short, long map[sliKey]*sliAgg
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	if len(edges) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			short, errs[0] = db.sliMinutes(ctx, to, edges, b)
+		}()
+	}
+	if len(lengths) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			long, errs[1] = db.sliHours(ctx, to, lengths, b)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, q := range qs {
+		out[i] = analytics.SLIReading{Minutes: map[int]analytics.SLICounts{}, Hours: map[int]analytics.SLICounts{}}
+		for _, m := range minutes {
+			out[i].Minutes[m] = short[sliKey{q.MCPID, q.Tool, m}].counts(q, b.thresholds)
+		}
+		for _, h := range append(slices.Clone(hours), q.WindowDays*24) {
+			out[i].Hours[h] = long[sliKey{q.MCPID, q.Tool, h}].counts(q, b.thresholds)
 		}
 	}
-	slices.Sort(lengths)
-	end := to.UTC().Truncate(time.Hour).Add(time.Hour)
-	lit := make([]string, len(lengths))
-	for i, h := range lengths {
-		lit[i] = strconv.Itoa(h)
-	}
-	q, args := db.sliSource(qs, end.Add(-time.Duration(lengths[len(lengths)-1])*time.Hour), end,
-		"toUInt32(h) AS hs, toInt64(countMerge(calls)), toInt64(sumMerge(errors))",
-		"ARRAY JOIN ["+strings.Join(lit, ", ")+"] AS h", fmt.Sprintf(" AND toUInt32(hour) >= %d - h * 3600", end.Unix()), ", h")
-	type row struct {
-		mcp, key string
-		h        uint32
-		c        analytics.SLICounts
-	}
-	var rows []row
-	if err := db.query(ctx, "sli hours", q, args, func() []any {
-		r := appendRow(&rows)
-		return []any{&r.mcp, &r.key, &r.h, &r.c.Total, &r.c.Bad}
-	}); err != nil {
-		return nil, err
-	}
-	out := make(map[sliKey]analytics.SLICounts, len(rows))
-	for _, r := range rows {
-		out[sliKey{r.mcp, r.key, int(r.h)}] = r.c
-	}
-	return out, nil
+	return nil
 }
 
-// SLISeries implements analytics.SLIReader from the hourly rollups, by
-// UTC day.
-func (db *Reads) SLISeries(ctx context.Context, to time.Time, q analytics.SLIQuery) ([]analytics.SLIPoint, error) {
+// addRow adds row i under its MCP's key "" and, for a tool, the tool's
+// key, in the window of n minutes or hours.
+func addRow(aggs map[sliKey]*sliAgg, c *sliCols, i, n int) {
+	mcp, key := c.mcp.Row(i), c.key.Row(i)
+	for _, k := range [2]string{"", key} {
+		a := aggs[sliKey{mcp, k, n}]
+		if a == nil {
+			a = &sliAgg{}
+			aggs[sliKey{mcp, k, n}] = a
+		}
+		a.add(c, i)
+		if key == "" {
+			break
+		}
+	}
+}
+
+// sliMinutes counts the minute windows (edges, ascending) ending at to
+// from events, by band as the rule pass's window reads do
+// (WindowSetsBatch): a row of band edge e adds to every window of at
+// least e minutes.
+func (db *Reads) sliMinutes(ctx context.Context, to time.Time, edges []int, b sliBatch) (map[sliKey]*sliAgg, error) {
+	minute := minuteOf(strconv.FormatInt(to.UnixMilli(), 10))
+	longest := time.Duration(edges[len(edges)-1]) * time.Minute
+	q := fmt.Sprintf(`SELECT mcp_id, %s AS key, arrayElement(CAST(%s AS Array(UInt32)), %s) AS bucket,
+			CAST(error_kind AS String) AS kind, %s
+		FROM %s.events
+		PREWHERE %s
+		WHERE mcp_id IN %s
+		GROUP BY mcp_id, key, bucket, kind`,
+		b.keyExpr("if(method = 'tools/call', name, '')"), intList(edges), bandOf(minute, edges), b.sums(true),
+		db.db, msRange(to.Add(-longest), to), idLiteral(b.ids))
+	out := map[sliKey]*sliAgg{}
+	err := db.sliRun(ctx, "sli minutes", q, b, func(c *sliCols, i int) {
+		for _, m := range edges {
+			if m >= int(c.bucket[i]) {
+				addRow(out, c, i, m)
+			}
+		}
+	})
+	return out, err
+}
+
+// sliHours counts the windows of lengths hours (whole days, ascending)
+// that end at the end of the clock hour holding to: the whole days of
+// each from slo_daily, its first (partial) day's hours and the current
+// day's from slo_hourly, each table in one aggregation (ARRAY JOIN of the
+// lengths over its rows), UNION ALL.
+func (db *Reads) sliHours(ctx context.Context, to time.Time, lengths []int, b sliBatch) (map[sliKey]*sliAgg, error) {
 	end := to.UTC().Truncate(time.Hour).Add(time.Hour)
-	lo := end.Add(-time.Duration(q.WindowDays) * 24 * time.Hour)
-	sql, args := db.sliSource([]analytics.SLIQuery{q}, lo, end,
-		"toDate(hour) AS d, toInt64(countMerge(calls)), toInt64(sumMerge(errors))", "", "", ", d")
-	var rows []analytics.SLIPoint
-	var mcp, key string
-	if err := db.query(ctx, "sli series", sql, args, func() []any {
-		p := appendRow(&rows)
-		return []any{&mcp, &key, &p.Day, &p.Total, &p.Bad}
-	}); err != nil {
+	today := end.Truncate(24 * time.Hour) // whole days end here; [today, end) is hourly
+	var hs, los, wfs, days []string
+	ranges := []string{fmt.Sprintf("(hour >= %s AND hour < %s)", timeLit(today), timeLit(end))}
+	for _, h := range lengths {
+		if h%24 != 0 {
+			return nil, fmt.Errorf("clickhouse: SLI hour window %d is not whole days", h)
+		}
+		start := end.Add(-time.Duration(h) * time.Hour)
+		wf := start.Truncate(24 * time.Hour) // the first whole day
+		if wf.Before(start) {
+			wf = wf.Add(24 * time.Hour)
+		}
+		hs = append(hs, strconv.Itoa(h))
+		los, wfs = append(los, timeLit(start)), append(wfs, timeLit(wf))
+		days = append(days, wf.Format("toDate('2006-01-02')"))
+		if wf.After(start) {
+			ranges = append(ranges, fmt.Sprintf("(hour >= %s AND hour < %s)", timeLit(start), timeLit(wf)))
+		}
+	}
+	h := "CAST([" + strings.Join(hs, ",") + "] AS Array(UInt32)) AS h"
+	ids := idLiteral(b.ids)
+	q := fmt.Sprintf(`SELECT mcp_id, %[1]s AS key, h AS bucket, CAST(error_kind AS String) AS kind, %[2]s
+		FROM %[3]s.slo_daily ARRAY JOIN %[4]s, [%[5]s] AS wf
+		WHERE mcp_id IN %[6]s AND day >= %[7]s AND day < %[8]s AND day >= wf
+		GROUP BY mcp_id, key, bucket, kind
+		UNION ALL
+		SELECT mcp_id, %[1]s AS key, h AS bucket, CAST(error_kind AS String) AS kind, %[2]s
+		FROM %[3]s.slo_hourly ARRAY JOIN %[4]s, [%[9]s] AS lo, [%[10]s] AS hi
+		WHERE mcp_id IN %[6]s AND (%[11]s) AND ((hour >= lo AND hour < hi) OR hour >= %[12]s)
+		GROUP BY mcp_id, key, bucket, kind`,
+		b.keyExpr("tool"), b.sums(false), db.db, h, strings.Join(days, ","), ids,
+		days[len(days)-1], today.Format("toDate('2006-01-02')"),
+		strings.Join(los, ","), strings.Join(wfs, ","), strings.Join(ranges, " OR "), timeLit(today))
+	out := map[sliKey]*sliAgg{}
+	err := db.sliRun(ctx, "sli hours", q, b, func(c *sliCols, i int) { addRow(out, c, i, int(c.bucket[i])) })
+	return out, err
+}
+
+// SLISeries implements analytics.SLIReader from slo_hourly, by UTC day
+// (the first day from the window's first hour).
+func (db *Reads) SLISeries(ctx context.Context, to time.Time, q analytics.SLIQuery) ([]analytics.SLIPoint, error) {
+	b, err := newSLIBatch([]analytics.SLIQuery{q})
+	if err != nil {
 		return nil, err
 	}
-	by := make(map[string]analytics.SLIPoint, len(rows))
-	for _, p := range rows {
-		by[p.Day.UTC().Format(analytics.DateLayout)] = p
+	end := to.UTC().Truncate(time.Hour).Add(time.Hour)
+	lo := end.Add(-time.Duration(q.WindowDays) * 24 * time.Hour)
+	sql := fmt.Sprintf(`SELECT mcp_id, %s AS key, toUInt32(toRelativeDayNum(hour)) AS bucket, CAST(error_kind AS String) AS kind, %s
+		FROM %s.slo_hourly
+		WHERE mcp_id IN %s AND hour >= %s AND hour < %s
+		GROUP BY mcp_id, key, bucket, kind`, b.keyExpr("tool"), b.sums(false), db.db, idLiteral(b.ids), timeLit(lo), timeLit(end))
+	by := map[sliKey]*sliAgg{}
+	if err := db.sliRun(ctx, "sli series", sql, b, func(c *sliCols, i int) { addRow(by, c, i, int(c.bucket[i])) }); err != nil {
+		return nil, err
 	}
 	var out []analytics.SLIPoint
 	for d := lo.Truncate(24 * time.Hour); d.Before(end); d = d.Add(24 * time.Hour) {
-		p := by[d.Format(analytics.DateLayout)]
-		p.Day, p.Bad = d, sliBadErrors(p.Bad, q.ErrorKinds)
-		out = append(out, p)
+		c := by[sliKey{q.MCPID, q.Tool, int(d.Unix() / 86400)}].counts(q, b.thresholds)
+		out = append(out, analytics.SLIPoint{Day: d, Total: c.Total, Bad: c.Bad})
 	}
 	return out, nil
 }

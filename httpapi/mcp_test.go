@@ -73,6 +73,7 @@ func TestMCPEndpoint(t *testing.T) {
 	key := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/keys", tm.owner, `{"name":"k"}`, 201, "")["key"].(string)
 	rule := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.owner, `{"name":"errs","metric":"errors","comparator":">","threshold":0,"window_minutes":60,"channels":["in_app"]}`, 201, "")["id"].(string)
 	slo := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/slos", tm.owner, `{"name":"Search succeeds","kind":"availability","objective":0.995,"tool":"search","channels":["in_app"]}`, 201, "")["id"].(string)
+	latSLO := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/slos", tm.owner, `{"name":"Search is fast","kind":"latency","objective":0.9,"threshold_ms":100,"tool":"search","channels":["in_app"]}`, 201, "")["id"].(string)
 
 	now := time.Now().UTC()
 	items := []map[string]any{
@@ -153,6 +154,7 @@ func TestMCPEndpoint(t *testing.T) {
 		{"get_rule_history", map[string]any{"rule_id": rule}, "/v1/rules/" + rule + "/events", "fired"},
 		{"list_slos", map[string]any{"mcp_id": tm.mcp}, base + "/slos", "99.5% of search calls succeed over 28 days"},
 		{"get_slo", map[string]any{"slo_id": slo}, "/v1/slos/" + slo, "1 bad"},
+		{"get_slo", map[string]any{"slo_id": latSLO}, "/v1/slos/" + latSLO, "90% of search calls answer within 100 ms over 28 days"},
 	}
 	for _, c := range cases {
 		res, got := callTool(t, cs, c.tool, c.args)

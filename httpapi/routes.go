@@ -142,6 +142,7 @@ func (s *Server) routes() []routeGroup {
 			{http.MethodGet, "/v1/mcps/{id}/slos", AnyMember, handle(s.listSLOs, listSLOsOp)},
 			{http.MethodPost, "/v1/mcps/{id}/slos", Manager, handle(s.createSLO, createSLOOp)},
 			{http.MethodGet, "/v1/slos/{sloId}", AnyMember, handle(s.getSLO, getSLOOp)},
+			{http.MethodGet, "/v1/slos/{sloId}/events", AnyMember, handle(s.listSLOEvents, sloEventsOp)},
 			{http.MethodPatch, "/v1/slos/{sloId}", Manager, handle(s.updateSLO, updateSLOOp)},
 			{http.MethodDelete, "/v1/slos/{sloId}", Manager, handle(s.deleteSLO, deleteSLOOp)},
 		}},

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,10 @@ func TestSLOWalkthrough(t *testing.T) {
 		{`"window_days":0`, "body.window_days"},
 		{`"error_kinds":["oops"]`, "body.error_kinds"},
 		{`"threshold_ms":100`, "body.threshold_ms"},
+		{`"kind":"latency"`, "body.threshold_ms"},
+		{`"kind":"latency","threshold_ms":250`, "body.threshold_ms"},
+		{`"kind":"latency","threshold_ms":500,"error_kinds":["timeout"]`, "body.error_kinds"},
+		{`"renotify_minutes":1`, "body.renotify_minutes"},
 		{`"severity":"urgent"`, "body.severity"},
 	} {
 		body := "{" + base + "," + tc.body + "}"
@@ -39,6 +44,16 @@ func TestSLOWalkthrough(t *testing.T) {
 			t.Errorf("create with %s: %v, want location %s", tc.body, m, tc.location)
 		}
 	}
+	m := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/slos", tm.owner, "{"+strings.Replace(base, `"availability"`, `"latency","threshold_ms":250`, 1)+"}", 422, "")
+	if !strings.Contains(fmt.Sprint(m), "50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000, 30000") &&
+		!strings.Contains(fmt.Sprint(m), "[50 100 200 300 500 750 1000 1500 2000 3000 5000 10000 30000]") {
+		t.Errorf("a threshold off the ladder does not list the ladder: %v", m)
+	}
+	lat := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/slos", tm.owner, `{"name":"Search is fast","kind":"latency","objective":0.99,"threshold_ms":500,"tool":"search","channels":["in_app"]}`, 201, "")
+	if lat["threshold_ms"] != 500.0 || lat["error_kinds"] != nil || lat["renotify_minutes"] != nil {
+		t.Fatalf("latency SLO %v", lat)
+	}
+	expect(t, s, "DELETE", "/v1/slos/"+lat["id"].(string), tm.owner, "", 204, "")
 	expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/slos", tm.member, "{"+base+"}", 403, "")
 	expect(t, s, "POST", "/v1/mcps/"+tm.otherMCP+"/slos", tm.owner, "{"+base+"}", 404, "")
 	slo := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/slos", tm.owner, "{"+base+"}", 201, "")
@@ -82,6 +97,30 @@ func TestSLOWalkthrough(t *testing.T) {
 		!strings.Contains(it["body"].(string), "of the error budget left, gone in ") {
 		t.Fatalf("inbox item %v", it)
 	}
+
+	// Still paging five minutes later (the 30 min and 6 h windows): with
+	// renotify_minutes 5 the alert is delivered again, once; the history
+	// lists the page and the re-notification with the budget left.
+	if p := expect(t, s, "PATCH", "/v1/slos/"+id, tm.admin, `{"renotify_minutes":5}`, 200, ""); p["renotify_minutes"] != 5.0 || p["state"] != "page" {
+		t.Fatalf("renotify patch %v", p)
+	}
+	for i, at := range []time.Time{now.Add(5 * time.Minute), now.Add(6 * time.Minute)} {
+		if sum, err := ev.EvaluateAll(context.Background(), at); err != nil || sum.Renotified != 1-i || sum.Changed+sum.Alerted != 0 {
+			t.Fatalf("pass at +%d min: %+v, %v", 5+i, sum, err)
+		}
+	}
+	in = expect(t, s, "GET", "/v1/account/inbox", tm.member, "", 200, "")
+	if items := in["items"].([]any); len(items) != 2 || !strings.HasPrefix(items[0].(map[string]any)["title"].(string), "Still paging: Search succeeds (") {
+		t.Fatalf("inbox after renotify %v", in)
+	}
+	hist := expect(t, s, "GET", "/v1/slos/"+id+"/events", tm.member, "", 200, "")
+	evs := hist["items"].([]any)
+	if len(evs) != 2 || evs[0].(map[string]any)["kind"] != "renotified" || evs[1].(map[string]any)["kind"] != "page" ||
+		evs[1].(map[string]any)["budget_remaining"].(float64) >= 1 || evs[1].(map[string]any)["burn_rates"].(map[string]any)["5m"].(float64) < 14.4 {
+		t.Fatalf("history %v", hist)
+	}
+	expect(t, s, "GET", "/v1/slos/"+id+"/events", tm.otherOwner, "", 404, "")
+	expect(t, s, "GET", "/v1/slos/"+id+"/events?cursor=oops", tm.member, "", 400, "")
 
 	p := expect(t, s, "PATCH", "/v1/slos/"+id, tm.admin, `{"objective":0.9,"severity":"page"}`, 200, "")
 	if p["objective"] != 0.9 || p["severity"] != "page" {

@@ -27,11 +27,13 @@ when both the 3 d and 6 h exceed 1; ok otherwise. The evaluator judges every ena
 firing (inbox, email, team chat; none while snoozed), saying how much budget is left and how long it
 lasts at this rate; back to ok sends a resolve notice with notify_on_resolve.
 
-An availability SLO counts a call bad when it failed with one of error_kinds (default: every kind
-but invalid_params and unknown_tool, the client's mistakes). Until the hourly rollups carry
-error_kind, every error counts bad whatever error_kinds says (docs/slos.md). A latency SLO counts a
-call bad when slower than threshold_ms. The 5 min to 6 h windows are read from events, the 3 d window
-and the SLO's window from hourly rollups (whole clock hours, the current one included).
+An availability SLO counts every call, bad when it failed with one of error_kinds (default: every
+kind but invalid_params and unknown_tool, the client's mistakes; an error stored without a kind
+counts bad). A latency SLO counts the calls with a duration, bad when slower than threshold_ms,
+which is one of the ladder 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000, 30000
+(the rollups count the calls at or under each; other values answer 422). The 5 min to 6 h windows
+are read from events, the 3 d window and the SLO's window from the SLO rollups (whole clock hours,
+the current one included). GET /v1/slos/{sloId}/events lists the SLO's history.
 
 Example: {"name": "Search succeeds", "kind": "availability", "objective": 0.995, "tool": "search",
 "channels": ["in_app", "email"]}`
@@ -40,7 +42,7 @@ type newSLORequest struct {
 	Name            string     `json:"name" doc:"What the SLO is called in notifications; 1 to 200 characters."`
 	Kind            string     `json:"kind" enum:"availability,latency" doc:"availability (bad: an error of one of error_kinds) or latency (bad: slower than threshold_ms)."`
 	Objective       float64    `json:"objective" doc:"The good fraction promised, 0.5 to 0.99999 (99.5% is 0.995)."`
-	ThresholdMs     *float64   `json:"threshold_ms,omitempty" doc:"Latency SLOs only (required there): a call slower than this is bad."`
+	ThresholdMs     *float64   `json:"threshold_ms,omitempty" enum:"50,100,200,300,500,750,1000,1500,2000,3000,5000,10000,30000" doc:"Latency SLOs only (required there): a call slower than this many milliseconds is bad; one of the ladder."`
 	Tool            *string    `json:"tool,omitempty" nullable:"true" doc:"The tool whose tools/call items count; null or absent: every item of the MCP."`
 	ErrorKinds      []string   `json:"error_kinds,omitempty" doc:"Availability SLOs only: the error kinds that count bad. Default: every kind but invalid_params and unknown_tool (the client's mistakes)."`
 	WindowDays      *int       `json:"window_days,omitempty" minimum:"1" maximum:"90" doc:"The SLO's window in days, default 28."`
@@ -49,12 +51,13 @@ type newSLORequest struct {
 	Enabled         *bool      `json:"enabled,omitempty" doc:"Default true. Disabled SLOs are read but not alerted on."`
 	SnoozedUntil    *time.Time `json:"snoozed_until,omitempty" nullable:"true" doc:"RFC 3339 or null: until then state changes create no deliveries."`
 	NotifyOnResolve *bool      `json:"notify_on_resolve,omitempty" doc:"Default false: whether going back to ok notifies."`
+	RenotifyMinutes *int       `json:"renotify_minutes,omitempty" nullable:"true" minimum:"5" maximum:"10080" doc:"null (default) or 5 to 10080: while the SLO stays in a state that notifies, deliver its alert again every so many minutes (\"Still paging: …\", with the budget left then)."`
 }
 
 type sloPatch struct {
 	Name            *string        `json:"name,omitempty" doc:"1 to 200 characters."`
 	Objective       *float64       `json:"objective,omitempty" doc:"0.5 to 0.99999."`
-	ThresholdMs     *float64       `json:"threshold_ms,omitempty" doc:"Latency SLOs only."`
+	ThresholdMs     *float64       `json:"threshold_ms,omitempty" enum:"50,100,200,300,500,750,1000,1500,2000,3000,5000,10000,30000" doc:"Latency SLOs only; one of the ladder."`
 	Tool            nullableString `json:"tool,omitzero"`
 	ErrorKinds      []string       `json:"error_kinds,omitempty" doc:"Availability SLOs only; absent: unchanged."`
 	WindowDays      *int           `json:"window_days,omitempty" minimum:"1" maximum:"90" doc:"1 to 90 days."`
@@ -63,6 +66,7 @@ type sloPatch struct {
 	Enabled         *bool          `json:"enabled,omitempty" doc:"Disabled SLOs are not alerted on."`
 	SnoozedUntil    nullableTime   `json:"snoozed_until,omitzero"`
 	NotifyOnResolve *bool          `json:"notify_on_resolve,omitempty" doc:"Whether going back to ok notifies."`
+	RenotifyMinutes nullableInt    `json:"renotify_minutes,omitzero"`
 }
 
 type createSLOInput struct {
@@ -121,6 +125,42 @@ var updateSLOOp = huma.Operation{OperationID: "update-slo", Summary: "Change an 
 var deleteSLOOp = huma.Operation{OperationID: "delete-slo", Summary: "Delete an SLO", DefaultStatus: http.StatusNoContent,
 	Description: "Owners and admins. Its deliveries stay.", Tags: []string{"SLOs"}, Errors: []int{http.StatusNotFound}}
 
+type sloEventsInput struct {
+	SLOID string `path:"sloId" doc:"The SLO's id."`
+	PageQuery
+}
+
+type sloEventsOutput struct {
+	Body alerting.SLOEventPage
+}
+
+var sloEventsOp = huma.Operation{OperationID: "list-slo-events", Summary: "Read an SLO's history", Tags: []string{"SLOs"},
+	Description: `Every change of the SLO's alert state and every re-notification, newest first (ties by id),
+paginated with ` + "`limit`" + ` (default 50, at most 200) and ` + "`cursor`" + `: kind ` + "`page`" + ` or ` + "`ticket`" + ` (the state it rose or fell
+to), ` + "`resolved`" + ` (back to ok) or ` + "`renotified`" + ` (still in state, alert delivered again), with state, the error budget
+remaining (fraction) and the burn rates it was decided on. Changes made while snoozed are listed too.
+Editing what the SLO measures resets it to ok without an event; deleting it deletes its history. 404
+for an SLO that is not in your account; a malformed cursor is 400.
+
+Example: ` + "`{\"items\": [{\"id\": \"sev_…\", \"kind\": \"page\", \"state\": \"page\", \"budget_remaining\": 0.83, \"burn_rates\": {\"5m\": 40, \"30m\": 38, \"1h\": 36, \"6h\": 6.2, \"3d\": 1.3}, \"at\": \"2026-11-25T10:01:00Z\"}], \"next_cursor\": null}`" + `.`,
+	Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusUnprocessableEntity}}
+
+func (s *Server) listSLOEvents(ctx context.Context, in *sloEventsInput) (*sloEventsOutput, error) {
+	h, ok := s.opts.SLOs.(alerting.SLOHistory)
+	if !ok {
+		return nil, huma.Error404NotFound("SLO history is not available")
+	}
+	f := alerting.RuleEventFilter{Limit: in.Limit, Cursor: in.Cursor}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	page, err := h.SLOEvents(ctx, principal(ctx).AccountID, in.SLOID, f)
+	if err != nil {
+		return nil, err
+	}
+	return &sloEventsOutput{Body: page}, nil
+}
+
 func (s *Server) listSLOs(ctx context.Context, in *mcpRulesInput) (*sloListOutput, error) {
 	slos, err := s.opts.SLOs.SLOs(ctx, principal(ctx).AccountID, in.MCPID)
 	if err != nil {
@@ -138,7 +178,7 @@ func (s *Server) createSLO(ctx context.Context, in *createSLOInput) (*createdSLO
 	slo, err := s.opts.SLOs.CreateSLO(ctx, principal(ctx).AccountID, in.MCPID, alerting.SLOCreate{
 		Name: b.Name, Kind: b.Kind, Objective: b.Objective, ThresholdMs: b.ThresholdMs, Tool: b.Tool, ErrorKinds: b.ErrorKinds,
 		WindowDays: b.WindowDays, Channels: b.Channels, Severity: b.Severity, Enabled: b.Enabled, SnoozedUntil: b.SnoozedUntil,
-		NotifyOnResolve: b.NotifyOnResolve})
+		NotifyOnResolve: b.NotifyOnResolve, RenotifyMinutes: b.RenotifyMinutes})
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +206,7 @@ func (s *Server) updateSLO(ctx context.Context, in *updateSLOInput) (*sloOutput,
 	slo, err := s.opts.SLOs.UpdateSLO(ctx, principal(ctx).AccountID, in.SLOID, alerting.SLOUpdate{
 		Name: b.Name, Objective: b.Objective, ThresholdMs: b.ThresholdMs, Tool: b.Tool.NullableString, ErrorKinds: b.ErrorKinds,
 		WindowDays: b.WindowDays, Channels: b.Channels, Severity: b.Severity, Enabled: b.Enabled,
-		SnoozedUntil: b.SnoozedUntil.NullableTime, NotifyOnResolve: b.NotifyOnResolve})
+		SnoozedUntil: b.SnoozedUntil.NullableTime, NotifyOnResolve: b.NotifyOnResolve, RenotifyMinutes: b.RenotifyMinutes.NullableInt})
 	if err != nil {
 		return nil, err
 	}

@@ -35,11 +35,11 @@ func NewSLOService(db *DB) *SLOService {
 }
 
 const sloColumns = `id, mcp_id, name, kind, objective, threshold_ms, tool, error_kinds, window_days, channels,
-	severity, enabled, state, last_alert_at, snoozed_until, notify_on_resolve, created_at`
+	severity, enabled, state, last_alert_at, snoozed_until, notify_on_resolve, created_at, renotify_minutes`
 
 func sloDest(s *alerting.SLO) []any {
 	return []any{&s.ID, &s.MCPID, &s.Name, &s.Kind, &s.Objective, &s.ThresholdMs, &s.Tool, &s.ErrorKinds, &s.WindowDays,
-		&s.Channels, &s.Severity, &s.Enabled, &s.State, &s.LastAlertAt, &s.SnoozedUntil, &s.NotifyOnResolve, &s.CreatedAt}
+		&s.Channels, &s.Severity, &s.Enabled, &s.State, &s.LastAlertAt, &s.SnoozedUntil, &s.NotifyOnResolve, &s.CreatedAt, &s.RenotifyMinutes}
 }
 
 func scanSLO(row pgx.Row) (alerting.SLO, error) {
@@ -75,12 +75,12 @@ func (s *SLOService) CreateSLO(ctx context.Context, accountID, mcpID string, c a
 		}
 		var err error
 		created, err = scanSLO(tx.QueryRow(ctx, `INSERT INTO slos (id, account_id, mcp_id, name, kind, objective, threshold_ms, tool,
-				error_kinds, window_days, channels, severity, enabled, snoozed_until, notify_on_resolve)
-			SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15
+				error_kinds, window_days, channels, severity, enabled, snoozed_until, notify_on_resolve, renotify_minutes)
+			SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
 			FROM mcps WHERE id = $2 AND account_id = $3
 			RETURNING `+sloColumns,
 			n.ID, mcpID, accountID, n.Name, n.Kind, n.Objective, n.ThresholdMs, n.Tool, n.ErrorKinds, n.WindowDays, n.Channels,
-			n.Severity, n.Enabled, n.SnoozedUntil, n.NotifyOnResolve))
+			n.Severity, n.Enabled, n.SnoozedUntil, n.NotifyOnResolve, n.RenotifyMinutes))
 		return err
 	})
 	if isNotFound(err) {
@@ -136,10 +136,11 @@ func (s *SLOService) UpdateSLO(ctx context.Context, accountID, sloID string, upd
 			return err
 		}
 		out, err = scanSLO(tx.QueryRow(ctx, `UPDATE slos SET name = $2, objective = $3, threshold_ms = $4, tool = $5, error_kinds = $6,
-				window_days = $7, channels = $8, severity = $9, enabled = $10, state = $11, snoozed_until = $12, notify_on_resolve = $13
+				window_days = $7, channels = $8, severity = $9, enabled = $10, state = $11, snoozed_until = $12, notify_on_resolve = $13,
+				renotify_minutes = $14
 			WHERE id = $1 RETURNING `+sloColumns,
 			sloID, next.Name, next.Objective, next.ThresholdMs, next.Tool, next.ErrorKinds, next.WindowDays, next.Channels,
-			next.Severity, next.Enabled, next.State, next.SnoozedUntil, next.NotifyOnResolve))
+			next.Severity, next.Enabled, next.State, next.SnoozedUntil, next.NotifyOnResolve, next.RenotifyMinutes))
 		return err
 	})
 	if err != nil {
@@ -182,7 +183,9 @@ func (s *SLOService) EnabledSLOs(ctx context.Context) ([]alerting.EvalSLO, error
 }
 
 // TransitionSLO implements alerting.SLOEvalStore: a conditional UPDATE
-// (still enabled, in the state measured from and defined as measured),
+// (still enabled, in the state measured from, defined as measured and
+// alerted last when it was read: a re-notification moves last_alert_at,
+// so two instances cannot both apply one),
 // batched with the audience reads, then the history event and the
 // deliveries, in one transaction. Deliveries carry the SLO's id and name
 // as rule_id and rule_name, so the inbox, the notification log and the
@@ -203,8 +206,9 @@ func (s *SLOService) TransitionSLO(ctx context.Context, e alerting.EvalSLO, c al
 		b.Queue(`UPDATE slos SET state = $2, last_alert_at = CASE WHEN $3 THEN $4 ELSE last_alert_at END
 			WHERE id = $1 AND enabled AND state = $5 AND objective = $6 AND window_days = $7
 				AND tool IS NOT DISTINCT FROM $8 AND error_kinds IS NOT DISTINCT FROM $9 AND threshold_ms IS NOT DISTINCT FROM $10
+				AND last_alert_at IS NOT DISTINCT FROM $11
 			RETURNING name, channels, snoozed_until, notify_on_resolve, severity`,
-			e.ID, c.Next, c.Alerted, c.At, e.State, e.Objective, e.WindowDays, e.Tool, e.ErrorKinds, e.ThresholdMs).Query(func(rows pgx.Rows) error {
+			e.ID, c.Next, c.Alerted, c.At, e.State, e.Objective, e.WindowDays, e.Tool, e.ErrorKinds, e.ThresholdMs, e.LastAlertAt).Query(func(rows pgx.Rows) error {
 			n, err := pgx.ForEachRow(rows, []any{&slo.Name, &slo.Channels, &slo.SnoozedUntil, &slo.NotifyOnResolve, &slo.Severity}, func() error { return nil })
 			applied = n.RowsAffected() == 1
 			return err
@@ -214,8 +218,8 @@ func (s *SLOService) TransitionSLO(ctx context.Context, e alerting.EvalSLO, c al
 			return err
 		}
 		slo.SnoozedUntil = utcPtr(slo.SnoozedUntil)
-		if _, err := tx.Exec(ctx, `INSERT INTO slo_events (id, account_id, slo_id, state, budget_remaining, burn_rates, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, ids.New(prefixSLOEvent), e.AccountID, e.ID, c.Next, c.Figures.ErrorBudget.Remaining, rates, c.At); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO slo_events (id, account_id, slo_id, state, budget_remaining, burn_rates, created_at, renotify)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, ids.New(prefixSLOEvent), e.AccountID, e.ID, c.Next, c.Figures.ErrorBudget.Remaining, rates, c.At, c.Renotify); err != nil {
 			return err
 		}
 		planned := plan(slo, audience, connected)

@@ -18,11 +18,16 @@ type traffic struct {
 	rows []analytics.StoredRow
 	acct string
 	mcp  string
+	// dur, when set, is every item's duration (ms).
+	dur float64
 }
 
 func (tr *traffic) add(at time.Time, calls, errors int) {
 	for i := range calls {
 		it := analytics.Item{ID: testdb.RandHex(8), Timestamp: at, SessionID: "s-1", Method: "tools/call", Name: "search", Status: analytics.StatusOK}
+		if tr.dur > 0 {
+			it.DurationMs = &tr.dur
+		}
 		if i < errors {
 			it.Status, it.ErrorType = analytics.StatusError, "ToolError"
 		}
@@ -42,9 +47,10 @@ func (tr *traffic) month(now time.Time, errPerMille int) {
 	}
 }
 
-// A synthetic month of traffic on three MCPs, each with a 99.5% SLO on
+// A synthetic month of traffic on five MCPs, each with a 99.5% SLO on
 // its search tool: a fast burn (20% errors in the last hour) pages at
-// once; a slow burn (1% errors for three days, burn rate 2) files a
+// once; so does a latency SLO (99% of calls within 500 ms) when the last
+// hour's calls take 2 s; a slow burn (1% errors for three days, burn rate 2) files a
 // ticket and never pages; noise well inside the budget does neither. The
 // alerts reach the inbox and email like a rule's firing, saying how much
 // budget is left and how long it lasts; a snoozed SLO changes state
@@ -55,7 +61,7 @@ func TestSLOBurnRateAlertsOverASyntheticMonth(t *testing.T) {
 	now := e.now.Truncate(time.Minute)
 	slos := postgres.NewSLOService(e.db)
 	mcps := map[string]string{"fast": e.tm.MCPID, "slow": testdb.AddMCP(t, e.db, e.tm.AccountID), "noise": testdb.AddMCP(t, e.db, e.tm.AccountID),
-		"snoozed": testdb.AddMCP(t, e.db, e.tm.AccountID)}
+		"snoozed": testdb.AddMCP(t, e.db, e.tm.AccountID), "latency": testdb.AddMCP(t, e.db, e.tm.AccountID)}
 	var rows []analytics.StoredRow
 	for name, mcp := range mcps {
 		tr := &traffic{acct: e.tm.AccountID, mcp: mcp}
@@ -67,6 +73,12 @@ func TestSLOBurnRateAlertsOverASyntheticMonth(t *testing.T) {
 			for at := now.Add(-72 * time.Hour).Add(time.Minute); at.Before(now); at = at.Add(30 * time.Minute) {
 				tr.add(at, 100, 1) // 1% over three days: burn rate 2
 			}
+		case "latency":
+			tr.dur = 100
+			tr.month(now, 1)
+			tr.dur = 2000
+			tr.add(now.Add(-50*time.Minute), 300, 0)
+			tr.add(now.Add(-2*time.Minute), 300, 0)
 		default: // fast, snoozed
 			tr.month(now, 1)
 			tr.add(now.Add(-50*time.Minute), 300, 60)
@@ -82,6 +94,10 @@ func TestSLOBurnRateAlertsOverASyntheticMonth(t *testing.T) {
 	for name, mcp := range mcps {
 		c := alerting.SLOCreate{Name: "Search " + name, Kind: alerting.SLOAvailability, Objective: 0.995, Tool: &tool,
 			Channels: []string{alerting.ChannelInApp, alerting.ChannelEmail}}
+		if name == "latency" {
+			threshold := 500.0
+			c.Kind, c.Objective, c.ThresholdMs = alerting.SLOLatency, 0.99, &threshold
+		}
 		if name == "snoozed" {
 			later := now.Add(time.Hour)
 			c.SnoozedUntil = &later
@@ -97,10 +113,10 @@ func TestSLOBurnRateAlertsOverASyntheticMonth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.SLOs != 4 || sum.Alerted != 3 || sum.Failed != 0 {
-		t.Fatalf("pass %+v, want 3 alerts of 4 SLOs", sum)
+	if sum.SLOs != 5 || sum.Alerted != 4 || sum.Failed != 0 {
+		t.Fatalf("pass %+v, want 4 alerts of 5 SLOs", sum)
 	}
-	want := map[string]string{"fast": alerting.SLOStatePage, "slow": alerting.SLOStateTicket, "noise": alerting.SLOStateOK, "snoozed": alerting.SLOStatePage}
+	want := map[string]string{"fast": alerting.SLOStatePage, "latency": alerting.SLOStatePage, "slow": alerting.SLOStateTicket, "noise": alerting.SLOStateOK, "snoozed": alerting.SLOStatePage}
 	for name, s := range created {
 		got, err := slos.SLO(ctx, e.tm.AccountID, s.ID)
 		if err != nil || got.State != want[name] {
@@ -108,7 +124,7 @@ func TestSLOBurnRateAlertsOverASyntheticMonth(t *testing.T) {
 		}
 		ds := deliveries(t, e.db, s.ID)
 		n := 0
-		if name == "fast" || name == "slow" {
+		if name == "fast" || name == "slow" || name == "latency" {
 			n = 2
 		}
 		wantCounts(t, ds, map[string]int{alerting.ChannelInApp: n, alerting.ChannelEmail: n})
@@ -125,6 +141,10 @@ func TestSLOBurnRateAlertsOverASyntheticMonth(t *testing.T) {
 	if err := e.db.Pool.QueryRow(ctx, `SELECT title FROM deliveries WHERE rule_id = $1 AND channel = 'in_app' LIMIT 1`,
 		created["slow"].ID).Scan(&title); err != nil || !strings.HasPrefix(title, "Ticket: Search slow") {
 		t.Fatalf("ticket title %q, %v", title, err)
+	}
+	if err := e.db.Pool.QueryRow(ctx, `SELECT body FROM deliveries WHERE rule_id = $1 AND channel = 'in_app' LIMIT 1`,
+		created["latency"].ID).Scan(&body); err != nil || !strings.Contains(body, "99% of search calls answer within 500 ms over 28 days") {
+		t.Fatalf("latency page body %q, %v", body, err)
 	}
 
 	// The figures behind it, from the rollups.

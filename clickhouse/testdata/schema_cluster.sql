@@ -1069,3 +1069,166 @@ ORDER BY (mcp_id, probe_id, at);
 
 CREATE TABLE IF NOT EXISTS telemetry.probe_results AS telemetry.probe_results_local ENGINE = Distributed('telemetry', 'telemetry', 'probe_results_local', cityHash64(mcp_id));
 
+-- 012_slo_rollups.sql
+CREATE TABLE IF NOT EXISTS telemetry.slo_hourly_local
+(
+    mcp_id     String,
+    hour       DateTime('UTC'),
+    tool       String,
+    error_kind LowCardinality(String),
+    calls      UInt64,
+    errors     UInt64,
+    timed      UInt64,
+    le_50      UInt64,
+    le_100     UInt64,
+    le_200     UInt64,
+    le_300     UInt64,
+    le_500     UInt64,
+    le_750     UInt64,
+    le_1000    UInt64,
+    le_1500    UInt64,
+    le_2000    UInt64,
+    le_3000    UInt64,
+    le_5000    UInt64,
+    le_10000   UInt64,
+    le_30000   UInt64
+)
+ENGINE = SummingMergeTree()
+PARTITION BY toYYYYMM(hour)
+ORDER BY (mcp_id, hour, tool, error_kind)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.slo_hourly AS telemetry.slo_hourly_local ENGINE = Distributed('telemetry', 'telemetry', 'slo_hourly_local');
+
+INSERT INTO telemetry.slo_hourly_local (mcp_id, hour, tool, error_kind, calls, errors, timed, le_50, le_100, le_200, le_300, le_500, le_750, le_1000, le_1500, le_2000, le_3000, le_5000, le_10000, le_30000)
+SELECT
+    mcp_id,
+    toStartOfHour(ts) AS hour,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    count() AS calls,
+    sum(toUInt64(is_error)) AS errors,
+    sum(toUInt64(has_duration)) AS timed,
+    sum(has_duration AND duration_ms <= 50) AS le_50,
+    sum(has_duration AND duration_ms <= 100) AS le_100,
+    sum(has_duration AND duration_ms <= 200) AS le_200,
+    sum(has_duration AND duration_ms <= 300) AS le_300,
+    sum(has_duration AND duration_ms <= 500) AS le_500,
+    sum(has_duration AND duration_ms <= 750) AS le_750,
+    sum(has_duration AND duration_ms <= 1000) AS le_1000,
+    sum(has_duration AND duration_ms <= 1500) AS le_1500,
+    sum(has_duration AND duration_ms <= 2000) AS le_2000,
+    sum(has_duration AND duration_ms <= 3000) AS le_3000,
+    sum(has_duration AND duration_ms <= 5000) AS le_5000,
+    sum(has_duration AND duration_ms <= 10000) AS le_10000,
+    sum(has_duration AND duration_ms <= 30000) AS le_30000
+FROM telemetry.events_local
+WHERE (SELECT count() FROM telemetry.slo_hourly_local) = 0
+GROUP BY mcp_id, hour, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.slo_hourly_mv TO telemetry.slo_hourly_local AS
+SELECT
+    mcp_id,
+    toStartOfHour(ts) AS hour,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    count() AS calls,
+    sum(toUInt64(is_error)) AS errors,
+    sum(toUInt64(has_duration)) AS timed,
+    sum(has_duration AND duration_ms <= 50) AS le_50,
+    sum(has_duration AND duration_ms <= 100) AS le_100,
+    sum(has_duration AND duration_ms <= 200) AS le_200,
+    sum(has_duration AND duration_ms <= 300) AS le_300,
+    sum(has_duration AND duration_ms <= 500) AS le_500,
+    sum(has_duration AND duration_ms <= 750) AS le_750,
+    sum(has_duration AND duration_ms <= 1000) AS le_1000,
+    sum(has_duration AND duration_ms <= 1500) AS le_1500,
+    sum(has_duration AND duration_ms <= 2000) AS le_2000,
+    sum(has_duration AND duration_ms <= 3000) AS le_3000,
+    sum(has_duration AND duration_ms <= 5000) AS le_5000,
+    sum(has_duration AND duration_ms <= 10000) AS le_10000,
+    sum(has_duration AND duration_ms <= 30000) AS le_30000
+FROM telemetry.events_local
+GROUP BY mcp_id, hour, tool, error_kind;
+
+CREATE TABLE IF NOT EXISTS telemetry.slo_daily_local
+(
+    mcp_id     String,
+    day        Date,
+    tool       String,
+    error_kind LowCardinality(String),
+    calls      UInt64,
+    errors     UInt64,
+    timed      UInt64,
+    le_50      UInt64,
+    le_100     UInt64,
+    le_200     UInt64,
+    le_300     UInt64,
+    le_500     UInt64,
+    le_750     UInt64,
+    le_1000    UInt64,
+    le_1500    UInt64,
+    le_2000    UInt64,
+    le_3000    UInt64,
+    le_5000    UInt64,
+    le_10000   UInt64,
+    le_30000   UInt64
+)
+ENGINE = SummingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (mcp_id, day, tool, error_kind)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.slo_daily AS telemetry.slo_daily_local ENGINE = Distributed('telemetry', 'telemetry', 'slo_daily_local');
+
+INSERT INTO telemetry.slo_daily_local (mcp_id, day, tool, error_kind, calls, errors, timed, le_50, le_100, le_200, le_300, le_500, le_750, le_1000, le_1500, le_2000, le_3000, le_5000, le_10000, le_30000)
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    count() AS calls,
+    sum(toUInt64(is_error)) AS errors,
+    sum(toUInt64(has_duration)) AS timed,
+    sum(has_duration AND duration_ms <= 50) AS le_50,
+    sum(has_duration AND duration_ms <= 100) AS le_100,
+    sum(has_duration AND duration_ms <= 200) AS le_200,
+    sum(has_duration AND duration_ms <= 300) AS le_300,
+    sum(has_duration AND duration_ms <= 500) AS le_500,
+    sum(has_duration AND duration_ms <= 750) AS le_750,
+    sum(has_duration AND duration_ms <= 1000) AS le_1000,
+    sum(has_duration AND duration_ms <= 1500) AS le_1500,
+    sum(has_duration AND duration_ms <= 2000) AS le_2000,
+    sum(has_duration AND duration_ms <= 3000) AS le_3000,
+    sum(has_duration AND duration_ms <= 5000) AS le_5000,
+    sum(has_duration AND duration_ms <= 10000) AS le_10000,
+    sum(has_duration AND duration_ms <= 30000) AS le_30000
+FROM telemetry.events_local
+WHERE (SELECT count() FROM telemetry.slo_daily_local) = 0
+GROUP BY mcp_id, day, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.slo_daily_mv TO telemetry.slo_daily_local AS
+SELECT
+    mcp_id,
+    toDate(ts) AS day,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    count() AS calls,
+    sum(toUInt64(is_error)) AS errors,
+    sum(toUInt64(has_duration)) AS timed,
+    sum(has_duration AND duration_ms <= 50) AS le_50,
+    sum(has_duration AND duration_ms <= 100) AS le_100,
+    sum(has_duration AND duration_ms <= 200) AS le_200,
+    sum(has_duration AND duration_ms <= 300) AS le_300,
+    sum(has_duration AND duration_ms <= 500) AS le_500,
+    sum(has_duration AND duration_ms <= 750) AS le_750,
+    sum(has_duration AND duration_ms <= 1000) AS le_1000,
+    sum(has_duration AND duration_ms <= 1500) AS le_1500,
+    sum(has_duration AND duration_ms <= 2000) AS le_2000,
+    sum(has_duration AND duration_ms <= 3000) AS le_3000,
+    sum(has_duration AND duration_ms <= 5000) AS le_5000,
+    sum(has_duration AND duration_ms <= 10000) AS le_10000,
+    sum(has_duration AND duration_ms <= 30000) AS le_30000
+FROM telemetry.events_local
+GROUP BY mcp_id, day, tool, error_kind;
+

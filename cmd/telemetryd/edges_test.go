@@ -542,7 +542,8 @@ func TestViewFailingForOneInsert(t *testing.T) {
 	for _, r := range []string{"countMerge(calls) FROM mcp_daily", "countMerge(calls) FROM tool_daily", "countMerge(calls) FROM session_daily",
 		"countMerge(calls) FROM client_daily", "toUInt64(sum(calls)) FROM tool_client_daily", "toUInt64(sum(calls)) FROM user_daily",
 		"toUInt64(sum(events)) FROM usage_daily", "countMerge(calls) FROM tool_monthly", "countMerge(calls) FROM client_monthly",
-		"countMerge(calls) FROM mcp_hourly", "countMerge(calls) FROM tool_hourly", "countMerge(calls) FROM breakdown_daily WHERE dim = 'tool' AND"} {
+		"countMerge(calls) FROM mcp_hourly", "countMerge(calls) FROM tool_hourly", "countMerge(calls) FROM breakdown_daily WHERE dim = 'tool' AND",
+		"toUInt64(sum(calls)) FROM slo_hourly", "toUInt64(sum(calls)) FROM slo_daily"} {
 		sel, table, _ := strings.Cut(r, " FROM ")
 		where := " WHERE mcp_id = ?"
 		if strings.HasSuffix(table, " AND") {

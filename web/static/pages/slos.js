@@ -1,7 +1,9 @@
 // Service level objectives of one MCP: GET /v1/mcps/{id}/slos (objective,
 // SLI, budget left, burn rates, state), a create form for owners and admins
 // (POST /v1/mcps/{id}/slos), and one SLO's page (GET /v1/slos/{sloId}) with
-// its burn chart (daily burn rate and SLI over the window) and delete.
+// its burn chart (daily burn rate and SLI over the window), its history
+// (GET /v1/slos/{sloId}/events) and delete. Availability and latency SLOs
+// alike; a latency SLO's threshold is one of the API's ladder.
 
 import * as api from '../api.js';
 import * as fmt from '../format.js';
@@ -11,6 +13,9 @@ import { mcpFrame } from '../mcp-frame.js';
 import { dailyChart } from '../charts.js';
 import { h, load, table, time, badge, stat, section, field, checkbox, onSubmit, confirmDialog, toast } from '../ui.js';
 
+// The thresholds a latency SLO may take (analytics.LatencyLadderMs).
+const LADDER_MS = [50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000, 30000];
+
 const CHANNELS = [['in_app', 'In-app'], ['email', 'Email'], ['slack', 'Slack'], ['discord', 'Discord']];
 
 export function stateBadge(state) {
@@ -18,10 +23,11 @@ export function stateBadge(state) {
   return badge(state || 'unknown', tone, { testid: 'slo-state' });
 }
 
-/** "99.5% of search calls succeed over 28 days" */
+/** "99.5% of search calls succeed over 28 days", "99% of calls answer within 500 ms over 28 days" */
 export function objective(s) {
   const what = s.tool ? `${s.tool} calls` : 'calls';
-  return `${fmt.number(s.objective * 100)}% of ${what} succeed over ${s.window_days} days`;
+  const verb = s.kind === 'latency' ? `answer within ${fmt.number(s.threshold_ms)} ms` : 'succeed';
+  return `${fmt.number(s.objective * 100)}% of ${what} ${verb} over ${s.window_days} days`;
 }
 
 function budgetLeft(s) {
@@ -67,17 +73,23 @@ function createForm(mcpId, base) {
     h('h2', null, 'New SLO'),
     h('div', { class: 'form-row' },
       field({ label: 'Name', name: 'name', required: true, testid: 'slo-name', placeholder: 'Search succeeds' }),
+      field({ label: 'Kind', name: 'kind', type: 'select', value: 'availability', testid: 'slo-kind', optionalLabel: false,
+        options: [{ value: 'availability', label: 'Availability (calls succeed)' }, { value: 'latency', label: 'Latency (calls answer in time)' }] }),
+      field({ label: 'Threshold (ms)', name: 'threshold_ms', type: 'select', value: '500', testid: 'slo-threshold', hint: 'Latency SLOs only.',
+        options: LADDER_MS.map((v) => ({ value: String(v), label: `${fmt.number(v)} ms` })) }),
       field({ label: 'Objective (%)', name: 'objective', type: 'number', step: 'any', required: true, value: '99.5', testid: 'slo-objective' }),
       field({ label: 'Tool', name: 'tool', testid: 'slo-tool', hint: 'Leave empty for every call of the MCP.' }),
       field({ label: 'Window (days)', name: 'window_days', type: 'number', min: 1, max: 90, value: '28', testid: 'slo-window' })),
     h('fieldset', { class: 'field checks' }, h('legend', null, 'Channels'),
       CHANNELS.map(([v, label]) => checkbox({ label, name: 'channels', value: v, checked: v === 'in_app', testid: `slo-channel-${v}` }))),
-    h('p', { class: 'hint' }, 'Availability: a call is bad when it fails, except invalid_params and unknown_tool (the client’s mistakes). Pages when the 1 h and 5 min burn rates exceed 14.4 (or 6 h and 30 min exceed 6); files a ticket when 3 d and 6 h exceed 1.'),
+    h('p', { class: 'hint' }, 'Availability: a call is bad when it fails, except invalid_params and unknown_tool (the client’s mistakes). Latency: a call is bad when it takes longer than the threshold. Pages when the 1 h and 5 min burn rates exceed 14.4 (or 6 h and 30 min exceed 6); files a ticket when 3 d and 6 h exceed 1.'),
     h('button', { type: 'submit', class: 'btn btn-primary', testid: 'slo-create' }, 'Create SLO'));
   onSubmit(form, async () => {
     const get = (n) => form.querySelector(`[name=${n}]`).value.trim();
+    const kind = get('kind');
     const s = await api.post(api.path`/v1/mcps/${mcpId}/slos`, {
-      name: get('name'), kind: 'availability', objective: Number(get('objective')) / 100, tool: get('tool') || null,
+      name: get('name'), kind, objective: Number(get('objective')) / 100, tool: get('tool') || null,
+      threshold_ms: kind === 'latency' ? Number(get('threshold_ms')) : undefined,
       window_days: Number(get('window_days') || 28),
       channels: [...form.querySelectorAll('[name=channels]:checked')].map((c) => c.value),
     });
@@ -93,7 +105,11 @@ async function renderOne(ctx) {
   const admin = store.isAdmin(acct) || !acct;
   const base = `/mcps/${router.seg(frame.mcpId)}/slos`;
   await load(frame.content, async () => {
-    const s = await api.get(api.path`/v1/slos/${ctx.params.sloId}`, null, { signal: ctx.signal });
+    const [s, hist] = await Promise.all([
+      api.get(api.path`/v1/slos/${ctx.params.sloId}`, null, { signal: ctx.signal }),
+      api.get(api.path`/v1/slos/${ctx.params.sloId}/events`, null, { signal: ctx.signal }).catch(() => ({ items: [] })),
+    ]);
+    const events = Array.isArray(hist.items) ? hist.items : [];
     const series = Array.isArray(s.series) ? s.series : [];
     const dates = series.map((p) => p.day.slice(0, 10));
     const del = admin ? h('button', { type: 'button', class: 'btn btn-small btn-danger', testid: 'slo-delete' }, 'Delete') : null;
@@ -116,6 +132,17 @@ async function renderOne(ctx) {
       section('Burn rate by day',
         h('p', { class: 'hint' }, '1 spends exactly the budget over the window; above 1 the budget runs out before the window ends.'),
         dailyChart({ dates, series: [{ label: 'Burn rate', values: series.map((p) => p.burn_rate), color: '--chart-errors' }], format: fmt.number, title: 'Burn rate', testid: 'slo-burn-chart', signal: ctx.signal }),
-        dailyChart({ dates, series: [{ label: 'SLI', values: series.map((p) => p.sli), color: '--chart-calls' }], format: fmt.percent, title: 'SLI', testid: 'slo-sli-chart', signal: ctx.signal })));
+        dailyChart({ dates, series: [{ label: 'SLI', values: series.map((p) => p.sli), color: '--chart-calls' }], format: fmt.percent, title: 'SLI', testid: 'slo-sli-chart', signal: ctx.signal })),
+      section('History',
+        table({
+          testid: 'slo-history', rowTestid: 'slo-event', rows: events,
+          empty: 'No alerts yet.',
+          columns: [
+            { key: 'at', label: 'When', render: (e) => time(e.at) },
+            { key: 'kind', label: 'Event', render: (e) => (e.kind === 'renotified' ? `still ${e.state}` : e.kind) },
+            { key: 'budget', label: 'Budget left', render: (e) => (e.budget_remaining <= 0 ? 'spent' : `${fmt.number(e.budget_remaining * 100)}%`) },
+            { key: 'burn', label: 'Burn 1 h / 6 h / 3 d', render: (e) => ['1h', '6h', '3d'].map((k) => fmt.number(e.burn_rates?.[k] ?? 0)).join(' / ') },
+          ],
+        })));
   });
 }
