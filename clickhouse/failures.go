@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"golang.org/x/sync/errgroup"
@@ -160,17 +161,7 @@ func (db *Reads) repeatedCalls(ctx context.Context, cond string, args []any) (ma
 // range's items of the MCP with error_kind unknown_tool, and its
 // tools/call items whose name is not listed (when listed is not empty).
 func (db *Reads) UnknownTools(ctx context.Context, mcpID string, r analytics.Range, listed []string) ([]analytics.UnknownTool, error) {
-	cond := "mcp_id = ? AND " + tsFilter(r) + " AND (error_kind = 'unknown_tool'"
-	args := []any{mcpID}
-	if len(listed) > 0 {
-		names := make([]any, len(listed))
-		for i, n := range listed {
-			names[i] = n
-		}
-		cond += " OR (method = 'tools/call' AND name NOT IN ?)"
-		args = append(args, clickhouse.GroupSet{Value: names})
-	}
-	cond += ")"
+	cond, args := unknownCond(mcpID, tsFilter(r), listed)
 	type row struct {
 		name           string
 		calls, session int64
@@ -216,6 +207,56 @@ func (db *Reads) UnknownTools(ctx context.Context, mcpID string, r analytics.Ran
 		}
 	}
 	return items, nil
+}
+
+// unknownCond selects the MCP's events of the time condition span that
+// name an unknown tool: error_kind unknown_tool and, when listed is not
+// empty, tools/call items of a name not listed.
+func unknownCond(mcpID, span string, listed []string) (string, []any) {
+	cond := "mcp_id = ? AND " + span + " AND (error_kind = 'unknown_tool'"
+	args := []any{mcpID}
+	if len(listed) > 0 {
+		names := make([]any, len(listed))
+		for i, n := range listed {
+			names[i] = n
+		}
+		cond += " OR (method = 'tools/call' AND name NOT IN ?)"
+		args = append(args, clickhouse.GroupSet{Value: names})
+	}
+	return cond + ")", args
+}
+
+var _ analytics.UnknownCallReader = (*Reads)(nil)
+
+// UnknownCallCounts implements analytics.UnknownCallReader in one read of
+// events: the total, then the most called names.
+func (db *Reads) UnknownCallCounts(ctx context.Context, mcpID string, from, to time.Time, listed []string) (map[string]int64, error) {
+	cond, args := unknownCond(mcpID, msRange(from, to), listed)
+	q := fmt.Sprintf(`SELECT toUInt8(0) AS total, CAST(name AS String) AS n, toInt64(count()) AS c FROM %[1]s.events WHERE %[2]s
+			GROUP BY n ORDER BY c DESC, n LIMIT %[3]d
+		UNION ALL SELECT toUInt8(1) AS total, '' AS n, toInt64(count()) AS c FROM %[1]s.events WHERE %[2]s`, db.db, cond, analytics.MaxUnknownTools)
+	type row struct {
+		total uint8
+		name  string
+		n     int64
+	}
+	var rows []row
+	if err := db.query(ctx, "unknown call counts", q, append(args, args...), func() []any {
+		x := appendRow(&rows)
+		return []any{&x.total, &x.name, &x.n}
+	}); err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, x := range rows {
+		switch {
+		case x.total == 1 && x.n > 0:
+			out[""] = x.n
+		case x.total == 0 && x.name != "":
+			out[x.name] = x.n
+		}
+	}
+	return out, nil
 }
 
 // CalledTools implements analytics.FailureReader from failure_daily.

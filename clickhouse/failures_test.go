@@ -112,6 +112,23 @@ func TestFailureReads(t *testing.T) {
 		t.Errorf("unknown tools with an inventory: %+v", unknown)
 	}
 
+	// A rule window's counts: the same rule over [from, to).
+	for _, c := range []struct {
+		listed []string
+		to     time.Duration
+		want   map[string]int64
+	}{
+		{nil, time.Minute, map[string]int64{"": 3, "get_forcast": 3}},
+		{[]string{"search"}, time.Minute, map[string]int64{"": 4, "get_forcast": 3, "fetch": 1}},
+		{[]string{"search"}, 7 * time.Second, map[string]int64{"": 2, "get_forcast": 1, "fetch": 1}},
+		{[]string{"search"}, time.Second, map[string]int64{}},
+	} {
+		counts, err := db.UnknownCallCounts(ctx, mcpA, at, at.Add(c.to), c.listed)
+		if err != nil || !reflect.DeepEqual(counts, c.want) {
+			t.Errorf("unknown call counts %v until +%v: %v %v, want %v", c.listed, c.to, counts, err, c.want)
+		}
+	}
+
 	bd, err := db.Breakdown(ctx, mcpA, r, analytics.BreakdownQuery{By: analytics.ByErrorKind, Limit: 20})
 	if err != nil {
 		t.Fatal(err)
