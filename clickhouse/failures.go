@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -121,13 +122,53 @@ const repeatKeyExpr = "if(args_hash = '', '', concat(name, '\\0', args_hash))"
 // tools/call items, session by session in timeline order (time, then the
 // log record): a call is a repeat when its key (analytics.RepeatKey) is
 // not empty and equals the previous call's.
+// More than the raw budget of events (rawBudget) fails with
+// analytics.TooManyEventsError.
 func (db *Reads) RepeatedCalls(ctx context.Context, mcpID string, r analytics.Range) (map[string]int64, error) {
 	return db.repeatedCalls(ctx, "mcp_id = ? AND "+tsFilter(r), []any{mcpID})
 }
 
+// rawBudget bounds ctx's reads by the budget of the raw reads of repeats
+// and unknown tools.
+func (db *Reads) rawBudget(ctx context.Context) context.Context {
+	if db.knobs.rawRows > 0 {
+		return withMaxRows(ctx, int64(db.knobs.rawRows))
+	}
+	return withMaxRows(ctx, analytics.MaxRawFailureEvents)
+}
+
+// cappedRepeats is RepeatedCalls, nil when the range holds too many
+// events.
+func (db *Reads) cappedRepeats(ctx context.Context, mcpID string, r analytics.Range) (map[string]int64, error) {
+	return orNilIfTooMany(db.RepeatedCalls(ctx, mcpID, r))
+}
+
+// orNilIfTooMany turns a read of repeats stopped by the raw budget into
+// nil (other errors are returned).
+func orNilIfTooMany(m map[string]int64, err error) (map[string]int64, error) {
+	if errors.Is(err, analytics.ErrTooManyEvents) {
+		return nil, nil
+	}
+	if err == nil && m == nil {
+		m = map[string]int64{}
+	}
+	return m, err
+}
+
+// repeatsOf is a tool's repeats out of cappedRepeats' answer: null when
+// it was nil.
+func repeatsOf(repeats map[string]int64, name string) *int64 {
+	if repeats == nil {
+		return nil
+	}
+	n := repeats[name]
+	return &n
+}
+
 // repeatedCalls counts repeats by tool among the tools/call events that
-// cond selects.
+// cond selects, within the raw budget.
 func (db *Reads) repeatedCalls(ctx context.Context, cond string, args []any) (map[string]int64, error) {
+	ctx = db.rawBudget(ctx)
 	q := fmt.Sprintf(`SELECT name, toInt64(sum(rep)) FROM (
 			SELECT arraySort(x -> (x.1, x.2, x.3), groupArray((%[1]s, ingest_node, ingest_seq, id, name, %[2]s))) AS seq,
 				arrayMap(x -> x.6, seq) AS keys,
@@ -161,6 +202,7 @@ func (db *Reads) repeatedCalls(ctx context.Context, cond string, args []any) (ma
 // range's items of the MCP with error_kind unknown_tool, and its
 // tools/call items whose name is not listed (when listed is not empty).
 func (db *Reads) UnknownTools(ctx context.Context, mcpID string, r analytics.Range, listed []string) ([]analytics.UnknownTool, error) {
+	ctx = db.rawBudget(ctx)
 	cond, args := unknownCond(mcpID, tsFilter(r), listed)
 	type row struct {
 		name           string
@@ -231,6 +273,7 @@ var _ analytics.UnknownCallReader = (*Reads)(nil)
 // UnknownCallCounts implements analytics.UnknownCallReader in one read of
 // events: the total, then the most called names.
 func (db *Reads) UnknownCallCounts(ctx context.Context, mcpID string, from, to time.Time, listed []string) (map[string]int64, error) {
+	ctx = db.rawBudget(ctx)
 	cond, args := unknownCond(mcpID, msRange(from, to), listed)
 	q := fmt.Sprintf(`SELECT toUInt8(0) AS total, CAST(name AS String) AS n, toInt64(count()) AS c FROM %[1]s.events WHERE %[2]s
 			GROUP BY n ORDER BY c DESC, n LIMIT %[3]d
