@@ -66,15 +66,7 @@ func TestUnknownToolCallsRulePass(t *testing.T) {
 	if sum := e.pass(t, e.now); sum.Rules != len(want) || sum.Fired != 4 || sum.Failed != 0 {
 		t.Fatalf("pass %+v", sum)
 	}
-	for id, state := range want {
-		var name, got string
-		if err := e.db.Pool.QueryRow(ctx, `SELECT name, state FROM rules WHERE id = $1`, id).Scan(&name, &got); err != nil {
-			t.Fatal(err)
-		}
-		if got != state {
-			t.Errorf("%s: state %s, want %s", name, got, state)
-		}
-	}
+	e.wantStates(t, want)
 	// One rule on demand (POST /evaluate's path) measures the same.
 	for id := range want {
 		ev := e.evaluate(t, id, e.now)

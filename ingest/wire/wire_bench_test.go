@@ -7,9 +7,7 @@ import (
 	"time"
 )
 
-func benchBody(n int) []byte { return benchBodyOf(n, false) }
-
-// benchBodyOf is benchBody; with failure, each item carries
+// benchBodyOf is a batch of n items; with failure, each item carries
 // response_bytes and args_hash as the SDKs send them (issue 39), and one
 // in 33 is an error without error_kind (derived by the service).
 func benchBodyOf(n int, failure bool) []byte {
