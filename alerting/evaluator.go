@@ -171,8 +171,11 @@ type RuleEvaluator struct {
 	// rules with < or <= their probe note (probe_rule.go).
 	Probes analytics.ProbeStatReader
 	// Repeats, when set, counts the repeated calls of rules on
-	// repeated_calls (evaluator_repeats.go); without it they measure 0.
+	// repeated_calls (evaluator_counts.go); without it they measure 0.
 	Repeats analytics.RepeatCounter
+	// Unknown, when set, counts the calls of unknown tools of rules on
+	// unknown_tool_calls (evaluator_counts.go); without it they measure 0.
+	Unknown analytics.UnknownToolCounter
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 10,000. A chunk's statements cost
 	// about the same whether they name 500 or 1,000 MCPs (their reads of

@@ -2,7 +2,6 @@ package alerting
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -65,34 +64,16 @@ func (e *RuleEvaluator) readChunk(ctx context.Context, now time.Time, chunk []*E
 	if len(sets) > 1 {
 		prev, older = sets[1], sets[2:]
 	}
-	if cur, err = e.addToolChanges(ctx, now, chunk, false, cur); err != nil {
+	if cur, err = e.addAllCounts(ctx, now, chunk, false, cur); err != nil {
 		return nil, nil, nil, err
 	}
-	if prev, err = e.addToolChanges(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
+	if prev, err = e.addAllCounts(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
 		return nil, nil, nil, err
 	}
 	if cur, err = e.addProbes(ctx, chunk, cur); err != nil {
 		return nil, nil, nil, err
 	}
-	if cur, err = e.addRepeats(ctx, now, chunk, false, cur); err != nil {
-		return nil, nil, nil, err
-	}
-	if prev, err = e.addRepeats(ctx, now.Add(-BaselineOffset), chunk, true, prev); err != nil {
-		return nil, nil, nil, err
-	}
 	return cur, prev, older, nil
-}
-
-// addToolChanges counts, for the chunk's rules on tool_changes (those with
-// a baseline only, when baseline), the changes of their windows ending at
-// to, into stats.
-func (e *RuleEvaluator) addToolChanges(ctx context.Context, to time.Time, chunk []*EvalRule, baseline bool,
-	stats map[string]map[int]map[string]analytics.WindowStat) (map[string]map[int]map[string]analytics.WindowStat, error) {
-	if e.Changes == nil {
-		return stats, nil
-	}
-	return addCounts(ctx, to, chunk, baseline, stats, MetricToolChanges, e.Changes.ToolChangeCounts,
-		func(st *analytics.WindowStat, n int64) { st.ToolChanges = n })
 }
 
 // windowStats measures one rule's window and, when it has a baseline, the
@@ -102,7 +83,7 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 	all, err := e.stats.WindowStats(ctx, from, to, []string{r.MCPID})
 	if err == nil {
 		all = orEmpty(all)
-		err = errors.Join(e.ruleToolChanges(ctx, r, to, all), e.ruleRepeats(ctx, r, to, all))
+		err = e.ruleCounts(ctx, r, to, all)
 	}
 	if err == nil {
 		err = e.ruleProbe(ctx, r, all)
@@ -113,7 +94,7 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 	before, err := e.stats.WindowStats(ctx, from.Add(-BaselineOffset), to.Add(-BaselineOffset), []string{r.MCPID})
 	if err == nil {
 		before = orEmpty(before)
-		err = errors.Join(e.ruleToolChanges(ctx, r, to.Add(-BaselineOffset), before), e.ruleRepeats(ctx, r, to.Add(-BaselineOffset), before))
+		err = e.ruleCounts(ctx, r, to.Add(-BaselineOffset), before)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -126,25 +107,4 @@ func orEmpty(m map[string]map[string]analytics.WindowStat) map[string]map[string
 		return map[string]map[string]analytics.WindowStat{}
 	}
 	return m
-}
-
-// ruleToolChanges counts the changes of one tool_changes rule's window
-// ending at to into stats (keyed by MCP, as WindowStats answers).
-func (e *RuleEvaluator) ruleToolChanges(ctx context.Context, r *EvalRule, to time.Time, stats map[string]map[string]analytics.WindowStat) error {
-	if r.Metric != MetricToolChanges {
-		return nil
-	}
-	set, err := e.addToolChanges(ctx, to, []*EvalRule{r}, false, nil)
-	if err != nil {
-		return err
-	}
-	for tool, st := range set[r.MCPID][r.WindowMinutes] {
-		if stats[r.MCPID] == nil {
-			stats[r.MCPID] = map[string]analytics.WindowStat{}
-		}
-		cur := stats[r.MCPID][tool]
-		cur.ToolChanges = st.ToolChanges
-		stats[r.MCPID][tool] = cur
-	}
-	return nil
 }

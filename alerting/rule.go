@@ -21,7 +21,9 @@ const (
 	// one), from analytics.ToolChangeCounter (docs/inventory.md).
 	MetricToolChanges = "tool_changes"
 	// MetricUnknownToolCalls counts the items with error_kind unknown_tool
-	// (docs/failures.md); a rule naming a tool counts that name's.
+	// and the tools/call items of names the inventory did not list, from
+	// analytics.UnknownToolCounter (docs/failures.md); a rule naming a
+	// tool counts that name's.
 	MetricUnknownToolCalls = "unknown_tool_calls"
 	// MetricRepeatedCalls counts the tool calls that repeated their
 	// session's previous call (same tool and args_hash), from

@@ -41,7 +41,7 @@ func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bo
 		}
 		return float64(st.Probe.Failures), true
 	case MetricUnknownToolCalls:
-		return float64(st.ErrorKinds[analytics.ErrorKindUnknownTool]), true
+		return float64(st.UnknownToolCalls), true
 	case MetricRepeatedCalls:
 		return float64(st.RepeatedCalls), true
 	}

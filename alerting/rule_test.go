@@ -569,7 +569,7 @@ func TestRuleErrorKind(t *testing.T) {
 			t.Errorf("%s %v: %v, want ok %v", c.metric, c.kind, err, c.ok)
 		}
 	}
-	stats := map[string]analytics.WindowStat{"": {Calls: 10, Errors: 4, RepeatedCalls: 3,
+	stats := map[string]analytics.WindowStat{"": {Calls: 10, Errors: 4, RepeatedCalls: 3, UnknownToolCalls: 2,
 		ErrorKinds: map[string]int64{"unknown_tool": 1, "invalid_params": 3}}}
 	for _, c := range []struct {
 		metric string
@@ -580,7 +580,7 @@ func TestRuleErrorKind(t *testing.T) {
 		{MetricErrors, kind("invalid_params"), 3},
 		{MetricErrorRate, kind("unknown_tool"), 0.1},
 		{MetricErrors, kind("timeout"), 0},
-		{MetricUnknownToolCalls, nil, 1},
+		{MetricUnknownToolCalls, nil, 2}, // unknown_tool items and calls of unlisted names
 		{MetricRepeatedCalls, nil, 3},
 	} {
 		r := Rule{Metric: c.metric, ErrorKind: c.kind}

@@ -2,7 +2,11 @@ package analytics
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/mcpscope/telemetry"
 )
 
 // Why agents fail (docs/failures.md): error kinds, refused arguments,
@@ -154,6 +158,36 @@ func UnknownToolReport(ctx context.Context, fr FailureReader, inv InventoryServi
 		}
 	}
 	return &UnknownTools{From: r.FromDate(), To: r.ToDate(), Items: items}, nil
+}
+
+// MaxRawFailureEvents bounds the events one read of repeats or unknown
+// tools reads (they come from raw events, not rollups): a range whose
+// events of the MCP are more is refused (ErrTooManyEvents).
+const MaxRawFailureEvents = 5_000_000
+
+// ErrTooManyEvents is the cause of the error a store answers when a read
+// of repeats or unknown tools would read more than its bound of events:
+// the unknown-tools read is refused with it (422 range_too_large), the
+// overview and tool figures it feeds are null.
+var ErrTooManyEvents = errors.New("too many events for a raw read")
+
+// TooManyEventsError is the error of a read of repeats or unknown tools
+// over more than max events.
+func TooManyEventsError(max int64) error {
+	return &telemetry.Error{Code: telemetry.ERANGETOOLARGE, Field: "query.from", Err: ErrTooManyEvents,
+		Message: fmt.Sprintf("Repeats and unknown tools are counted from the range's events, at most %d of them; this range holds more. Ask for fewer days.", max)}
+}
+
+// nullIfTooMany turns a count whose read hit ErrTooManyEvents into null
+// (other errors are returned).
+func nullIfTooMany(n int64, err error) (*int64, error) {
+	if errors.Is(err, ErrTooManyEvents) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
 }
 
 // UnknownToolCalls sums the calls of an unknown-tools read.

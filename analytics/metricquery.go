@@ -37,12 +37,13 @@ func (m MetricReads) Overview(ctx context.Context, q MetricQuery) (*Overview, er
 			if err != nil || m.Failures == nil {
 				return o, err
 			}
+			var n int64
 			u, err := UnknownToolReport(ctx, m.Failures, m.Inventory, q.MCPID, r)
-			if err != nil {
-				return nil, err
+			if err == nil {
+				n = u.UnknownToolCalls()
 			}
-			o.UnknownToolCalls = u.UnknownToolCalls()
-			return o, nil
+			o.UnknownToolCalls, err = nullIfTooMany(n, err)
+			return o, err
 		},
 		func(ctx context.Context, r Range) ([]OverviewDay, error) {
 			return m.Reader.OverviewHourly(ctx, q.MCPID, r)

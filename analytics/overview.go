@@ -22,11 +22,13 @@ type Overview struct {
 	// frequent first.
 	ErrorKinds []ErrorKindCount `json:"error_kinds"`
 	// RepeatedCalls counts the tool calls that repeated their session's
-	// previous call (RepeatOf).
-	RepeatedCalls int64 `json:"repeated_calls"`
+	// previous call (RepeatOf); null when the range holds more than
+	// MaxRawFailureEvents events.
+	RepeatedCalls *int64 `json:"repeated_calls"`
 	// UnknownToolCalls counts the calls of the unknown-tools read over the
-	// range (UnknownToolReport).
-	UnknownToolCalls int64 `json:"unknown_tool_calls"`
+	// range (UnknownToolReport); null when the range holds more than
+	// MaxRawFailureEvents events.
+	UnknownToolCalls *int64 `json:"unknown_tool_calls"`
 	// Previous, with compare=previous, holds the same headline figures
 	// over the same number of days just before From.
 	Previous *OverviewPrevious `json:"previous,omitempty"`

@@ -24,8 +24,9 @@ type ToolSummary struct {
 	// ResponseSizes are the sizes of its answers (docs/failures.md).
 	ResponseSizes
 	// RepeatedCalls counts its calls that repeated the session's previous
-	// call (RepeatOf).
-	RepeatedCalls int64 `json:"repeated_calls"`
+	// call (RepeatOf); null when the range holds more than
+	// MaxRawFailureEvents events.
+	RepeatedCalls *int64 `json:"repeated_calls"`
 	// Previous, with compare=previous, is the tool's figures over the
 	// previous period (zeros when it had no call then).
 	Previous *ToolFigures `json:"previous,omitempty"`
@@ -62,8 +63,9 @@ type ToolDetail struct {
 	// ResponseSizes are the sizes of its answers.
 	ResponseSizes
 	// RepeatedCalls counts its calls that repeated the session's previous
-	// call (RepeatOf).
-	RepeatedCalls int64 `json:"repeated_calls"`
+	// call (RepeatOf); null when the range holds more than
+	// MaxRawFailureEvents events.
+	RepeatedCalls *int64 `json:"repeated_calls"`
 	// Refusals are the most frequent messages of its invalid_params errors
 	// (at most MaxRefusals), most frequent first.
 	Refusals []Refusal `json:"refusals"`

@@ -32,6 +32,10 @@ type WindowStat struct {
 	// calls; the metrics stores leave it 0, the alert evaluator fills it
 	// from its RepeatCounter.
 	RepeatedCalls int64
+	// UnknownToolCalls counts the calls of unknown tools in the window (as
+	// the unknown-tools read counts them); the metrics stores leave it 0,
+	// the alert evaluator fills it from its UnknownToolCounter.
+	UnknownToolCalls int64
 }
 
 // RepeatCounter counts repeated calls for the alert evaluator (rule metric
@@ -43,6 +47,18 @@ type RepeatCounter interface {
 	// window: by MCP id, window minutes, then "" for all tools and each
 	// tool's name. Absent entries are zero.
 	RepeatCounts(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]int64, error)
+}
+
+// UnknownToolCounter counts the calls of unknown tools for the alert
+// evaluator (rule metric unknown_tool_calls).
+type UnknownToolCounter interface {
+	// UnknownToolCounts counts, for each MCP of reqs and each of its
+	// window lengths (Minutes), the items of [to - minutes, to) with
+	// error_kind unknown_tool and the tools/call items naming a tool that
+	// the MCP's inventory did not list in that window: by MCP id, window
+	// minutes, then "" for all and each unknown name. Absent entries are
+	// zero.
+	UnknownToolCounts(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]int64, error)
 }
 
 // WindowReader gives the alert evaluator its rule values.

@@ -305,8 +305,9 @@ type Migrator struct{ *core }
 // testKnobs are the settings and hooks only tests change; their zero
 // values are the production behaviour.
 type testKnobs struct {
-	// rawRows is the row budget of raw breakdowns; 0 means
-	// analytics.MaxRawBreakdownRows (tests lower it).
+	// rawRows is the row budget of raw breakdowns and of the raw reads
+	// of repeats and unknown tools; 0 means analytics.MaxRawBreakdownRows
+	// and analytics.MaxRawFailureEvents (tests lower it).
 	rawRows int
 	// proveExport, set by the ClickHouse 26 proof, is given each export
 	// query (which runs on a connection of its own, not conn).

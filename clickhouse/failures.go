@@ -2,7 +2,9 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"golang.org/x/sync/errgroup"
@@ -120,13 +122,53 @@ const repeatKeyExpr = "if(args_hash = '', '', concat(name, '\\0', args_hash))"
 // tools/call items, session by session in timeline order (time, then the
 // log record): a call is a repeat when its key (analytics.RepeatKey) is
 // not empty and equals the previous call's.
+// More than the raw budget of events (rawBudget) fails with
+// analytics.TooManyEventsError.
 func (db *Reads) RepeatedCalls(ctx context.Context, mcpID string, r analytics.Range) (map[string]int64, error) {
 	return db.repeatedCalls(ctx, "mcp_id = ? AND "+tsFilter(r), []any{mcpID})
 }
 
+// rawBudget bounds ctx's reads by the budget of the raw reads of repeats
+// and unknown tools.
+func (db *Reads) rawBudget(ctx context.Context) context.Context {
+	if db.knobs.rawRows > 0 {
+		return withMaxRows(ctx, int64(db.knobs.rawRows))
+	}
+	return withMaxRows(ctx, analytics.MaxRawFailureEvents)
+}
+
+// cappedRepeats is RepeatedCalls, nil when the range holds too many
+// events.
+func (db *Reads) cappedRepeats(ctx context.Context, mcpID string, r analytics.Range) (map[string]int64, error) {
+	return orNilIfTooMany(db.RepeatedCalls(ctx, mcpID, r))
+}
+
+// orNilIfTooMany turns a read of repeats stopped by the raw budget into
+// nil (other errors are returned).
+func orNilIfTooMany(m map[string]int64, err error) (map[string]int64, error) {
+	if errors.Is(err, analytics.ErrTooManyEvents) {
+		return nil, nil
+	}
+	if err == nil && m == nil {
+		m = map[string]int64{}
+	}
+	return m, err
+}
+
+// repeatsOf is a tool's repeats out of cappedRepeats' answer: null when
+// it was nil.
+func repeatsOf(repeats map[string]int64, name string) *int64 {
+	if repeats == nil {
+		return nil
+	}
+	n := repeats[name]
+	return &n
+}
+
 // repeatedCalls counts repeats by tool among the tools/call events that
-// cond selects.
+// cond selects, within the raw budget.
 func (db *Reads) repeatedCalls(ctx context.Context, cond string, args []any) (map[string]int64, error) {
+	ctx = db.rawBudget(ctx)
 	q := fmt.Sprintf(`SELECT name, toInt64(sum(rep)) FROM (
 			SELECT arraySort(x -> (x.1, x.2, x.3), groupArray((%[1]s, ingest_node, ingest_seq, id, name, %[2]s))) AS seq,
 				arrayMap(x -> x.6, seq) AS keys,
@@ -160,17 +202,8 @@ func (db *Reads) repeatedCalls(ctx context.Context, cond string, args []any) (ma
 // range's items of the MCP with error_kind unknown_tool, and its
 // tools/call items whose name is not listed (when listed is not empty).
 func (db *Reads) UnknownTools(ctx context.Context, mcpID string, r analytics.Range, listed []string) ([]analytics.UnknownTool, error) {
-	cond := "mcp_id = ? AND " + tsFilter(r) + " AND (error_kind = 'unknown_tool'"
-	args := []any{mcpID}
-	if len(listed) > 0 {
-		names := make([]any, len(listed))
-		for i, n := range listed {
-			names[i] = n
-		}
-		cond += " OR (method = 'tools/call' AND name NOT IN ?)"
-		args = append(args, clickhouse.GroupSet{Value: names})
-	}
-	cond += ")"
+	ctx = db.rawBudget(ctx)
+	cond, args := unknownCond(mcpID, tsFilter(r), listed)
 	type row struct {
 		name           string
 		calls, session int64
@@ -216,6 +249,57 @@ func (db *Reads) UnknownTools(ctx context.Context, mcpID string, r analytics.Ran
 		}
 	}
 	return items, nil
+}
+
+// unknownCond selects the MCP's events of the time condition span that
+// name an unknown tool: error_kind unknown_tool and, when listed is not
+// empty, tools/call items of a name not listed.
+func unknownCond(mcpID, span string, listed []string) (string, []any) {
+	cond := "mcp_id = ? AND " + span + " AND (error_kind = 'unknown_tool'"
+	args := []any{mcpID}
+	if len(listed) > 0 {
+		names := make([]any, len(listed))
+		for i, n := range listed {
+			names[i] = n
+		}
+		cond += " OR (method = 'tools/call' AND name NOT IN ?)"
+		args = append(args, clickhouse.GroupSet{Value: names})
+	}
+	return cond + ")", args
+}
+
+var _ analytics.UnknownCallReader = (*Reads)(nil)
+
+// UnknownCallCounts implements analytics.UnknownCallReader in one read of
+// events: the total, then the most called names.
+func (db *Reads) UnknownCallCounts(ctx context.Context, mcpID string, from, to time.Time, listed []string) (map[string]int64, error) {
+	ctx = db.rawBudget(ctx)
+	cond, args := unknownCond(mcpID, msRange(from, to), listed)
+	q := fmt.Sprintf(`SELECT toUInt8(0) AS total, CAST(name AS String) AS n, toInt64(count()) AS c FROM %[1]s.events WHERE %[2]s
+			GROUP BY n ORDER BY c DESC, n LIMIT %[3]d
+		UNION ALL SELECT toUInt8(1) AS total, '' AS n, toInt64(count()) AS c FROM %[1]s.events WHERE %[2]s`, db.db, cond, analytics.MaxUnknownTools)
+	type row struct {
+		total uint8
+		name  string
+		n     int64
+	}
+	var rows []row
+	if err := db.query(ctx, "unknown call counts", q, append(args, args...), func() []any {
+		x := appendRow(&rows)
+		return []any{&x.total, &x.name, &x.n}
+	}); err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, x := range rows {
+		switch {
+		case x.total == 1 && x.n > 0:
+			out[""] = x.n
+		case x.total == 0 && x.name != "":
+			out[x.name] = x.n
+		}
+	}
+	return out, nil
 }
 
 // CalledTools implements analytics.FailureReader from failure_daily.

@@ -2,10 +2,12 @@ package clickhouse_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 )
 
@@ -47,6 +49,12 @@ func TestFailureReads(t *testing.T) {
 	}
 	r := analytics.NewRange(at, at)
 	i64 := func(n int64) *int64 { return &n }
+	val := func(p *int64) int64 { // -1 for null
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
 
 	tool, err := db.Tool(ctx, mcpA, "search", r)
 	if err != nil {
@@ -60,8 +68,8 @@ func TestFailureReads(t *testing.T) {
 	if !reflect.DeepEqual(tool.Refusals, wantRefusals) {
 		t.Errorf("refusals %+v, want %+v", tool.Refusals, wantRefusals)
 	}
-	if tool.RepeatedCalls != 2 {
-		t.Errorf("tool repeated_calls %d, want 2", tool.RepeatedCalls)
+	if val(tool.RepeatedCalls) != 2 {
+		t.Errorf("tool repeated_calls %d, want 2", val(tool.RepeatedCalls))
 	}
 	if tool.Max == nil || *tool.Max != 102400 || tool.P50 == nil || tool.P95 == nil || *tool.P50 < 100 || *tool.P50 > 300 || *tool.P95 < 300 {
 		t.Errorf("tool sizes p50 %v p95 %v max %v, want max 102400, p50 in the middle sizes", tool.P50, tool.P95, tool.Max)
@@ -75,14 +83,14 @@ func TestFailureReads(t *testing.T) {
 	for _, it := range list.Items {
 		got[it.Name] = it
 	}
-	if s := got["search"]; s.RepeatedCalls != 2 || s.Max == nil || *s.Max != 102400 {
-		t.Errorf("tools: search repeated %d max %v", s.RepeatedCalls, s.Max)
+	if s := got["search"]; val(s.RepeatedCalls) != 2 || s.Max == nil || *s.Max != 102400 {
+		t.Errorf("tools: search repeated %d max %v", val(s.RepeatedCalls), s.Max)
 	}
-	if f := got["fetch"]; f.RepeatedCalls != 0 || f.Max != nil || f.P50 != nil {
-		t.Errorf("tools: fetch repeated %d sizes %v %v, want 0 and null sizes", f.RepeatedCalls, f.P50, f.Max)
+	if f := got["fetch"]; val(f.RepeatedCalls) != 0 || f.Max != nil || f.P50 != nil {
+		t.Errorf("tools: fetch repeated %d sizes %v %v, want 0 and null sizes", val(f.RepeatedCalls), f.P50, f.Max)
 	}
-	if g := got["get_forcast"]; g.RepeatedCalls != 1 {
-		t.Errorf("tools: get_forcast repeated %d, want 1 (s3 asked twice in a row)", g.RepeatedCalls)
+	if g := got["get_forcast"]; val(g.RepeatedCalls) != 1 {
+		t.Errorf("tools: get_forcast repeated %d, want 1 (s3 asked twice in a row)", val(g.RepeatedCalls))
 	}
 
 	o, err := db.Overview(ctx, mcpA, r)
@@ -90,8 +98,8 @@ func TestFailureReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAll := []analytics.ErrorKindCount{{ErrorKind: analytics.ErrorKindInvalidParams, Count: 3}, {ErrorKind: analytics.ErrorKindUnknownTool, Count: 3}}
-	if !reflect.DeepEqual(o.ErrorKinds, wantAll) || o.RepeatedCalls != 3 {
-		t.Errorf("overview kinds %+v repeated %d, want %+v and 3", o.ErrorKinds, o.RepeatedCalls, wantAll)
+	if !reflect.DeepEqual(o.ErrorKinds, wantAll) || val(o.RepeatedCalls) != 3 {
+		t.Errorf("overview kinds %+v repeated %d, want %+v and 3", o.ErrorKinds, val(o.RepeatedCalls), wantAll)
 	}
 
 	unknown, err := db.UnknownTools(ctx, mcpA, r, nil)
@@ -110,6 +118,23 @@ func TestFailureReads(t *testing.T) {
 	}
 	if len(unknown) != 2 || unknown[1].Name != "fetch" || unknown[1].Calls != 1 {
 		t.Errorf("unknown tools with an inventory: %+v", unknown)
+	}
+
+	// A rule window's counts: the same rule over [from, to).
+	for _, c := range []struct {
+		listed []string
+		to     time.Duration
+		want   map[string]int64
+	}{
+		{nil, time.Minute, map[string]int64{"": 3, "get_forcast": 3}},
+		{[]string{"search"}, time.Minute, map[string]int64{"": 4, "get_forcast": 3, "fetch": 1}},
+		{[]string{"search"}, 7 * time.Second, map[string]int64{"": 2, "get_forcast": 1, "fetch": 1}},
+		{[]string{"search"}, time.Second, map[string]int64{}},
+	} {
+		counts, err := db.UnknownCallCounts(ctx, mcpA, at, at.Add(c.to), c.listed)
+		if err != nil || !reflect.DeepEqual(counts, c.want) {
+			t.Errorf("unknown call counts %v until +%v: %v %v, want %v", c.listed, c.to, counts, err, c.want)
+		}
 	}
 
 	bd, err := db.Breakdown(ctx, mcpA, r, analytics.BreakdownQuery{By: analytics.ByErrorKind, Limit: 20})
@@ -152,5 +177,22 @@ func TestFailureReads(t *testing.T) {
 	}
 	if k := tl.Items[0].ErrorKind; k == nil || *k != analytics.ErrorKindUnknownTool || tl.Items[0].Status != analytics.StatusError {
 		t.Errorf("timeline error kind %v status %s", k, tl.Items[0].Status)
+	}
+
+	// Past the raw budget, the repeats are null and the unknown tools
+	// refused; the rollup figures are still there.
+	db.SetRawBreakdownRows(5)
+	if o, err := db.Overview(ctx, mcpA, r); err != nil || o.RepeatedCalls != nil || o.Calls != 11 {
+		t.Errorf("overview past the budget: %v, repeated %v, calls %d", err, o.RepeatedCalls, o.Calls)
+	}
+	if tool, err := db.Tool(ctx, mcpA, "search", r); err != nil || tool.RepeatedCalls != nil {
+		t.Errorf("tool past the budget: %v, repeated %v", err, tool.RepeatedCalls)
+	}
+	if list, err := db.Tools(ctx, mcpA, r); err != nil || len(list.Items) != 3 || list.Items[0].RepeatedCalls != nil {
+		t.Errorf("tools past the budget: %v %+v", err, list)
+	}
+	_, err = db.UnknownTools(ctx, mcpA, r, nil)
+	if !errors.Is(err, analytics.ErrTooManyEvents) || telemetry.ErrorCode(err) != telemetry.ERANGETOOLARGE {
+		t.Errorf("unknown tools past the budget: %v", err)
 	}
 }

@@ -46,7 +46,7 @@ func (db *Reads) Overview(ctx context.Context, mcpID string, r analytics.Range) 
 		return err
 	})
 	g.Go(func() (err error) { kinds, err = db.ErrorKinds(gctx, mcpID, r); return err })
-	g.Go(func() (err error) { repeats, err = db.RepeatedCalls(gctx, mcpID, r); return err })
+	g.Go(func() (err error) { repeats, err = db.cappedRepeats(gctx, mcpID, r); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -66,8 +66,12 @@ func (db *Reads) Overview(ctx context.Context, mcpID string, r analytics.Range) 
 		NightlyAsOf: asOf,
 		ErrorKinds:  kinds,
 	}
-	for _, n := range repeats {
-		o.RepeatedCalls += n
+	if repeats != nil {
+		var sum int64
+		for _, n := range repeats {
+			sum += n
+		}
+		o.RepeatedCalls = &sum
 	}
 	byDay := byDate(days, merged.getDay)
 	for i, date := range r.Days() {

@@ -143,6 +143,28 @@ func (db *core) query(ctx context.Context, op, q string, args []any, next func()
 	return db.queryOn(ctx, db.conn, op, q, args, next, totals...)
 }
 
+// maxRowsKey is the context key of withMaxRows.
+type maxRowsKey struct{}
+
+// withMaxRows bounds the rows the reads of ctx read (max_rows_to_read):
+// past it, they fail with analytics.TooManyEventsError.
+func withMaxRows(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, maxRowsKey{}, n)
+}
+
+// wrapRowLimit is wrapErr, but a read stopped by withMaxRows's bound
+// (TOO_MANY_ROWS) is analytics.TooManyEventsError.
+func wrapRowLimit(op string, maxRows int64, err error) error {
+	var ex *clickhouse.Exception
+	if maxRows > 0 && errors.As(err, &ex) && ex.Code == codeTooManyRows {
+		return fmt.Errorf("clickhouse: %s: %w", op, analytics.TooManyEventsError(maxRows))
+	}
+	return wrapErr(op, err)
+}
+
+// codeTooManyRows is ClickHouse's TOO_MANY_ROWS.
+const codeTooManyRows = 158
+
 // readLimit is the setting that bounds a read on the server by
 // ReadTimeout (nil without one): the server stops the query
 // (TIMEOUT_EXCEEDED, answered as unavailable) instead of holding a
@@ -156,12 +178,22 @@ func (db *core) readLimit() clickhouse.Settings {
 
 // queryOn is query on a given connection (one host of a cluster).
 func (db *core) queryOn(ctx context.Context, conn driver.Conn, op, q string, args []any, next func() []any, totals ...any) error {
-	if limit := db.readLimit(); limit != nil {
+	limit := db.readLimit()
+	maxRows, _ := ctx.Value(maxRowsKey{}).(int64)
+	if maxRows > 0 {
+		if limit == nil {
+			limit = clickhouse.Settings{}
+		}
+		// read_overflow_mode is throw by default (and, an enum, cannot be
+		// sent to 18.16 by the driver, which sends numbers only).
+		limit["max_rows_to_read"] = int(maxRows)
+	}
+	if limit != nil {
 		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(limit))
 	}
 	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
-		return wrapErr(op, err)
+		return wrapRowLimit(op, maxRows, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -170,7 +202,7 @@ func (db *core) queryOn(ctx context.Context, conn driver.Conn, op, q string, arg
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return wrapErr(op, err)
+		return wrapRowLimit(op, maxRows, err)
 	}
 	if len(totals) > 0 {
 		if err := rows.Totals(totals...); err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -19,13 +19,13 @@ func (db *Reads) Tools(ctx context.Context, mcpID string, r analytics.Range) (*a
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { items, err = db.toolSummaries(gctx, mcpID, r); return err })
 	g.Go(func() (err error) { sizes, err = db.ToolSizes(gctx, mcpID, r); return err })
-	g.Go(func() (err error) { repeats, err = db.RepeatedCalls(gctx, mcpID, r); return err })
+	g.Go(func() (err error) { repeats, err = db.cappedRepeats(gctx, mcpID, r); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	for i := range items {
 		items[i].ResponseSizes = sizes[items[i].Name]
-		items[i].RepeatedCalls = repeats[items[i].Name]
+		items[i].RepeatedCalls = repeatsOf(repeats, items[i].Name)
 	}
 	return &analytics.ToolList{From: r.FromDate(), To: r.ToDate(), Items: items}, nil
 }
@@ -105,7 +105,7 @@ func (db *Reads) Tool(ctx context.Context, mcpID, name string, r analytics.Range
 	})
 	g.Go(func() (err error) { failures, err = db.ToolFailures(gctx, mcpID, name, r); return err })
 	g.Go(func() (err error) {
-		repeats, err = db.repeatedCalls(gctx, "mcp_id = ? AND name = ? AND "+tsFilter(r), []any{mcpID, name})
+		repeats, err = orNilIfTooMany(db.repeatedCalls(gctx, "mcp_id = ? AND name = ? AND "+tsFilter(r), []any{mcpID, name}))
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -121,7 +121,7 @@ func (db *Reads) Tool(ctx context.Context, mcpID, name string, r analytics.Range
 		ErrorTypes: errorTypes,
 		Clients:    clients,
 		ErrorKinds: failures.ErrorKinds, ResponseSizes: failures.Sizes, Refusals: failures.Refusals,
-		RepeatedCalls: repeats[name],
+		RepeatedCalls: repeatsOf(repeats, name),
 	}
 	byDay := byDate(days, merged.getDay)
 	for i, date := range r.Days() {

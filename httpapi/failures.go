@@ -23,7 +23,8 @@ var getUnknownToolsOp = metricRead("get-unknown-tools", "Tools agents asked for 
 		"(a `tools/call`, `prompts/get` or `resources/read` of a name or URI the server does not have), and, when the SDK "+
 		"reported the tool inventory (GET /v1/mcps/{id}/inventory), `tools/call` items whose name the inventory did not list "+
 		"at any time in the range. `{items: [{name, calls, sessions, closest, clients: [{client_name, calls}], last_seen_at}]}`, "+
-		"most calls first, at most 200 names. `sessions` is exact. `closest` is the real tool the name is probably a typo of: "+
+		"most calls first, at most 200 names. `sessions` is exact. Counted from raw events: a range holding more than 5,000,000 "+
+		"events of the MCP is refused (422 `range_too_large`); ask for fewer days. `closest` is the real tool the name is probably a typo of: "+
 		"the nearest name of the inventory (of the tools called successfully in the range when the MCP reports no inventory) "+
 		"by optimal string alignment distance, case-insensitive, at most a third of the name's length (1 to 3 edits); a name "+
 		"that is a real name with a namespace added or dropped (`weather.get_forecast`) is close too; null when nothing is "+
@@ -72,7 +73,7 @@ func (s *Server) addFailureTools(srv *mcp.Server) {
 // failureText is the overview's failure figures as a sentence.
 func failureText(o *analytics.Overview) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, " %d calls of unknown tools, %d repeated calls.", o.UnknownToolCalls, o.RepeatedCalls)
+	fmt.Fprintf(&b, " %s calls of unknown tools, %s repeated calls.", countOrTooMany(o.UnknownToolCalls), countOrTooMany(o.RepeatedCalls))
 	for _, k := range o.ErrorKinds {
 		fmt.Fprintf(&b, " %s: %d.", k.ErrorKind, k.Count)
 	}
@@ -87,7 +88,7 @@ func toolFailureText(b *strings.Builder, t *analytics.ToolDetail) {
 	for _, r := range t.Refusals {
 		fmt.Fprintf(b, "- refused %d times: %q\n", r.Count, r.Message)
 	}
-	fmt.Fprintf(b, "Answer sizes: p50 %s, p95 %s, max %s bytes; %d repeated calls.\n", num(t.P50), num(t.P95), intOrNone(t.Max), t.RepeatedCalls)
+	fmt.Fprintf(b, "Answer sizes: p50 %s, p95 %s, max %s bytes; %s repeated calls.\n", num(t.P50), num(t.P95), intOrNone(t.Max), countOrTooMany(t.RepeatedCalls))
 }
 
 // timelineFailureText appends an item's answer size and repeat number.
@@ -105,6 +106,14 @@ func num(v *float64) string {
 		return "none"
 	}
 	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+// countOrTooMany shows a count read from raw events, or why it is null.
+func countOrTooMany(v *int64) string {
+	if v == nil {
+		return "(too many events in the range to count)"
+	}
+	return strconv.FormatInt(*v, 10)
 }
 
 func intOrNone(v *int64) string {

@@ -122,7 +122,9 @@ func metricRead(id, summary, desc string) huma.Operation {
 }
 
 var getOverviewOp = metricRead("get-overview", "Overview of an MCP",
-	"The headline figures of an MCP over the range: calls (items of any method), errors, sessions, users (user ids, falling back to the session id), latencies, a daily series, and the nightly figures (`active_users_28d`, `stickiness`, `retention_7d`) with `nightly_as_of`, the last UTC day the nightly pass covered (null, with null figures, before the first pass)."+granularityDoc+compareDoc)
+	"The headline figures of an MCP over the range: calls (items of any method), errors, sessions, users (user ids, falling back to the session id), latencies, a daily series, and the nightly figures (`active_users_28d`, `stickiness`, `retention_7d`) with `nightly_as_of`, the last UTC day the nightly pass covered (null, with null figures, before the first pass). "+
+		"Why agents fail (docs/failures.md): `error_kinds`, `unknown_tool_calls` and `repeated_calls`; the last two are counted from raw events "+
+		"and are null when the range holds more than 5,000,000 events of the MCP."+granularityDoc+compareDoc)
 
 func (s *Server) getOverview(ctx context.Context, in *overviewInput) (*bodyOf[analytics.Overview], error) {
 	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)
@@ -152,7 +154,7 @@ func (s *Server) listTools(ctx context.Context, in *toolsInput) (*bodyOf[analyti
 }
 
 var getToolOp = metricRead("get-tool", "One tool of an MCP",
-	"One tool's figures, daily series, error types (with the last message) and clients. A tool with no data in the range answers zeros, not 404."+granularityDoc+compareDoc)
+	"One tool's figures, daily series, error types (with the last message) and clients. A tool with no data in the range answers zeros, not 404. `repeated_calls` is null when the range holds more than 5,000,000 events of the MCP (it is counted from raw events)."+granularityDoc+compareDoc)
 
 func (s *Server) getTool(ctx context.Context, in *toolInput) (*bodyOf[analytics.ToolDetail], error) {
 	r, err := s.mcpRange(ctx, in.ID, in.RangeQuery)

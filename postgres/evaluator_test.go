@@ -64,6 +64,20 @@ func (e *evalEnv) pass(t *testing.T, at time.Time) alerting.PassSummary {
 	return sum
 }
 
+// wantStates checks the rules' states, by id.
+func (e *evalEnv) wantStates(t *testing.T, want map[string]string) {
+	t.Helper()
+	for id, state := range want {
+		var name, got string
+		if err := e.db.Pool.QueryRow(context.Background(), `SELECT name, state FROM rules WHERE id = $1`, id).Scan(&name, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got != state {
+			t.Errorf("%s: state %s, want %s", name, got, state)
+		}
+	}
+}
+
 func (e *evalEnv) connect(t *testing.T, channel, url string) {
 	t.Helper()
 	if _, err := e.s.Channels.ConnectWebhook(context.Background(), e.tm.AccountID, e.tm.Users[0], channel, url); err != nil {
@@ -424,15 +438,7 @@ func TestPassMeasuresEachRuleOnItsOwnWindowAndMCP(t *testing.T) {
 	if sum.Rules != len(want) || sum.Fired != 6 || sum.Failed != 0 {
 		t.Fatalf("pass %+v", sum)
 	}
-	for id, state := range want {
-		var name, got string
-		if err := e.db.Pool.QueryRow(ctx, `SELECT name, state FROM rules WHERE id = $1`, id).Scan(&name, &got); err != nil {
-			t.Fatal(err)
-		}
-		if got != state {
-			t.Errorf("%s: state %s, want %s", name, got, state)
-		}
-	}
+	e.wantStates(t, want)
 }
 
 // Deliveries outlive their rule and MCP: deleting the MCP removes its rules

@@ -195,6 +195,20 @@ func (s *InventoryService) Inventory(ctx context.Context, mcpID string, r analyt
 	return inv, nil
 }
 
+var _ analytics.ListedToolReader = (*InventoryService)(nil)
+
+// ListedTools implements analytics.ListedToolReader with the tools read's
+// rule (Inventory), over [from, to).
+func (s *InventoryService) ListedTools(ctx context.Context, mcpID string, from, to time.Time) ([]string, error) {
+	rows, err := s.db.Pool.Query(ctx, `SELECT name FROM inventory_tools
+		WHERE mcp_id = $1 AND first_seen_at < $3 AND (last_seen_at >= $2 OR present) ORDER BY name`, mcpID, from, to)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return names, wrap(err)
+}
+
 // ToolChangeCounts implements analytics.ToolChangeCounter in one query:
 // per MCP and window, the changes of every tool and their sum ("").
 func (s *InventoryService) ToolChangeCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]int64, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -51,6 +52,16 @@ var clients = []struct {
 }
 
 var regions = []string{"eu", "us", "ap"}
+
+// argsHashes are the args_hash values of the load: 32 hex digits, as the
+// SDKs send.
+var argsHashes = func() []string {
+	hs := make([]string, 48)
+	for i := range hs {
+		hs[i] = fmt.Sprintf("%032x", uint64(i+1)*0x9e3779b97f4a7c15)
+	}
+	return hs
+}()
 
 // generator makes realistic telemetry items: sessions of about 20 calls
 // (an initialize, then mostly tool calls), each session with one client
@@ -141,6 +152,11 @@ func (g *generator) item(now time.Time) analytics.Item {
 	case x < 85:
 		t := tools[pick(g.toolCDF, g.r.Float64())]
 		it.Method, it.Name, median, errRate = analytics.MethodToolsCall, t.name, t.medianMs, t.errorRate
+		// The issue 39 fields the SDKs send on every call: the answer's
+		// size (about 2 KB, long-tailed) and the arguments' hash (a few
+		// dozen argument sets per tool, so that some calls repeat).
+		rb := int64(2048 * math.Exp(1.2*g.r.NormFloat64()))
+		it.ResponseBytes, it.ArgsHash = &rb, argsHashes[g.r.IntN(len(argsHashes))]
 	case x < 93:
 		it.Method, it.Name, median = "resources/read", "file:///docs/page-"+strconv.Itoa(g.r.IntN(40))+".md", 8
 	case x < 97:

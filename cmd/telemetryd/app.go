@@ -372,6 +372,7 @@ func (m *Main) openAlerting() error {
 		return err
 	}
 	m.Evaluator.Repeats = m.CH.Reads
+	m.Evaluator.Unknown = analytics.UnknownToolRuleCounter{Listed: m.Inventory, Calls: m.CH.Reads}
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	m.SLOs = postgres.NewSLOService(m.PG)

@@ -152,4 +152,16 @@ func TestWhyAgentsFail(t *testing.T) {
 	if !found {
 		t.Errorf("inbox lacks the unknown_tool_calls rule: %v", inbox)
 	}
+
+	// A call of a tool the inventory does not list is unknown too, for the
+	// rule as for the read.
+	a.must(202, "POST", "/v1/ingest", key, map[string]any{"items": []map[string]any{item("s3", "delete_all", nil)}})
+	eventually(t, 15*time.Second, func() error {
+		ev := a.must(200, "POST", "/v1/rules/"+unknownRule+"/evaluate", token, nil)
+		u := a.must(200, "GET", mcp+"/unknown-tools", token, nil)["items"].([]any)
+		if ev["value"] != 2.0 || len(u) != 2 || u[1].(map[string]any)["name"] != "get_forcast" || u[0].(map[string]any)["name"] != "delete_all" {
+			return fmt.Errorf("rule value %v, unknown tools %v; want 2 and delete_all, get_forcast", ev["value"], u)
+		}
+		return nil
+	})
 }

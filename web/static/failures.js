@@ -33,7 +33,7 @@ export async function overviewFailures(mcpId, q, signal, d) {
     h('h2', null, 'Why agents fail'),
     h('div', { class: 'stats' },
       stat({ label: 'Calls of unknown tools', value: fmt.count(d.unknown_tool_calls), raw: d.unknown_tool_calls, testid: 'unknown-tool-calls', tone: d.unknown_tool_calls > 0 ? 'bad' : null }),
-      stat({ label: 'Repeated calls', value: fmt.count(d.repeated_calls), raw: d.repeated_calls, testid: 'repeated-calls', hint: 'Same tool and arguments as the session\'s previous call' })),
+      stat({ label: 'Repeated calls', value: fmt.count(d.repeated_calls), raw: d.repeated_calls, testid: 'repeated-calls', hint: d.repeated_calls == null ? 'Too many events in the range to count: choose fewer days' : 'Same tool and arguments as the session\'s previous call' })),
     h('div', { class: 'grid-2' },
       section('Error kinds', kindsTable(d.error_kinds, 'error-kinds')),
       section('Tools agents asked for that do not exist', table({

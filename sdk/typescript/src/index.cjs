@@ -83,8 +83,9 @@ function instrument(server, options = {}) {
 // threw: the SDKs answer a throw in a tool as an isError result (and a
 // throw elsewhere as -32603), indistinguishable on the wire from a tool
 // that returns isError. McpServer runs every tool through its
-// executeToolHandler (both SDK lines); other handlers are wrapped when set
-// (setRequestHandler) after instrument.
+// executeToolHandler (both SDK lines); McpServer's prompts/get and
+// resources/read handlers set before instrument are wrapped in place, and
+// other handlers when set (setRequestHandler) after instrument.
 function watchThrows(server, inner, recorder) {
   const mark = (ctx, e) => {
     const kind = thrownKind(e);
@@ -101,19 +102,28 @@ function watchThrows(server, inner, recorder) {
       }
     };
   }
+  const guard = (h) =>
+    async function (request, ctx, ...rest) {
+      try {
+        return await h.call(this, request, ctx, ...rest);
+      } catch (e) {
+        mark(ctx, e);
+        throw e;
+      }
+    };
+  // Handlers set before instrument: McpServer sets its prompts/get and
+  // resources/read handlers when the first prompt or resource is
+  // registered (both SDK lines keep them in _requestHandlers).
+  if (inner._requestHandlers instanceof Map) {
+    for (const method of ["prompts/get", "resources/read"]) {
+      const h = inner._requestHandlers.get(method);
+      if (typeof h === "function") inner._requestHandlers.set(method, guard(h));
+    }
+  }
   const set = inner.setRequestHandler;
   inner.setRequestHandler = function (...args) {
     const h = args[args.length - 1];
-    if (typeof h === "function") {
-      args[args.length - 1] = async function (request, ctx, ...rest) {
-        try {
-          return await h.call(this, request, ctx, ...rest);
-        } catch (e) {
-          mark(ctx, e);
-          throw e;
-        }
-      };
-    }
+    if (typeof h === "function") args[args.length - 1] = guard(h);
     return set.apply(this, args);
   };
 }

@@ -4,7 +4,7 @@
 // refused arguments, a throw, an isError result, a 100 KB answer, a loop,
 // a missing prompt and resource), then the service's reads: unknown tools
 // with the closest name and client, error kinds per tool, answer sizes,
-// repeats. The reads are the service side of issue 39 (branch h39api):
+// repeats; a rule on unknown_tool_calls fires and reaches the inbox. The reads are the service side of issue 39 (branch h39api):
 // on a service without GET /v1/mcps/{id}/unknown-tools (404) the test
 // skips, saying so.
 import assert from "node:assert/strict";
@@ -70,4 +70,15 @@ test("v2 server read back: unknown tools, error kinds, sizes, repeats (issue 39 
   const tl = await read(`/v1/mcps/${id}/sessions/${encodeURIComponent(ss[0].session_id)}`);
   const repeats = tl.items.filter((i) => i.method === "tools/call").map((i) => i.repeat);
   assert.deepEqual(repeats, [0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 0]);
+
+  // A rule on unknown_tool_calls fires and reaches the inbox.
+  const rule = await api("POST", `/v1/mcps/${id}/rules`, { name: "agents ask for tools we lack", metric: "unknown_tool_calls",
+    comparator: ">=", threshold: 1, window_minutes: 60, channels: ["in_app"] });
+  assert.equal(rule.status, 201, JSON.stringify(rule.body));
+  const ev = await api("POST", `/v1/rules/${rule.body.id}/evaluate`);
+  assert.equal(ev.status, 200, JSON.stringify(ev.body));
+  assert.equal(ev.body.fired, true);
+  assert.equal(ev.body.value, 3, "the tool, prompt and resource misses");
+  const inbox = await read("/v1/account/inbox");
+  assert.ok(inbox.items.some((i) => i.rule_id === rule.body.id), `the inbox holds the rule's alert: ${JSON.stringify(inbox.items)}`);
 });

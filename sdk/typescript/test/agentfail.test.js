@@ -190,6 +190,34 @@ test("v1 low-level Server: a throwing handler is an exception, an McpError is no
   ]);
 });
 
+test("v1 McpServer: a prompt or resource handler registered before instrument that throws is an exception", async () => {
+  const rx = await receiver(createServer, gunzipSync);
+  const server = new McpServer1({ name: "early", version: "1.0.0" });
+  server.registerPrompt("broken", { description: "throws" }, async () => {
+    throw new Error("template missing");
+  });
+  server.registerResource("broken", "file:///broken", { description: "throws" }, async () => {
+    throw new Error("disk gone");
+  });
+  const telemetry = instrument(server, { key: "ik_test_early", endpoint: rx.endpoint, flushIntervalMs: 600000 });
+  const [ct, st] = InMemoryTransport.createLinkedPair();
+  await server.connect(st);
+  const client = new Client1({ name: "agent", version: "1.0.0" });
+  await client.connect(ct);
+  await client.getPrompt({ name: "broken" }).catch(() => {});
+  await client.readResource({ uri: "file:///broken" }).catch(() => {});
+  await client.getPrompt({ name: "absent" }).catch(() => {});
+  await client.close();
+  await telemetry.flush();
+  await rx.close();
+  const kinds = rx.items.filter((i) => i.method !== "initialize").map((i) => [i.method, i.error_kind ?? ""]);
+  assert.deepEqual(kinds, [
+    ["prompts/get", "exception"],
+    ["resources/read", "exception"],
+    ["prompts/get", "unknown_tool"],
+  ]);
+});
+
 test("v1 McpServer: a call the client cancels is recorded, as cancelled", async () => {
   const rx = await receiver(createServer, gunzipSync);
   const server = new McpServer1({ name: "slow", version: "1.0.0" });
