@@ -81,7 +81,7 @@ func runDelivery(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		before := len(sink.Requests())
-		o := &alerting.Outbox{Store: postgres.NewOutboxStore(db, box), Notifiers: map[string]alerting.Notifier{alerting.ChannelSlack: notifier},
+		o := &notify.Outbox{Store: postgres.NewOutboxStore(db, box), Notifiers: map[string]alerting.Notifier{alerting.ChannelSlack: notifier},
 			Log: log, Timeout: *timeout, Batch: 500}
 		elapsed, err := drainOutbox(ctx, db, o, log, accs, len(accs)**per)
 		if err != nil {
@@ -140,7 +140,7 @@ func seedDeliveries(ctx context.Context, db *postgres.DB, box *alerting.SecretBo
 
 // drainOutbox runs the outbox o until the accounts accs have want sent
 // deliveries and returns how long that took.
-func drainOutbox(ctx context.Context, db *postgres.DB, o *alerting.Outbox, log *slog.Logger, accs []string, want int) (time.Duration, error) {
+func drainOutbox(ctx context.Context, db *postgres.DB, o *notify.Outbox, log *slog.Logger, accs []string, want int) (time.Duration, error) {
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	start := time.Now()
