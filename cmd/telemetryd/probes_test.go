@@ -224,8 +224,11 @@ func TestProbesEndToEnd(t *testing.T) {
 
 	// The probe's tools reached the inventory.
 	inv := a.must(200, "GET", "/v1/mcps/"+mcpID+"/inventory", token, nil)
-	if tools := inv["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["name"] != "search" {
+	if tools := inv["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["name"] != "search" || tools[0].(map[string]any)["source"] != "probe" {
 		t.Fatalf("inventory %v", inv)
+	}
+	if ch := inv["changes"].([]any); len(ch) == 0 || ch[len(ch)-1].(map[string]any)["source"] != "probe" {
+		t.Fatalf("inventory changes %v", ch)
 	}
 
 	// Results are listed, newest first.
