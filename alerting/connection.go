@@ -62,6 +62,9 @@ func DecodeConnectionBody(in Integration, raw []byte) (map[string]string, error)
 	out := make(map[string]string, len(in.Connection.Fields))
 	for _, f := range in.Connection.Fields {
 		v, ok := m[f.Name]
+		if !ok && f.Optional {
+			continue
+		}
 		if !ok {
 			return nil, telemetry.FieldError(telemetry.EINVALID, "body."+f.Name, "%s is connected with %s; %s is missing.", in.Label, exampleBody(in), f.Name)
 		}
@@ -82,6 +85,9 @@ func exampleBody(in Integration) string {
 	parts := make([]string, len(in.Connection.Fields))
 	for i, f := range in.Connection.Fields {
 		parts[i] = `"` + f.Name + `": "…"`
+		if f.Optional {
+			parts[i] += " (optional)"
+		}
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

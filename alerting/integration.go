@@ -59,8 +59,8 @@ type NotifierDeps struct {
 
 // ConnectionSpec is what connecting a team channel takes.
 type ConnectionSpec struct {
-	// Fields are the connect body's fields (all strings, all required), in
-	// order, e.g. url or routing_key.
+	// Fields are the connect body's fields (all strings, required unless
+	// Optional), in order, e.g. url or routing_key.
 	Fields []ConnectionField
 	// URLKind: the connection is one URL ({url}); PUT …/webhook accepts it.
 	URLKind bool
@@ -79,6 +79,9 @@ type ConnectionSpec struct {
 type ConnectionField struct {
 	Name string
 	Doc  string
+	// Optional: the body may leave it out (Open sees ""); present, it
+	// must still be a non-empty string.
+	Optional bool
 }
 
 // Sealed is a checked connection: Secret is stored sealed, Hint in clear,

@@ -350,6 +350,7 @@ type ProbeService interface {
 	// ProbeResults returns a page of the probe's checks in [from, to],
 	// newest first. Returns ENOTFOUND, EBADREQUEST (cursor).
 	ProbeResults(ctx context.Context, accountID, probeID string, f ProbeResultFilter) (ProbeResultPage, error)
+	ProbeDowntimeService
 }
 
 // ProbeResultFilter selects a page of results.

@@ -33,8 +33,12 @@ func checkProbeRule(metric string, tool, baseline *string) error {
 // wantsProbe reports whether a rule's reading needs its MCP's probe
 // state: probe_down rules, and calls rules with < or <= (whose message
 // says whether the server is down or just not called).
-func wantsProbe(r *EvalRule) bool {
-	return r.Metric == MetricProbeDown || (r.Metric == MetricCalls && (r.Comparator == CompLT || r.Comparator == CompLE))
+func wantsProbe(r *EvalRule) bool { return WantsProbeNote(r.Rule) }
+
+// WantsProbeNote reports whether the messages of rule carry its MCP's
+// probe note (probe_down rules, calls rules with < or <=).
+func WantsProbeNote(rule Rule) bool {
+	return rule.Metric == MetricProbeDown || (rule.Metric == MetricCalls && (rule.Comparator == CompLT || rule.Comparator == CompLE))
 }
 
 // addProbes puts the probe state of the chunk's MCPs that need it into
@@ -122,6 +126,13 @@ func ProbeNote(p *analytics.ProbeStat, now time.Time) string {
 		return "down since " + when + " UTC: " + why
 	}
 	return ""
+}
+
+// WithProbeNote adds the probe note of p (nil: none) to the deliveries
+// of a rule still firing, as its first notice had it: a re-notification
+// says whether the server is still down, and why, at the time it is sent.
+func WithProbeNote(ds []PlannedDelivery, p *analytics.ProbeStat, now time.Time) []PlannedDelivery {
+	return withProbeNote(ds, Reading{Probe: p}, now)
 }
 
 // withProbeNote adds the reading's probe note to a firing's deliveries.

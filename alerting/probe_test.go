@@ -90,3 +90,23 @@ func TestProbeHintsAndNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeDownBuckets: steps that follow each other make one period,
+// a gap starts another.
+func TestMergeDownBuckets(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 3, 10, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	got := MergeDownBuckets([]DownBucket{
+		{Start: at(0), First: at(2), Last: at(4), Checks: 3, Error: "connect: refused"},
+		{Start: at(5), First: at(5), Last: at(9), Checks: 5},
+		{Start: at(10), First: at(10), Last: at(11), Checks: 2},
+		{Start: at(30), First: at(31), Last: at(31), Checks: 1, Error: "timeout: 10s"},
+	})
+	if len(got) != 2 || !got[0].From.Equal(at(2)) || !got[0].To.Equal(at(11)) || got[0].Checks != 10 || got[0].Error != "connect: refused" ||
+		!got[1].From.Equal(at(31)) || !got[1].To.Equal(at(31)) || got[1].Error != "timeout: 10s" {
+		t.Fatalf("periods %+v", got)
+	}
+	if len(MergeDownBuckets(nil)) != 0 {
+		t.Fatal("periods of nothing")
+	}
+}

@@ -46,6 +46,24 @@ type InventoryReport struct {
 	ServerVersion   string                `json:"server_version"`
 	ProtocolVersion string                `json:"protocol_version"`
 	Tools           []InventoryReportTool `json:"tools"`
+	// Source is who made the report, set by the service (never read from
+	// a body): InventorySourceSDK ("" too) or InventorySourceProbe.
+	Source string `json:"-"`
+}
+
+// Sources of inventory reports: an SDK (or the Go middleware) reporting
+// from inside the server, or a probe's tools/list from outside.
+const (
+	InventorySourceSDK   = "sdk"
+	InventorySourceProbe = "probe"
+)
+
+// SourceOrSDK is r's source, InventorySourceSDK when unset.
+func (r InventoryReport) SourceOrSDK() string {
+	if r.Source == InventorySourceProbe {
+		return InventorySourceProbe
+	}
+	return InventorySourceSDK
 }
 
 // InventoryReportTool is one listed tool: its name, the canonical schema
@@ -168,6 +186,9 @@ type InventoryTool struct {
 	// DefinitionBytes is the listed tool's definition size
 	// (DefinitionBytes); null when its schema was not reported.
 	DefinitionBytes *int64 `json:"definition_bytes"`
+	// Source is the kind of the last report that wrote the tool: "sdk"
+	// or "probe"; null for a tool called but never listed.
+	Source *string `json:"source"`
 }
 
 // InventoryChange is one change between two reports.
@@ -180,6 +201,9 @@ type InventoryChange struct {
 	ServerVersion *string `json:"server_version"`
 	// SchemaHash is the tool's hash from then on (null for removed).
 	SchemaHash *string `json:"schema_hash"`
+	// Source is the kind of report that showed the change: "sdk" or
+	// "probe".
+	Source string `json:"source"`
 }
 
 // InventoryService keeps the inventory. mcpID is trusted: callers check

@@ -46,6 +46,12 @@ func TestProbeResults(t *testing.T) {
 	if err != nil || up["prb_1"].Day == nil || *up["prb_1"].Day != 0.8 || *up["prb_1"].Month != 0.8 {
 		t.Fatalf("uptime %+v %v", up, err)
 	}
+	// The one failed check is one five-minute step with failures.
+	steps, err := db.ProbeDownBuckets(ctx, "mcp_1", now.Add(-time.Hour), now.Add(time.Second))
+	if err != nil || len(steps) != 1 || steps[0].Checks != 1 || !steps[0].First.Equal(now.Add(-time.Minute)) ||
+		steps[0].Error != "connect: connection refused" || steps[0].Start.After(steps[0].First) {
+		t.Fatalf("down steps %+v %v", steps, err)
+	}
 	if err := db.DropProbeResultsBefore(ctx, now.AddDate(0, 0, -30)); err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,9 @@ func connectionFieldsDoc() string {
 		names := make([]string, len(in.Connection.Fields))
 		for i, f := range in.Connection.Fields {
 			names[i] = f.Name
+			if f.Optional {
+				names[i] += " (optional)"
+			}
 		}
 		parts = append(parts, "`"+in.ID+"` {"+strings.Join(names, ", ")+"}")
 	}
@@ -76,7 +79,8 @@ var connectChannelOp = huma.Operation{
 	SkipValidateBody: true,
 	Description: `Owners and admins. Connects a team channel for the whole account with the destination's own
 body, replacing any previous connection (and clearing its health): ` + "`{\"url\": …}`" + ` for the URL kinds
-(Slack, Discord, Microsoft Teams, Google Chat, signed webhooks), ` + "`{\"routing_key\": …}`" + ` for PagerDuty.
+(Slack, Discord, Microsoft Teams, Google Chat, signed webhooks), ` + "`{\"routing_key\": …, \"region\": \"us\" | \"eu\"}`" + ` for PagerDuty
+(region optional, default us; eu sends to events.eu.pagerduty.com).
 The secret (the URL, the key) is stored encrypted; no read returns it, only the ` + "`hint`" + `. A signed
 webhook's answer carries its ` + "`signing_secret`" + ` this once. Each destination checks its own body: a URL on
 the provider's hosts, an HTTPS URL that does not name or resolve to an internal address, a key of the

@@ -227,3 +227,25 @@ func (s *Server) getBadge(ctx context.Context, in *badgeInput) (*badgeOutput, er
 	}
 	return &badgeOutput{ContentType: "image/svg+xml", CacheControl: "no-cache, max-age=0", Body: svg}, nil
 }
+
+type downPeriodsInput struct {
+	MCPPath
+	From time.Time `query:"from" doc:"RFC 3339; default 24 hours before to." example:"2026-11-20T00:00:00Z"`
+	To   time.Time `query:"to" doc:"RFC 3339; default now. At most 400 days after from." example:"2026-11-21T00:00:00Z"`
+}
+
+var downPeriodsOp = huma.Operation{
+	OperationID: "list-down-periods",
+	Summary:     "List an MCP's down periods",
+	Description: "The periods in [from, to] in which a probe of the MCP failed its checks, oldest first, for the marks on the MCP's charts: failed checks are counted per five minutes (UTC), and failed five-minute steps that follow each other make one period, from its first failed check to its last (`checks` counts them, `error` is one of their errors, `kind: detail`). An MCP without probes has none. `truncated` is true when the range held more than a week of failed steps (the periods stop there). from after to is 422 `invalid_range`; more than 400 days 422 `range_too_large`. See docs/probes.md.",
+	Tags:        []string{"Probes"},
+	Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+}
+
+func (s *Server) listDownPeriods(ctx context.Context, in *downPeriodsInput) (*struct{ Body alerting.DownPeriodList }, error) {
+	list, err := s.opts.Probes.DownPeriods(ctx, principal(ctx).AccountID, in.ID, in.From, in.To)
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body alerting.DownPeriodList }{Body: list}, nil
+}

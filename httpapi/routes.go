@@ -128,6 +128,7 @@ func (s *Server) routes() []routeGroup {
 		{on: o.Probes != nil, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/probes", AnyMember, handle(s.listProbes, listProbesOp)},
 			{http.MethodPost, "/v1/mcps/{id}/probes", Manager, handle(s.createProbe, createProbeOp)},
+			{http.MethodGet, "/v1/mcps/{id}/probes/down-periods", AnyMember, handle(s.listDownPeriods, downPeriodsOp)},
 			{http.MethodGet, "/v1/probes/{probeId}", AnyMember, handle(s.getProbe, getProbeOp)},
 			{http.MethodPatch, "/v1/probes/{probeId}", Manager, handle(s.updateProbe, updateProbeOp)},
 			{http.MethodDelete, "/v1/probes/{probeId}", Manager, handle(s.deleteProbe, deleteProbeOp)},

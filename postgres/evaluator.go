@@ -370,6 +370,9 @@ func (s *EvaluationStore) Renotify(ctx context.Context, now time.Time) (int, err
 			if expected != nil && r.Seasonal() {
 				plan = alerting.PlanSeasonalFanOut(r.Rule, "Still firing", value, *expected, audience, connected)
 			}
+			if plan, err = withProbeNote(ctx, tx, r.Rule, plan, now); err != nil {
+				return err
+			}
 			if err := insertDeliveries(ctx, tx, r.AccountID, r.Rule, plan, now); err != nil {
 				return err
 			}

@@ -49,13 +49,13 @@ func (s *InventoryService) RecordInventory(ctx context.Context, mcpID string, at
 		d := diffInventory(before, r, at)
 		if len(d.names) > 0 {
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO inventory_tools (mcp_id, name, schema_hash, schema, first_seen_at, last_seen_at, present)
-				SELECT $1, t.name, t.hash, t.schema::jsonb, $2, $2, true FROM unnest($3::text[], $4::text[], $5::text[]) AS t(name, hash, schema)
-				ON CONFLICT (mcp_id, name) DO UPDATE SET schema_hash = excluded.schema_hash,
+				INSERT INTO inventory_tools (mcp_id, name, schema_hash, schema, first_seen_at, last_seen_at, present, source)
+				SELECT $1, t.name, t.hash, t.schema::jsonb, $2, $2, true, $6 FROM unnest($3::text[], $4::text[], $5::text[]) AS t(name, hash, schema)
+				ON CONFLICT (mcp_id, name) DO UPDATE SET schema_hash = excluded.schema_hash, source = excluded.source,
 					schema = CASE WHEN excluded.schema IS NOT NULL OR inventory_tools.schema_hash <> excluded.schema_hash
 						THEN excluded.schema ELSE inventory_tools.schema END,
 					last_seen_at = greatest(inventory_tools.last_seen_at, excluded.last_seen_at), present = true`,
-				mcpID, at, d.names, d.hashes, d.schemas); err != nil {
+				mcpID, at, d.names, d.hashes, d.schemas, r.SourceOrSDK()); err != nil {
 				return err
 			}
 		}
@@ -66,9 +66,9 @@ func (s *InventoryService) RecordInventory(ctx context.Context, mcpID string, at
 		}
 		if len(d.kinds) > 0 {
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO inventory_changes (mcp_id, at, tool, kind, server_version, schema_hash)
-				SELECT $1, $2, c.tool, c.kind, $3, c.hash FROM unnest($4::text[], $5::text[], $6::text[]) AS c(tool, kind, hash)`,
-				mcpID, at, version, d.changeTools, d.kinds, d.changeHashes); err != nil {
+				INSERT INTO inventory_changes (mcp_id, at, tool, kind, server_version, schema_hash, source)
+				SELECT $1, $2, c.tool, c.kind, $3, c.hash, $7 FROM unnest($4::text[], $5::text[], $6::text[]) AS c(tool, kind, hash)`,
+				mcpID, at, version, d.changeTools, d.kinds, d.changeHashes, r.SourceOrSDK()); err != nil {
 				return err
 			}
 		}
@@ -158,7 +158,7 @@ func diffInventory(before map[string]knownTool, r analytics.InventoryReport, at 
 // range's changes, newest first.
 func (s *InventoryService) Inventory(ctx context.Context, mcpID string, r analytics.Range) (*analytics.Inventory, error) {
 	inv := &analytics.Inventory{From: r.FromDate(), To: r.ToDate(), Tools: []analytics.InventoryTool{}, Changes: []analytics.InventoryChange{}}
-	rows, err := s.db.Pool.Query(ctx, `SELECT name, first_seen_at, last_seen_at, schema_hash, schema FROM inventory_tools
+	rows, err := s.db.Pool.Query(ctx, `SELECT name, first_seen_at, last_seen_at, schema_hash, schema, source FROM inventory_tools
 		WHERE mcp_id = $1 AND first_seen_at < $3 AND (last_seen_at >= $2 OR present) ORDER BY name`, mcpID, r.From, r.End())
 	if err != nil {
 		return nil, wrap(err)
@@ -168,7 +168,7 @@ func (s *InventoryService) Inventory(ctx context.Context, mcpID string, r analyt
 		var first, last time.Time
 		var hash string
 		var schema []byte
-		err := row.Scan(&t.Name, &first, &last, &hash, &schema)
+		err := row.Scan(&t.Name, &first, &last, &hash, &schema, &t.Source)
 		first, last = first.UTC(), last.UTC()
 		t.FirstSeenAt, t.LastSeenAt, t.SchemaHash = &first, &last, &hash
 		t.DefinitionBytes = analytics.DefinitionBytes(t.Name, schema)
@@ -178,14 +178,14 @@ func (s *InventoryService) Inventory(ctx context.Context, mcpID string, r analyt
 		return nil, wrap(err)
 	}
 	inv.SumDefinitionBytes()
-	rows, err = s.db.Pool.Query(ctx, `SELECT at, tool, kind, server_version, schema_hash FROM inventory_changes
+	rows, err = s.db.Pool.Query(ctx, `SELECT at, tool, kind, server_version, schema_hash, source FROM inventory_changes
 		WHERE mcp_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC, id DESC LIMIT $4`, mcpID, r.From, r.End(), analytics.MaxInventoryChanges)
 	if err != nil {
 		return nil, wrap(err)
 	}
 	inv.Changes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (analytics.InventoryChange, error) {
 		var c analytics.InventoryChange
-		err := row.Scan(&c.At, &c.Tool, &c.Kind, &c.ServerVersion, &c.SchemaHash)
+		err := row.Scan(&c.At, &c.Tool, &c.Kind, &c.ServerVersion, &c.SchemaHash, &c.Source)
 		c.At = c.At.UTC()
 		return c, err
 	})

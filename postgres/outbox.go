@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/alerting/notify"
 	"github.com/mcpscope/telemetry/internal/ids"
 )
 
@@ -18,19 +19,19 @@ type OutboxStore struct {
 	box *alerting.SecretBox
 }
 
-var _ alerting.OutboxStore = (*OutboxStore)(nil)
+var _ notify.OutboxStore = (*OutboxStore)(nil)
 
 // NewOutboxStore returns the outbox; box opens webhook URLs.
 func NewOutboxStore(db *DB, box *alerting.SecretBox) *OutboxStore {
 	return &OutboxStore{db: db, box: box}
 }
 
-// Claim implements alerting.OutboxStore. The due rows are locked with
+// Claim implements notify.OutboxStore. The due rows are locked with
 // SKIP LOCKED (another instance's claim in progress is passed over) and
 // leased (a committed claim is passed over until its lease ends); the
 // destination (the person's address, the sealed webhook and whether it is
 // broken) and the MCP's name come in the same statement.
-func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string, limit int, lease time.Duration) ([]alerting.Due, error) {
+func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string, limit int, lease time.Duration) ([]notify.Due, error) {
 	if len(channels) == 0 || limit < 1 {
 		return nil, nil
 	}
@@ -60,8 +61,8 @@ func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string
 	if err != nil {
 		return nil, wrap(err)
 	}
-	var out []alerting.Due
-	var d alerting.Due
+	var out []notify.Due
+	var d notify.Due
 	var sealed []byte
 	var verified bool
 	var extra deliveryExtra
@@ -96,10 +97,10 @@ func (s *OutboxStore) Claim(ctx context.Context, owner string, channels []string
 	return out, nil
 }
 
-// Record implements alerting.OutboxStore: the outcomes in one statement
+// Record implements notify.OutboxStore: the outcomes in one statement
 // (columns unnested from arrays), the channels' health in a second, one
 // transaction.
-func (s *OutboxStore) Record(ctx context.Context, owner string, outcomes []alerting.Outcome) error {
+func (s *OutboxStore) Record(ctx context.Context, owner string, outcomes []notify.Outcome) error {
 	if len(outcomes) == 0 {
 		return nil
 	}
@@ -163,18 +164,18 @@ func (s *OutboxStore) Record(ctx context.Context, owner string, outcomes []alert
 	}))
 }
 
-// Release implements alerting.OutboxStore.
+// Release implements notify.OutboxStore.
 func (s *OutboxStore) Release(ctx context.Context, owner string, deliveryIDs []string, at time.Time) error {
 	_, err := s.db.Pool.Exec(ctx, `UPDATE deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = $3
 		WHERE id = ANY($2) AND lease_owner = $1`, owner, deliveryIDs, at)
 	return wrap(err)
 }
 
-// MarkBroken implements alerting.OutboxStore: the connection is marked
+// MarkBroken implements notify.OutboxStore: the connection is marked
 // broken once (a second report while broken changes nothing), and each
 // owner and admin gets an inbox item, tied to the rule whose delivery
 // found out.
-func (s *OutboxStore) MarkBroken(ctx context.Context, accountID, channel string, d alerting.Due) error {
+func (s *OutboxStore) MarkBroken(ctx context.Context, accountID, channel string, d notify.Due) error {
 	return wrap(pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE webhook_connections SET broken_at = now(), last_failed_at = now(), last_error = $3
 			WHERE account_id = $1 AND channel = $2 AND broken_at IS NULL`, accountID, channel, alerting.ErrCodeRevoked)
@@ -203,7 +204,7 @@ func (s *OutboxStore) MarkBroken(ctx context.Context, accountID, channel string,
 	}))
 }
 
-// QueueStats implements alerting.OutboxStore.
+// QueueStats implements notify.OutboxStore.
 func (s *OutboxStore) QueueStats(ctx context.Context, channels []string) (int, time.Duration, error) {
 	var depth int
 	var oldest float64
@@ -265,18 +266,18 @@ func (s *OutboxStore) RecordTest(ctx context.Context, accountID, channel string,
 	return wrap(err)
 }
 
-// EmailSpent implements alerting.OutboxStore (the partial index
+// EmailSpent implements notify.OutboxStore (the partial index
 // deliveries_email_attempts_idx answers it).
-func (s *OutboxStore) EmailSpent(ctx context.Context, accountIDs []string, since time.Time) (map[string]alerting.EmailSpend, error) {
+func (s *OutboxStore) EmailSpent(ctx context.Context, accountIDs []string, since time.Time) (map[string]notify.EmailSpend, error) {
 	rows, err := s.db.Pool.Query(ctx, `SELECT account_id, count(*), min(last_attempt_at) FROM deliveries
 		WHERE channel = 'email' AND last_attempt_at IS NOT NULL AND last_attempt_at > $2 AND account_id = ANY($1)
 		GROUP BY account_id`, accountIDs, since)
 	if err != nil {
 		return nil, wrap(err)
 	}
-	out := map[string]alerting.EmailSpend{}
+	out := map[string]notify.EmailSpend{}
 	var id string
-	var sp alerting.EmailSpend
+	var sp notify.EmailSpend
 	_, err = pgx.ForEachRow(rows, []any{&id, &sp.Count, &sp.Oldest}, func() error {
 		out[id] = sp
 		return nil

@@ -55,7 +55,7 @@ func TestTwoOutboxesSendOnce(t *testing.T) {
 	run, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, db := range []*postgres.DB{db1, db2} {
-		o := &alerting.Outbox{Store: postgres.NewOutboxStore(db, testBox(t)), Notifiers: map[string]alerting.Notifier{alerting.ChannelSlack: notifier},
+		o := &notify.Outbox{Store: postgres.NewOutboxStore(db, testBox(t)), Notifiers: map[string]alerting.Notifier{alerting.ChannelSlack: notifier},
 			Timeout: 5 * time.Second, RetryBase: 50 * time.Millisecond, ChatInterval: 200 * time.Millisecond, MaxDigest: 4}
 		wg.Add(1)
 		go func() {

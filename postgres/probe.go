@@ -274,7 +274,12 @@ var _ analytics.ProbeStatReader = (*ProbeStore)(nil)
 // ProbeStats implements analytics.ProbeStatReader: per MCP of mcpIDs
 // with an enabled probe, the probe with the most consecutive failures.
 func (s *ProbeStore) ProbeStats(ctx context.Context, mcpIDs []string) (map[string]analytics.ProbeStat, error) {
-	rows, err := s.db.Pool.Query(ctx, `SELECT DISTINCT ON (mcp_id) mcp_id, status, consecutive_failures, down_since, COALESCE(last_error, '')
+	return probeStats(ctx, s.db.Pool, mcpIDs)
+}
+
+// probeStats is ProbeStats on q (a pool or a transaction).
+func probeStats(ctx context.Context, q querier, mcpIDs []string) (map[string]analytics.ProbeStat, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT ON (mcp_id) mcp_id, status, consecutive_failures, down_since, COALESCE(last_error, '')
 		FROM probes WHERE mcp_id = ANY($1) AND enabled
 		ORDER BY mcp_id, consecutive_failures DESC, id`, mcpIDs)
 	if err != nil {

@@ -154,7 +154,7 @@ func (r *Runner) run(ctx context.Context, d postgres.DueProbe) {
 		r.OnCheck(d, c)
 	}
 	if c.OK && r.Inventory != nil {
-		rep := analytics.InventoryReport{ServerVersion: c.ServerVersion, ProtocolVersion: c.ProtocolVersion,
+		rep := analytics.InventoryReport{ServerVersion: c.ServerVersion, ProtocolVersion: c.ProtocolVersion, Source: analytics.InventorySourceProbe,
 			Tools: make([]analytics.InventoryReportTool, 0, len(c.Tools))}
 		for _, t := range c.Tools {
 			rep.Tools = append(rep.Tools, analytics.InventoryReportTool{Name: t.Name, SchemaHash: t.SchemaHash})

@@ -26,6 +26,7 @@ type Store interface {
 type Results interface {
 	ProbeResults(ctx context.Context, mcpID, probeID string, f alerting.ProbeResultFilter) (alerting.ProbeResultPage, error)
 	ProbeUptimes(ctx context.Context, mcpIDs, probeIDs []string, now time.Time) (map[string]alerting.ProbeUptime, error)
+	ProbeDownBuckets(ctx context.Context, mcpID string, from, to time.Time) ([]alerting.DownBucket, error)
 }
 
 // Service implements alerting.ProbeService on the store, the results and

@@ -39,7 +39,8 @@
 #      streamed to a client on this machine: rows/s and the service's peak RSS
 #      (the service restarted first, so the peak is the export's own); then
 #      again after storing an item with a 512 KiB attribute first in the range;
-#   3b. delivery: 10,000 Slack deliveries over 1,000 destinations drained
+#   3b. delivery: per team channel (slack, pagerduty, teams, google_chat,
+#      webhook), 10,000 deliveries over 1,000 destinations drained
 #      by the outbox to a local sink (the TLS stand-in of the tests):
 #      deliveries/s; then the same beside one destination that never
 #      answers: p99 of due → sent of the others (BENCH_DELIVERIES);
@@ -372,7 +373,7 @@ fi
 stop_service # the alerting benchmarks use databases of their own on the same servers
 
 if want delivery; then
-	step "delivery: ${BENCH_DELIVERIES:-10000} chat deliveries drained to a local sink, then beside a destination that hangs"
+	step "delivery: ${BENCH_DELIVERIES:-10000} deliveries per team channel drained to a local sink, then beside a destination that hangs"
 	psql "$PG_URL" -qc "DROP DATABASE IF EXISTS bench_delivery" -c "CREATE DATABASE bench_delivery" >/dev/null
 	"$bench" delivery -pg "$(sed 's#/telemetry?#/bench_delivery?#' <<<"$PG_URL")" -n "${BENCH_DELIVERIES:-10000}" -out "$results"
 fi

@@ -1,4 +1,6 @@
-// Package notify holds what the senders of alerting/notify/* share: the
+// Package notify is the delivery wing: the outbox that drains the
+// deliveries the rule pass queued (outbox.go, budget.go, retry.go) and what
+// the senders of alerting/notify/* share: the
 // outbound HTTP client (egress proxy, extra CA roots, no redirects, no
 // private addresses) and the retrier that turns an HTTP answer into retry
 // or not. Each sender package only builds and sends its payload, after

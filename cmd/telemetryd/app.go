@@ -23,6 +23,7 @@ import (
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/alerting/notify"
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/client"
@@ -78,7 +79,7 @@ type Main struct {
 	jobMetrics    *jobmetrics.Jobs
 	// Outbox sends email and team-chat deliveries (when configured) in
 	// Run; Tester sends test messages.
-	Outbox *alerting.Outbox
+	Outbox *notify.Outbox
 	Tester *alerting.ChannelTester
 	// Verification mails the verification links of addresses (with an
 	// SMTP server).
@@ -350,7 +351,7 @@ func (m *Main) openAlerting() error {
 	m.Channels.ConnectEnv = m.Config.Alerting.Outbound.notify().ConnectEnv()
 	outbox := postgres.NewOutboxStore(m.PG, box)
 	dc := m.Config.Alerting.Delivery
-	m.Outbox = &alerting.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,
+	m.Outbox = &notify.Outbox{Store: outbox, Notifiers: notifiers, Log: m.Log, BaseURL: m.Config.Server.BaseURL,
 		Timeout: dc.Timeout, RetryBase: dc.RetryBase, Concurrency: dc.Concurrency,
 		EmailPerAccountHour: m.Config.Alerting.Email.MaxPerAccountHour}
 	if len(notifiers) > 0 {

@@ -62,8 +62,9 @@ func TestDashboardDelivery(t *testing.T) {
 	// connect_fields: PagerDuty asks for its integration key, the signed
 	// webhook shows its signing secret once.
 	b.do("back to channels", chromedp.Navigate(e.a.base+"/app/channels"), chromedp.WaitVisible(tid("connect-routing_key-pagerduty")))
-	b.do("connect pagerduty", setField("connect-routing_key-pagerduty", pdKey), chromedp.Click(tid("webhook-connect-pagerduty")))
-	b.waitFor("pagerduty connected", `document.querySelector('[data-testid="webhook-hint-pagerduty"]')?.textContent.endsWith("stuv")`)
+	b.do("connect pagerduty (EU)", setField("connect-routing_key-pagerduty", pdKey),
+		setField("connect-region-pagerduty", "eu"), chromedp.Click(tid("webhook-connect-pagerduty")))
+	b.waitFor("pagerduty connected", `document.querySelector('[data-testid="webhook-hint-pagerduty"]')?.textContent.endsWith("stuv (EU)")`)
 	b.do("connect a webhook", setField("webhook-url-webhook", "https://hooks.example.org/alerts"), chromedp.Click(tid("webhook-connect-webhook")))
 	b.waitFor("signing secret shown", `(document.querySelector('[data-testid="signing-secret-webhook"]')?.textContent || "").includes("whsec_")`)
 	b.shot("channels-new-destinations")

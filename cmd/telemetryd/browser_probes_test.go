@@ -60,4 +60,17 @@ func TestDashboardProbes(t *testing.T) {
 		t.Error("no latency line")
 	}
 	b.shot("probes")
+
+	// The MCP's overview charts mark the down period (the read behind
+	// them answers it too).
+	down := a.must(200, "GET", "/v1/mcps/"+mcp+"/probes/down-periods", token, nil)["items"].([]any)
+	if len(down) == 0 || !strings.Contains(fmt.Sprint(down[len(down)-1]), "connection refused") {
+		t.Fatalf("down periods %v", down)
+	}
+	b.do("overview", chromedp.Navigate(base+"/app/mcps/"+mcp+"/overview"), chromedp.WaitVisible(tid("overview-down-periods")))
+	b.waitFor("down period shaded on both charts", `[...document.querySelectorAll('[data-testid^="chart-"]')].filter((f) => Number(f.dataset.marksDrawn) >= 1).length >= 2`)
+	if s := eval[string](b, "down note", `document.querySelector('[data-testid="overview-down-periods"]').textContent`); !strings.Contains(s, "connect: connection refused") || !strings.Contains(s, "UTC") {
+		t.Errorf("down note %q", s)
+	}
+	b.shot("overview-down")
 }

@@ -105,6 +105,9 @@ func TestInventoryOfARealServer(t *testing.T) {
 	for _, c := range inv["changes"].([]any) {
 		m := c.(map[string]any)
 		changes = append(changes, fmt.Sprintf("%s %s %s", m["kind"], m["tool"], m["server_version"]))
+		if m["source"] != "sdk" {
+			t.Errorf("change of an SDK report with source %v", m["source"])
+		}
 	}
 	// Newest first: the second report's three changes, then the first's two.
 	want := "added fetch 2.0.0|changed search 2.0.0|removed legacy_fetch 2.0.0|added legacy_fetch 1.0.0|added search 1.0.0"

@@ -135,7 +135,7 @@ func TestPagerDuty(t *testing.T) {
 		t.Fatalf("connect answer %v", c)
 	}
 	ch := e.channel(t, "pagerduty")
-	if ch["connected"] != true || ch["scope"] != "team" || ch["delivers"] != true || fmt.Sprint(ch["connect_fields"]) != "[routing_key]" ||
+	if ch["connected"] != true || ch["scope"] != "team" || ch["delivers"] != true || fmt.Sprint(ch["connect_fields"]) != "[routing_key region]" ||
 		strings.Contains(fmt.Sprint(ch), pdKey) {
 		t.Fatalf("channel %v", ch)
 	}
@@ -275,6 +275,28 @@ func TestPagerDuty(t *testing.T) {
 		_, body := e.a.do("GET", path, e.token, nil)
 		if raw, _ := json.Marshal(body); strings.Contains(string(raw), pdKey) {
 			t.Errorf("%s shows the routing key", path)
+		}
+	}
+	// An EU account: region eu sends to events.eu.pagerduty.com; a
+	// region that is neither us nor eu is refused on the field.
+	if r := e.a.must(422, "PUT", "/v1/account/channels/pagerduty/connection", e.token, map[string]any{"routing_key": pdKey, "region": "ap"}); !strings.Contains(fmt.Sprint(r), "body.region") {
+		t.Errorf("region ap: %v", r)
+	}
+	if c := e.a.must(200, "PUT", "/v1/account/channels/pagerduty/connection", e.token, map[string]any{"routing_key": pdKey, "region": "eu"}); !strings.HasSuffix(fmt.Sprint(c["hint"]), "stuv (EU)") {
+		t.Errorf("EU connect answer %v", c)
+	}
+	before = len(e.chat.To("/v2/enqueue"))
+	if r := e.a.must(200, "POST", "/v1/account/channels/pagerduty/test", e.token, nil); r["status"] != "sent" {
+		t.Fatalf("EU test: %v", r)
+	}
+	eu := e.chat.To("/v2/enqueue")[before:]
+	if len(eu) != 2 {
+		t.Fatalf("EU test sent %d events", len(eu))
+	}
+	for i, r := range eu {
+		ev := checkPDSchema(t, r.Body)
+		if r.Host != "events.eu.pagerduty.com" || ev.RoutingKey != pdKey || ev.EventAction != []string{"trigger", "resolve"}[i] {
+			t.Errorf("EU event %d to %s: %+v", i, r.Host, ev)
 		}
 	}
 	e.a.must(204, "DELETE", "/v1/account/channels/pagerduty/connection", e.token, nil)

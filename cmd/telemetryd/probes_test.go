@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -178,7 +179,7 @@ func TestProbesEndToEnd(t *testing.T) {
 	if err := os.WriteFile(cfg.Alerting.Outbound.CAFile, caPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, base := startMain(t, cfg)
+	m, base := startMain(t, cfg)
 	a := api{t, base}
 	token, mcpID, _ := a.newTenant("prober")
 
@@ -223,8 +224,11 @@ func TestProbesEndToEnd(t *testing.T) {
 
 	// The probe's tools reached the inventory.
 	inv := a.must(200, "GET", "/v1/mcps/"+mcpID+"/inventory", token, nil)
-	if tools := inv["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["name"] != "search" {
+	if tools := inv["tools"].([]any); len(tools) != 1 || tools[0].(map[string]any)["name"] != "search" || tools[0].(map[string]any)["source"] != "probe" {
 		t.Fatalf("inventory %v", inv)
+	}
+	if ch := inv["changes"].([]any); len(ch) == 0 || ch[len(ch)-1].(map[string]any)["source"] != "probe" {
+		t.Fatalf("inventory changes %v", ch)
 	}
 
 	// Results are listed, newest first.
@@ -261,7 +265,7 @@ func TestProbesEndToEnd(t *testing.T) {
 	quiet := a.must(201, "POST", "/v1/mcps/"+mcpID+"/rules", token, map[string]any{"name": "no calls", "metric": "calls",
 		"comparator": "<", "threshold": 1, "window_minutes": 5, "channels": []string{"in_app"}})
 	rule := a.must(201, "POST", "/v1/mcps/"+mcpID+"/rules", token, map[string]any{"name": "server down", "metric": "probe_down",
-		"comparator": ">=", "threshold": 2, "window_minutes": 1, "channels": []string{"in_app"}})
+		"comparator": ">=", "threshold": 2, "window_minutes": 1, "channels": []string{"in_app"}, "renotify_minutes": 5})
 	inboxSays := func(ruleID, text string) error {
 		for _, it := range a.must(200, "GET", "/v1/account/inbox", token, nil)["items"].([]any) {
 			m := it.(map[string]any)
@@ -287,6 +291,25 @@ func TestProbesEndToEnd(t *testing.T) {
 	if r := a.must(200, "GET", "/v1/rules/"+rule["id"].(string), token, nil); r["state"] != "firing" {
 		t.Fatalf("rule %v", r)
 	}
+	// A re-notification carries the probe note as the first notice did.
+	if _, err := m.PG.Pool.Exec(context.Background(), `UPDATE rules SET last_fired_at = now() - interval '6 minutes' WHERE id = $1`, rule["id"]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := postgres.NewEvaluationStore(m.PG).Renotify(context.Background(), time.Now()); err != nil || n != 1 {
+		t.Fatalf("renotify: %d %v", n, err)
+	}
+	eventually(t, 5*time.Second, func() error {
+		for _, it := range a.must(200, "GET", "/v1/account/inbox", token, nil)["items"].([]any) {
+			m := it.(map[string]any)
+			if m["rule_id"] == rule["id"] && strings.HasPrefix(fmt.Sprint(m["title"]), "Still firing") {
+				if !strings.Contains(m["body"].(string), "Probe: down since") || !strings.Contains(m["body"].(string), "connection refused") {
+					return fmt.Errorf("re-notification without the probe note: %v", m["body"])
+				}
+				return nil
+			}
+		}
+		return errors.New("no re-notification in the inbox")
+	})
 	// Restarted on the same port: up again, the rule resolves.
 	goSrv.start(goSrv.addr)
 	a.waitProbe(token, ids["go"], 10*time.Second, func(p map[string]any) bool { return p["status"] == "up" })

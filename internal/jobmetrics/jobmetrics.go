@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/alerting/notify"
 	"github.com/mcpscope/telemetry/internal/jobs"
 )
 
@@ -89,7 +90,7 @@ func NightlySuccess(reg prometheus.Registerer) func(time.Time) {
 }
 
 // Outbox counts what the delivery outbox does. It implements
-// alerting.OutboxMetrics.
+// notify.OutboxMetrics.
 type Outbox struct {
 	deliveries *prometheus.CounterVec
 	depth      prometheus.Gauge
@@ -98,7 +99,7 @@ type Outbox struct {
 	deferred   *prometheus.CounterVec
 }
 
-var _ alerting.OutboxMetrics = (*Outbox)(nil)
+var _ notify.OutboxMetrics = (*Outbox)(nil)
 
 // NewOutbox registers the outbox's metrics on reg.
 func NewOutbox(reg prometheus.Registerer) *Outbox {
@@ -129,17 +130,17 @@ func NewOutbox(reg prometheus.Registerer) *Outbox {
 // EmailLimit shows the per-account hourly email budget.
 func (m *Outbox) EmailLimit(n int) { m.emailLimit.Set(float64(n)) }
 
-// Deferred implements alerting.OutboxMetrics.
+// Deferred implements notify.OutboxMetrics.
 func (m *Outbox) Deferred(channel string, n int) {
 	m.deferred.WithLabelValues(channel).Add(float64(n))
 }
 
-// Delivered implements alerting.OutboxMetrics.
+// Delivered implements notify.OutboxMetrics.
 func (m *Outbox) Delivered(channel, outcome string, n int) {
 	m.deliveries.WithLabelValues(channel, outcome).Add(float64(n))
 }
 
-// Queue implements alerting.OutboxMetrics.
+// Queue implements notify.OutboxMetrics.
 func (m *Outbox) Queue(depth int, oldestDue time.Duration) {
 	m.depth.Set(float64(depth))
 	m.oldest.Set(oldestDue.Seconds())

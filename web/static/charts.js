@@ -23,16 +23,18 @@ const dayLabel = (ts) => new Date(ts * 1000).toISOString().slice(0, 10);
 /**
  * dailyChart returns an element holding a chart of the given daily series.
  * opts: dates ['YYYY-MM-DD'], series [{label, values, color (CSS var name),
- * fill}], format (value → text), title, testid, signal, height.
+ * fill}], format (value → text), title, testid, signal, height, marks
+ * [{from, to}] (RFC 3339: periods shaded behind the series, e.g. a probe's
+ * down periods; each covers the days or hours it touches).
  */
-export function dailyChart({ dates, starts, series, format = fmt.number, title, testid, signal, height = 220 }) {
+export function dailyChart({ dates, starts, series, format = fmt.number, title, testid, signal, height = 220, marks = [] }) {
   // starts (RFC 3339, one per entry) make an hourly chart: the x axis is
   // the entries' first instants and its labels include the hour.
   const hourly = Array.isArray(starts);
   const unit = hourly ? 'hour' : 'day';
   const labels = hourly ? starts.map((s) => `${s.slice(0, 10)} ${s.slice(11, 16)}`) : dates;
   const plot = h('div', { class: 'chart-plot', role: 'img', 'aria-label': `${title}: chart by ${unit}; the numbers are in the table below it` });
-  const wrap = h('figure', { class: 'chart', testid, 'data-granularity': unit },
+  const wrap = h('figure', { class: 'chart', testid, 'data-granularity': unit, 'data-marks': String(marks.length) },
     title ? h('figcaption', null, title) : null,
     plot,
     dataTable(labels, series, format, hourly));
@@ -51,7 +53,7 @@ export function dailyChart({ dates, starts, series, format = fmt.number, title, 
     frame = requestAnimationFrame(() => {
       const width = Math.floor(plot.clientWidth);
       if (width <= 0 || signal?.aborted) return;
-      if (!chart) chart = create(plot, width, height, hourly ? starts.map((x) => Date.parse(x) / 1000) : dates.map(toSeconds), series, format, hourly);
+      if (!chart) chart = create(plot, width, height, hourly ? starts.map((x) => Date.parse(x) / 1000) : dates.map(toSeconds), series, format, hourly, marks, wrap);
       else if (Math.abs(chart.width - width) > 1) chart.setSize({ width, height });
     });
   });
@@ -67,7 +69,27 @@ export function dailyChart({ dates, starts, series, format = fmt.number, title, 
 const HOUR_INCRS = [1, 2, 3, 6, 12, 24, 48].map((n) => n * 3600);
 const hourLabel = (ts) => new Date(ts * 1000).toISOString().slice(0, 16).replace('T', ' ');
 
-function create(el, width, height, xs, series, format, hourly) {
+// drawMarks shades each mark's steps (the days or hours it touches) behind
+// the series and counts the bands drawn on the figure (data-marks-drawn).
+function drawMarks(u, marks, step, fig) {
+  const { ctx, bbox } = u;
+  let drawn = 0;
+  ctx.save();
+  ctx.fillStyle = colorWithAlpha(cssVar('--chart-errors', '#dc2626'), 0.14);
+  for (const m of marks) {
+    const from = Math.floor(Date.parse(m.from) / 1000 / step) * step - step / 2;
+    const to = Math.floor(Date.parse(m.to) / 1000 / step) * step + step / 2;
+    const x0 = Math.max(bbox.left, u.valToPos(from, 'x', true));
+    const x1 = Math.min(bbox.left + bbox.width, u.valToPos(to, 'x', true));
+    if (!(x1 > x0)) continue;
+    ctx.fillRect(x0, bbox.top, Math.max(x1 - x0, 2), bbox.height);
+    drawn += 1;
+  }
+  ctx.restore();
+  fig.dataset.marksDrawn = String(drawn);
+}
+
+function create(el, width, height, xs, series, format, hourly, marks, fig) {
   const uPlot = window.uPlot;
   const axis = cssVar('--muted', '#666');
   const grid = cssVar('--grid', 'rgba(0,0,0,.08)');
@@ -79,6 +101,7 @@ function create(el, width, height, xs, series, format, hourly) {
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     cursor: { drag: { x: false, y: false } },
     legend: { live: true },
+    hooks: { drawClear: [(u) => drawMarks(u, marks, step, fig)] },
     scales: {
       x: {
         time: true,

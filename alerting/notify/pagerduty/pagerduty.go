@@ -23,8 +23,32 @@ import (
 // ID is the channel id (pinned).
 const ID = "pagerduty"
 
-// Endpoint is the Events API v2 enqueue URL.
-const Endpoint = "https://events.pagerduty.com/v2/enqueue"
+// Endpoint is the Events API v2 enqueue URL (the US service region, the
+// default); EndpointEU is the EU service region's.
+const (
+	Endpoint   = "https://events.pagerduty.com/v2/enqueue"
+	EndpointEU = "https://events.eu.pagerduty.com/v2/enqueue"
+)
+
+// Service regions of a PagerDuty account (the connect body's region).
+const (
+	RegionUS = "us"
+	RegionEU = "eu"
+)
+
+// euPrefix marks the stored (sealed) connection of an EU account: the
+// secret is "eu/" + the routing key; a bare key is a US one, so the
+// connections stored before regions existed keep working.
+const euPrefix = RegionEU + "/"
+
+// splitConnection returns the endpoint and the routing key of a stored
+// connection.
+func splitConnection(stored string) (endpoint, key string) {
+	if k, ok := strings.CutPrefix(stored, euPrefix); ok {
+		return EndpointEU, k
+	}
+	return Endpoint, stored
+}
 
 // PagerDuty's limits: the summary is cut at 1024 characters; dedup_key
 // may be 255.
@@ -135,7 +159,8 @@ func Build(routingKey string, m alerting.Message) Event {
 // Notifier posts events to PagerDuty.
 type Notifier struct {
 	Client *http.Client
-	// URL replaces Endpoint (tests); "" is Endpoint.
+	// URL replaces the region's endpoint (tests); "" is the endpoint of
+	// the connection's region.
 	URL string
 }
 
@@ -153,18 +178,19 @@ type answer struct {
 // once. Events are idempotent by dedup_key, so a retry of a digest whose
 // first events went through does not open anything twice.
 func (n *Notifier) Notify(ctx context.Context, e alerting.Envelope) (bool, error) {
+	endpoint, key := splitConnection(e.To)
 	for _, m := range e.Messages {
-		ev := Build(e.To, m)
+		ev := Build(key, m)
 		if m.Kind == alerting.KindTest {
 			m.Severity = alerting.SeverityInfo
-			ev = Build(e.To, m)
+			ev = Build(key, m)
 			ev.DedupKey = "telemetryd/test/" + e.MessageID
 		}
-		if retry, err := n.post(ctx, ev); err != nil {
+		if retry, err := n.post(ctx, endpoint, ev); err != nil {
 			return retry, err
 		}
 		if m.Kind == alerting.KindTest {
-			if retry, err := n.post(ctx, Event{RoutingKey: e.To, EventAction: ActionResolve, DedupKey: ev.DedupKey}); err != nil {
+			if retry, err := n.post(ctx, endpoint, Event{RoutingKey: key, EventAction: ActionResolve, DedupKey: ev.DedupKey}); err != nil {
 				return retry, err
 			}
 		}
@@ -172,14 +198,14 @@ func (n *Notifier) Notify(ctx context.Context, e alerting.Envelope) (bool, error
 	return false, nil
 }
 
-func (n *Notifier) post(ctx context.Context, ev Event) (bool, error) {
+func (n *Notifier) post(ctx context.Context, endpoint string, ev Event) (bool, error) {
 	body, err := json.Marshal(ev)
 	if err != nil {
 		return false, &alerting.SendError{Code: "payload_error"}
 	}
 	url := n.URL
 	if url == "" {
-		url = Endpoint
+		url = endpoint
 	}
 	status, h, resp, err := notify.PostJSON(ctx, n.Client, url, body)
 	if err != nil {
@@ -221,15 +247,30 @@ var Integration = alerting.Integration{
 	Gate:           alerting.GateChat,
 	ResolvesAlways: true,
 	Connection: &alerting.ConnectionSpec{
-		Fields: []alerting.ConnectionField{{Name: "routing_key", Doc: "The 32-character integration key of an Events API v2 integration on a PagerDuty service."}},
-		Open: func(_ context.Context, body map[string]string, _ alerting.ConnectEnv) (alerting.Sealed, error) {
-			k := strings.TrimSpace(body["routing_key"])
-			if !routingKey.MatchString(k) {
-				return alerting.Sealed{}, alerting.FieldInvalid("body.routing_key",
-					"A PagerDuty integration key is 32 letters and digits (Service → Integrations → Events API v2 → Integration Key).")
-			}
-			return alerting.Sealed{Secret: k, Hint: "routing key " + alerting.WebhookMask + k[len(k)-4:]}, nil
+		Fields: []alerting.ConnectionField{
+			{Name: "routing_key", Doc: "The 32-character integration key of an Events API v2 integration on a PagerDuty service."},
+			{Name: "region", Optional: true, Doc: "The PagerDuty account's service region: `us` (default, events.pagerduty.com) or `eu` (events.eu.pagerduty.com)."},
 		},
+		Open: open,
 	},
 	New: notify.WithClient(func(c *http.Client) alerting.Notifier { return &Notifier{Client: c} }),
+}
+
+// open checks a connect body: the key, and the region (us when absent).
+// An EU connection is stored as "eu/" + key (splitConnection).
+func open(_ context.Context, body map[string]string, _ alerting.ConnectEnv) (alerting.Sealed, error) {
+	k := strings.TrimSpace(body["routing_key"])
+	if !routingKey.MatchString(k) {
+		return alerting.Sealed{}, alerting.FieldInvalid("body.routing_key",
+			"A PagerDuty integration key is 32 letters and digits (Service → Integrations → Events API v2 → Integration Key).")
+	}
+	hint := "routing key " + alerting.WebhookMask + k[len(k)-4:]
+	switch strings.ToLower(strings.TrimSpace(body["region"])) {
+	case "", RegionUS:
+		return alerting.Sealed{Secret: k, Hint: hint}, nil
+	case RegionEU:
+		return alerting.Sealed{Secret: euPrefix + k, Hint: hint + " (EU)"}, nil
+	}
+	return alerting.Sealed{}, alerting.FieldInvalid("body.region",
+		"region is the PagerDuty account's service region: us (events.pagerduty.com, the default) or eu (events.eu.pagerduty.com).")
 }

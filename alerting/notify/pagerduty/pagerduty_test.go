@@ -53,3 +53,22 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// TestRegion: the region is optional (us), eu is stored with its prefix
+// and sends to the EU endpoint, anything else is refused on body.region.
+func TestRegion(t *testing.T) {
+	const k = "R0UT1NGKEYabcdefghijklmnopqrstuv"
+	for region, want := range map[string]string{"": Endpoint, "us": Endpoint, "EU": EndpointEU, " eu ": EndpointEU, "ap": ""} {
+		s, err := open(context.Background(), map[string]string{"routing_key": k, "region": region}, alerting.ConnectEnv{})
+		if want == "" {
+			if err == nil || !contains(err.Error(), "region") {
+				t.Errorf("region %q accepted: %+v %v", region, s, err)
+			}
+			continue
+		}
+		endpoint, key := splitConnection(s.Secret)
+		if err != nil || endpoint != want || key != k || contains(s.Hint, k) {
+			t.Errorf("region %q: %+v %v -> %s %s", region, s, err, endpoint, key)
+		}
+	}
+}

@@ -22,7 +22,9 @@ const WEBHOOK_HELP = {
   webhook: 'Any public HTTPS URL; events are signed (Standard Webhooks): https://example.com/hooks/alerts',
   pagerduty: 'The Integration Key of an Events API v2 integration on a PagerDuty service: 32 letters and digits',
 };
-const FIELD_LABELS = { url: 'Webhook URL', routing_key: 'Integration key' };
+const FIELD_LABELS = { url: 'Webhook URL', routing_key: 'Integration key', region: 'Service region' };
+// FIELD_CHOICES: connect fields picked from a list (the first is the default).
+const FIELD_CHOICES = { region: [['us', 'US (events.pagerduty.com)'], ['eu', 'EU (events.eu.pagerduty.com)']] };
 
 export async function render(ctx) {
   const catalogue = h('div');
@@ -160,7 +162,8 @@ function teamChannel(c, admin, redraw) {
 
 function connectForm(c, done) {
   const fields = c.connect_fields && c.connect_fields.length ? c.connect_fields : ['url'];
-  const inputs = fields.map((name) => h('input', {
+  const inputs = fields.map((name) => FIELD_CHOICES[name] ? h('select', { name, id: `connect-${name}-${c.id}`, testid: `connect-${name}-${c.id}` },
+    FIELD_CHOICES[name].map(([value, label]) => h('option', { value }, label))) : h('input', {
     type: name === 'url' ? 'url' : 'text', name, id: `connect-${name}-${c.id}`, required: true,
     testid: name === 'url' ? `webhook-url-${c.id}` : `connect-${name}-${c.id}`,
     placeholder: WEBHOOK_HELP[c.id] && name === 'url' ? WEBHOOK_HELP[c.id].split(': ').pop() : '', autocomplete: 'off',

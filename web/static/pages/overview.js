@@ -30,7 +30,8 @@ export async function render(ctx) {
     const q = figuresQuery(frame.range);
     const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/overview`, q, { signal: ctx.signal });
     const failures = await overviewFailures(frame.mcpId, q, ctx.signal, d);
-    return [...view(d, ctx.signal, q.granularity === 'hour'), failures, breakdownCard({ ctx, mcpId: frame.mcpId, range: frame.range })];
+    const down = await downPeriods(frame.mcpId, d, q.granularity === 'hour', ctx.signal);
+    return [...view(d, ctx.signal, q.granularity === 'hour', down), failures, breakdownCard({ ctx, mcpId: frame.mcpId, range: frame.range })];
   }, { onError: (err) => frame.picker.showError(err) });
 }
 
@@ -71,31 +72,63 @@ export function totals(d, prefix) {
     grid('Latency', items.filter((i) => i.key.endsWith('_ms'))));
 }
 
-/** The two charts (daily, or hourly): calls + errors, and p95. */
-export function charts(series, signal, prefix, hourly = false) {
+/**
+ * downPeriods reads the MCP's probe down periods over the series' range
+ * (GET /v1/mcps/{id}/probes/down-periods); none when the read fails: the
+ * marks are an addition to the charts, not a reason to fail them.
+ */
+async function downPeriods(mcpId, d, hourly, signal) {
+  const series = Array.isArray(d.series) ? d.series : [];
+  if (!series.length) return [];
+  const first = hourly ? series[0].start : `${series[0].date}T00:00:00Z`;
+  const last = hourly ? series[series.length - 1].start : `${series[series.length - 1].date}T00:00:00Z`;
+  const to = new Date(Date.parse(last) + (hourly ? 3600e3 : 86400e3) - 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+  try {
+    const r = await api.get(api.path`/v1/mcps/${mcpId}/probes/down-periods`, { from: first, to }, { signal });
+    return Array.isArray(r.items) ? r.items : [];
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    return [];
+  }
+}
+
+/** A line under the charts naming the probe's down periods (at most five). */
+function downNote(down) {
+  if (!down.length) return null;
+  const when = (p) => (p.from === p.to ? fmt.timestamp(p.from) : `${fmt.timestamp(p.from)} – ${fmt.timestamp(p.to)}`);
+  const shown = down.slice(-5);
+  return h('p', { class: 'hint', testid: 'overview-down-periods', 'data-count': String(down.length) },
+    h('strong', null, 'Probe down (shaded on the charts): '),
+    shown.map((p, i) => h('span', { testid: 'overview-down-period' }, (i ? '; ' : '') + `${when(p)} (${p.error})`)),
+    down.length > shown.length ? ` and ${down.length - shown.length} earlier` : null);
+}
+
+/** The two charts (daily, or hourly): calls + errors, and p95; marks shade periods (probe down). */
+export function charts(series, signal, prefix, hourly = false, marks = []) {
   const dates = series.map((s) => s.date);
   const starts = hourly ? series.map((s) => s.start) : undefined;
   const per = hourly ? 'hour' : 'day';
   return h('div', { class: 'grid-2' },
     section(null, dailyChart({
-      title: `Calls and errors per ${per}`, testid: `${prefix}chart-calls`, signal, dates, starts, format: fmt.number,
+      title: `Calls and errors per ${per}`, testid: `${prefix}chart-calls`, signal, dates, starts, format: fmt.number, marks,
       series: [
         { label: 'Calls', values: series.map((s) => s.calls), color: '--chart-calls', fill: true },
         { label: 'Errors', values: series.map((s) => s.errors), color: '--chart-errors' },
       ],
     })),
     section(null, dailyChart({
-      title: `p95 latency per ${per}`, testid: `${prefix}chart-p95`, signal, dates, starts, format: fmt.ms,
+      title: `p95 latency per ${per}`, testid: `${prefix}chart-p95`, signal, dates, starts, format: fmt.ms, marks,
       series: [{ label: 'p95', values: series.map((s) => s.p95_ms), color: '--chart-latency' }],
     })));
 }
 
-function view(d, signal, hourly) {
+function view(d, signal, hourly, down = []) {
   const series = Array.isArray(d.series) ? d.series : [];
   return [
     totals(d, 'overview'),
     d.calls === 0 ? h('p', { class: 'notice', testid: 'overview-empty' }, 'No telemetry in this range yet. Keys & setup shows how to send some.') : null,
-    charts(series, signal, '', hourly),
+    charts(series, signal, '', hourly, down),
+    downNote(down),
     nightly(d),
   ].filter(Boolean);
 }

@@ -1,4 +1,4 @@
-package alerting
+package notify
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/mcpscope/telemetry/alerting"
 )
 
 // Due is a delivery the outbox claimed: leased to this instance until its
@@ -36,7 +38,7 @@ type Due struct {
 	Attempts int
 	QueuedAt time.Time
 	DueAt    time.Time
-	Message  Message
+	Message  alerting.Message
 }
 
 // Outcome is the result of one attempt (or of a decision not to attempt)
@@ -45,7 +47,7 @@ type Outcome struct {
 	ID        string
 	AccountID string
 	Channel   string
-	// Status is StatusSent, StatusFailed, or StatusQueued with NextAttempt
+	// Status is StatusSent, StatusFailed, or StatusQueued (alerting) with NextAttempt
 	// set (a retry).
 	Status      string
 	MessageID   string
@@ -105,7 +107,7 @@ type OutboxMetrics interface {
 // docs/delivery.md.
 type Outbox struct {
 	Store     OutboxStore
-	Notifiers map[string]Notifier // only the channels configured to send
+	Notifiers map[string]alerting.Notifier // only the channels configured to send
 	Log       *slog.Logger
 	Metrics   OutboxMetrics // may be nil
 	// BaseURL is the service's public base address, for the links in
@@ -176,9 +178,9 @@ func (o *Outbox) init() {
 // Channels lists the channels this outbox sends.
 func (o *Outbox) Channels() []string {
 	var out []string
-	for _, e := range catalogue() {
-		if _, ok := o.Notifiers[e.ID]; ok {
-			out = append(out, e.ID)
+	for _, id := range alerting.ChannelIDs() {
+		if _, ok := o.Notifiers[id]; ok {
+			out = append(out, id)
 		}
 	}
 	return out
@@ -244,7 +246,7 @@ func (o *Outbox) Drain(ctx context.Context) (int, error) {
 		g := groups[k]
 		o.mu.Lock()
 		wait := o.ChatInterval - now.Sub(o.lastChat[k])
-		blocked := o.busy[k] || (IsTeamChannel(g[0].Channel) && wait > 0)
+		blocked := o.busy[k] || (alerting.IsTeamChannel(g[0].Channel) && wait > 0)
 		if !blocked {
 			o.busy[k] = true
 		}
@@ -255,7 +257,7 @@ func (o *Outbox) Drain(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		if IsTeamChannel(g[0].Channel) && len(g) > o.MaxDigest {
+		if alerting.IsTeamChannel(g[0].Channel) && len(g) > o.MaxDigest {
 			for _, d := range g[o.MaxDigest:] {
 				release = append(release, d.ID)
 			}
@@ -278,7 +280,7 @@ func (o *Outbox) Wait() { o.init(); o.wg.Wait() }
 // destinationKey names where a delivery goes: a team channel of one
 // account (digested), or the delivery itself (email, one per person).
 func destinationKey(d Due) string {
-	if IsTeamChannel(d.Channel) {
+	if alerting.IsTeamChannel(d.Channel) {
 		return d.AccountID + "/" + d.Channel
 	}
 	return "dlv/" + d.ID
@@ -318,28 +320,28 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 	rctx := context.WithoutCancel(ctx)
 	switch {
 	case first.Undecryptable:
-		o.record(rctx, final(g, StatusFailed, ErrCodeUndecryptable))
+		o.record(rctx, final(g, alerting.StatusFailed, alerting.ErrCodeUndecryptable))
 		return
 	case first.NotMember:
-		o.record(rctx, final(g, StatusFailed, ErrCodeNotMember))
+		o.record(rctx, final(g, alerting.StatusFailed, alerting.ErrCodeNotMember))
 		return
 	case first.Unverified:
-		o.record(rctx, final(g, StatusFailed, ErrCodeUnverified))
+		o.record(rctx, final(g, alerting.StatusFailed, alerting.ErrCodeUnverified))
 		return
 	case first.Broken:
-		o.record(rctx, final(g, StatusFailed, ErrCodeRevoked))
+		o.record(rctx, final(g, alerting.StatusFailed, alerting.ErrCodeRevoked))
 		return
-	case first.To == "" && IsTeamChannel(first.Channel):
-		o.record(rctx, final(g, StatusFailed, ErrCodeNotConnected))
+	case first.To == "" && alerting.IsTeamChannel(first.Channel):
+		o.record(rctx, final(g, alerting.StatusFailed, alerting.ErrCodeNotConnected))
 		return
 	case first.To == "":
-		o.record(rctx, final(g, StatusFailed, ErrCodeNoAddress))
+		o.record(rctx, final(g, alerting.StatusFailed, alerting.ErrCodeNoAddress))
 		return
 	}
-	env := Envelope{Channel: first.Channel, To: first.To, MessageID: NewMessageID()}
+	env := alerting.Envelope{Channel: first.Channel, To: first.To, MessageID: alerting.NewMessageID()}
 	for _, d := range g {
 		m := d.Message
-		m.RuleURL, m.SettingsURL = Links(o.BaseURL, m)
+		m.RuleURL, m.SettingsURL = alerting.Links(o.BaseURL, m)
 		env.Messages = append(env.Messages, m)
 	}
 	// A shutdown lets the send finish (bounded by Timeout) rather than
@@ -347,11 +349,11 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 	sctx, cancel := context.WithTimeout(rctx, o.Timeout)
 	retry, err := o.Notifiers[first.Channel].Notify(sctx, env)
 	if err != nil && sctx.Err() == context.DeadlineExceeded {
-		retry, err = true, &SendError{Code: ErrCodeTimeout}
+		retry, err = true, &alerting.SendError{Code: alerting.ErrCodeTimeout}
 	}
 	cancel()
 	now := time.Now()
-	if IsTeamChannel(first.Channel) {
+	if alerting.IsTeamChannel(first.Channel) {
 		o.mu.Lock()
 		o.lastChat[key] = now
 		o.mu.Unlock()
@@ -359,7 +361,7 @@ func (o *Outbox) sendGroup(ctx context.Context, key string, g []Due, claimedAt t
 	if err == nil {
 		out := make([]Outcome, len(g))
 		for i, d := range g {
-			out[i] = Outcome{ID: d.ID, AccountID: d.AccountID, Channel: d.Channel, Status: StatusSent, MessageID: env.MessageID, Attempted: true, At: now}
+			out[i] = Outcome{ID: d.ID, AccountID: d.AccountID, Channel: d.Channel, Status: alerting.StatusSent, MessageID: env.MessageID, Attempted: true, At: now}
 		}
 		o.record(rctx, out)
 		return
@@ -383,8 +385,8 @@ func (o *Outbox) release(ctx context.Context, g []Due) {
 // A revoked webhook is marked broken and not retried.
 func (o *Outbox) failed(rctx context.Context, g []Due, err error, retry bool, now time.Time) []Outcome {
 	first := g[0]
-	code := ErrorText(err)
-	var se *SendError
+	code := alerting.ErrorText(err)
+	var se *alerting.SendError
 	var retryAfter time.Duration
 	if asSendError(err, &se) {
 		retryAfter = se.RetryAfter
@@ -392,23 +394,23 @@ func (o *Outbox) failed(rctx context.Context, g []Due, err error, retry bool, no
 			if merr := o.Store.MarkBroken(rctx, first.AccountID, first.Channel, first); merr != nil {
 				o.Log.Warn("outbox: marking a webhook broken failed", "account", first.AccountID, "channel", first.Channel, "error", merr)
 			}
-			code, retry = ErrCodeRevoked, false
+			code, retry = alerting.ErrCodeRevoked, false
 		}
 	}
 	o.Log.Info("outbox: send failed", "channel", first.Channel, "account", first.AccountID, "deliveries", len(g), "error", code, "retry", retry)
 	out := make([]Outcome, len(g))
 	for i, d := range g {
-		oc := Outcome{ID: d.ID, AccountID: d.AccountID, Channel: d.Channel, Error: code, Attempted: true, At: now, Status: StatusFailed}
+		oc := Outcome{ID: d.ID, AccountID: d.AccountID, Channel: d.Channel, Error: code, Attempted: true, At: now, Status: alerting.StatusFailed}
 		if next, ok := NextAttempt(now, d.QueuedAt, d.Attempts+1, retry, retryAfter, o.RetryBase); ok {
-			oc.Status, oc.NextAttempt = StatusQueued, next
+			oc.Status, oc.NextAttempt = alerting.StatusQueued, next
 		}
 		out[i] = oc
 	}
 	return out
 }
 
-func asSendError(err error, se **SendError) bool {
-	e, ok := err.(*SendError)
+func asSendError(err error, se **alerting.SendError) bool {
+	e, ok := err.(*alerting.SendError)
 	if ok {
 		*se = e
 	}
@@ -434,21 +436,12 @@ func (o *Outbox) record(ctx context.Context, out []Outcome) {
 	}
 	for _, oc := range out {
 		switch {
-		case oc.Status == StatusSent:
-			o.Metrics.Delivered(oc.Channel, StatusSent, 1)
-		case oc.Status == StatusFailed:
-			o.Metrics.Delivered(oc.Channel, StatusFailed, 1)
+		case oc.Status == alerting.StatusSent:
+			o.Metrics.Delivered(oc.Channel, alerting.StatusSent, 1)
+		case oc.Status == alerting.StatusFailed:
+			o.Metrics.Delivered(oc.Channel, alerting.StatusFailed, 1)
 		default:
 			o.Metrics.Delivered(oc.Channel, "retried", 1)
 		}
 	}
-}
-
-// NewMessageID returns a fresh message id ("msg_" and 24 hex digits): one
-// per envelope, shared by the deliveries of a digest; email uses it in its
-// Message-ID header.
-func NewMessageID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "msg_" + hex.EncodeToString(b[:])
 }

@@ -1,8 +1,10 @@
-package alerting
+package notify
 
 import (
 	"context"
 	"time"
+
+	"github.com/mcpscope/telemetry/alerting"
 )
 
 // DefaultEmailPerAccountHour is alerting.email.max_per_account_hour's
@@ -35,7 +37,7 @@ func (o *Outbox) budget(ctx context.Context, claimed []Due) ([]Due, error) {
 	var accountIDs []string
 	seen := map[string]bool{}
 	for _, d := range claimed {
-		if d.Channel == ChannelEmail && !seen[d.AccountID] {
+		if d.Channel == alerting.ChannelEmail && !seen[d.AccountID] {
 			seen[d.AccountID] = true
 			accountIDs = append(accountIDs, d.AccountID)
 		}
@@ -57,7 +59,7 @@ func (o *Outbox) budget(ctx context.Context, claimed []Due) ([]Due, error) {
 		}
 		o.Log.Info("outbox: email budget spent, deliveries wait", "deliveries", len(ids), "until", at)
 		if o.Metrics != nil {
-			o.Metrics.Deferred(ChannelEmail, len(ids))
+			o.Metrics.Deferred(alerting.ChannelEmail, len(ids))
 		}
 	}
 	return keep, nil
@@ -72,7 +74,7 @@ func (o *Outbox) split(claimed []Due, spent map[string]EmailSpend, now time.Time
 	keep := claimed[:0:0]
 	deferred := map[time.Time][]string{}
 	for _, d := range claimed {
-		if d.Channel != ChannelEmail || d.Undecryptable || d.NotMember || d.Unverified || d.To == "" {
+		if d.Channel != alerting.ChannelEmail || d.Undecryptable || d.NotMember || d.Unverified || d.To == "" {
 			keep = append(keep, d) // ends without a send: costs nothing
 			continue
 		}
