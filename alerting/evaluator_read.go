@@ -92,7 +92,7 @@ func (e *RuleEvaluator) addToolChanges(ctx context.Context, to time.Time, chunk 
 		return stats, nil
 	}
 	return addCounts(ctx, to, chunk, baseline, stats, MetricToolChanges, e.Changes.ToolChangeCounts,
-		func(st *analytics.WindowStat, n int64) { st.ToolChanges = n })
+		func(st *analytics.WindowStat, n analytics.ToolChangeCount) { st.ToolChanges, st.ToolChangeCount = n.All, n })
 }
 
 // windowStats measures one rule's window and, when it has a baseline, the
@@ -143,7 +143,7 @@ func (e *RuleEvaluator) ruleToolChanges(ctx context.Context, r *EvalRule, to tim
 			stats[r.MCPID] = map[string]analytics.WindowStat{}
 		}
 		cur := stats[r.MCPID][tool]
-		cur.ToolChanges = st.ToolChanges
+		cur.ToolChanges, cur.ToolChangeCount = st.ToolChanges, st.ToolChangeCount
 		stats[r.MCPID][tool] = cur
 	}
 	return nil

@@ -44,10 +44,10 @@ func (e *RuleEvaluator) ruleRepeats(ctx context.Context, r *EvalRule, to time.Ti
 // (those with a baseline only, when baseline) ending at to, and sets each
 // count into stats with set: the counters that come from outside the
 // window read (tool changes, repeats).
-func addCounts(ctx context.Context, to time.Time, chunk []*EvalRule, baseline bool,
+func addCounts[T any](ctx context.Context, to time.Time, chunk []*EvalRule, baseline bool,
 	stats map[string]map[int]map[string]analytics.WindowStat, metric string,
-	count func(context.Context, time.Time, map[string]analytics.WindowRequest) (map[string]map[int]map[string]int64, error),
-	set func(*analytics.WindowStat, int64)) (map[string]map[int]map[string]analytics.WindowStat, error) {
+	count func(context.Context, time.Time, map[string]analytics.WindowRequest) (map[string]map[int]map[string]T, error),
+	set func(*analytics.WindowStat, T)) (map[string]map[int]map[string]analytics.WindowStat, error) {
 	var rules []*EvalRule
 	for _, r := range chunk {
 		if r.Metric == metric {
