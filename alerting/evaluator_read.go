@@ -92,7 +92,9 @@ func (e *RuleEvaluator) addToolChanges(ctx context.Context, to time.Time, chunk 
 		return stats, nil
 	}
 	return addCounts(ctx, to, chunk, baseline, stats, MetricToolChanges, e.Changes.ToolChangeCounts,
-		func(st *analytics.WindowStat, n analytics.ToolChangeCount) { st.ToolChanges, st.ToolChangeCount = n.All, n })
+		func(st *analytics.WindowStat, n analytics.ToolChangeCount) {
+			st.ToolChanges, st.ToolChangeCount = n.All, n
+		})
 }
 
 // windowStats measures one rule's window and, when it has a baseline, the

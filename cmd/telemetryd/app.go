@@ -237,6 +237,8 @@ func (m *Main) Open(ctx context.Context) error {
 		Tokens:        m.Tokens,
 		Deletions:     m.Deletions,
 		Inventory:     m.Inventory,
+		ToolChanges:   m.Inventory,
+		ChangeImpact:  m.CH.Reads,
 		RetentionDays: m.Config.Storage.RetentionDays,
 
 		Channels:      m.Channels,
