@@ -370,6 +370,7 @@ func (m *Main) openAlerting() error {
 	m.Evaluator.Budget = m.Config.Alerting.PassBudget
 	m.Inventory = postgres.NewInventoryService(m.PG)
 	m.Evaluator.Changes = m.Inventory
+	m.Evaluator.ChangeList, m.Evaluator.ChangeImpact = m.Inventory, m.CH.Reads
 	if err := m.openProbes(box); err != nil {
 		return err
 	}
