@@ -3,10 +3,14 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
 )
 
@@ -50,4 +54,52 @@ func (s *Server) getToolChange(ctx context.Context, in *toolChangeInput) (*bodyO
 		}
 	}
 	return &bodyOf[analytics.ToolChangeDetail]{d}, nil
+}
+
+type toolChangesArgs struct {
+	mcpIDArgs
+	MinSeverity string `json:"min_severity,omitempty" jsonschema:"breaking, risky or benign: only the changes at least that severe. Default: every change."`
+	mcpRangeArgs
+}
+
+// addToolChangeTools adds /mcp's list_tool_changes: the inventory's
+// changes of a range, graded, as GET /v1/mcps/{id}/inventory lists them.
+func (s *Server) addToolChangeTools(srv *mcp.Server) {
+	addTool(s, srv, mcpTool[toolChangesArgs]{name: "list_tool_changes", title: "Tool changes", store: true, bounds: datesOnly,
+		desc: "The changes of one MCP's tool set over a range of UTC days, newest first: each tool added, removed or changed, with its " +
+			"severity (breaking, risky, benign) and reasons (e.g. required_added, read_only_dropped, model_instructions), the server version " +
+			"that showed it and its id (GET /v1/mcps/{id}/inventory/changes/{change_id} has the diff and the clients it hit). " +
+			"Tells what a release broke or made risky for the agents calling it.",
+		call: func(ctx context.Context, in toolChangesArgs) (any, string, error) {
+			if in.MinSeverity != "" && !analytics.ValidChangeSeverity(in.MinSeverity) {
+				return nil, "", telemetry.FieldError(telemetry.EINVALID, "min_severity", "min_severity must be breaking, risky or benign.")
+			}
+			r, err := s.mcpRange(ctx, in.MCPID, in.query())
+			if err != nil {
+				return nil, "", err
+			}
+			inv, err := s.opts.Inventory.Inventory(ctx, in.MCPID, r)
+			if err != nil {
+				return nil, "", err
+			}
+			changes := []analytics.InventoryChange{}
+			for _, c := range inv.Changes {
+				if in.MinSeverity == "" || c.Severity != nil && analytics.SeverityRank(*c.Severity) >= analytics.SeverityRank(in.MinSeverity) {
+					changes = append(changes, c)
+				}
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "%d tool changes from %s to %s:\n", len(changes), inv.From, inv.To)
+			for _, c := range changes {
+				fmt.Fprintf(&b, "- %s %s %s (version %s, id %s)", stamp(c.At), c.Tool, c.Kind, str(c.ServerVersion), c.ID)
+				if c.Severity != nil {
+					fmt.Fprintf(&b, ": %s", *c.Severity)
+				}
+				for _, r := range c.Reasons {
+					fmt.Fprintf(&b, "; %s: %s", r.Code, r.Message)
+				}
+				b.WriteByte('\n')
+			}
+			return map[string]any{"from": inv.From, "to": inv.To, "changes": changes}, b.String(), nil
+		}})
 }
