@@ -1,7 +1,7 @@
 -- 022: tool changes graded (docs/tool-changes.md). tool_definitions keeps
 -- each distinct definition of an MCP's tools once, by the SHA-256 of its
--- canonical JSON (at most 1,000 per MCP, the oldest not listed dropped
--- first); inventory_tools remembers its tool's current one, and each
+-- canonical JSON (those of listed tools and at most 1,000 others per
+-- MCP, the oldest dropped first); inventory_tools remembers its tool's current one, and each
 -- change the definitions before and after it, its severity and reasons.
 -- rules gain min_severity, the filter of tool_changes rules.
 CREATE TABLE tool_definitions (
