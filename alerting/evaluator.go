@@ -176,6 +176,10 @@ type RuleEvaluator struct {
 	// Unknown, when set, counts the calls of unknown tools of rules on
 	// unknown_tool_calls (evaluator_counts.go); without it they measure 0.
 	Unknown analytics.UnknownToolCounter
+	// ChangeList and ChangeImpact, when set, name the changes and the
+	// clients they hit in the messages of tool_changes rules.
+	ChangeList   analytics.ToolChangeStore
+	ChangeImpact analytics.ToolChangeImpactReader
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 10,000. A chunk's statements cost
 	// about the same whether they name 500 or 1,000 MCPs (their reads of
@@ -446,6 +450,7 @@ func (c change) value() *float64 {
 // apply writes one transition, reporting false when the rule changed under
 // it, in which case nothing is written, and how many deliveries it created.
 func (e *RuleEvaluator) apply(ctx context.Context, c change, now time.Time) (bool, int, error) {
+	e.noteToolChanges(ctx, &c, now)
 	if c.notice {
 		return e.store.SnoozeEnded(ctx, *c.rule, now, func(rule Rule, audience []Member, connected map[string]bool) []PlannedDelivery {
 			return planFiring(rule, c.reading, audience, connected)

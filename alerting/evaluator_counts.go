@@ -11,28 +11,52 @@ import (
 // changes (tool_changes), repeated calls (repeated_calls) and calls of
 // unknown tools (unknown_tool_calls), each from its own counter.
 
-// windowCounter is one such count: the metric it measures, the counter's
-// read, and where it goes in a WindowStat.
+// windowCounter is one such count: the metric it measures and the
+// counter's read, whose answer per MCP, window and tool sets its count
+// into a WindowStat.
 type windowCounter struct {
 	metric string
-	count  func(context.Context, time.Time, map[string]analytics.WindowRequest) (map[string]map[int]map[string]int64, error)
-	set    func(*analytics.WindowStat, int64)
+	count  func(context.Context, time.Time, map[string]analytics.WindowRequest) (map[string]map[int]map[string]func(*analytics.WindowStat), error)
+}
+
+// counterOf makes a windowCounter of a read answering counts of type T,
+// each set into a WindowStat by set.
+func counterOf[T any](metric string,
+	count func(context.Context, time.Time, map[string]analytics.WindowRequest) (map[string]map[int]map[string]T, error),
+	set func(*analytics.WindowStat, T)) windowCounter {
+	return windowCounter{metric, func(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]func(*analytics.WindowStat), error) {
+		counts, err := count(ctx, to, reqs)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]map[int]map[string]func(*analytics.WindowStat), len(counts))
+		for mcp, windows := range counts {
+			out[mcp] = make(map[int]map[string]func(*analytics.WindowStat), len(windows))
+			for minutes, tools := range windows {
+				out[mcp][minutes] = make(map[string]func(*analytics.WindowStat), len(tools))
+				for tool, n := range tools {
+					out[mcp][minutes][tool] = func(st *analytics.WindowStat) { set(st, n) }
+				}
+			}
+		}
+		return out, nil
+	}}
 }
 
 // counters lists the evaluator's counters that are set.
 func (e *RuleEvaluator) counters() []windowCounter {
 	var cs []windowCounter
 	if e.Changes != nil {
-		cs = append(cs, windowCounter{MetricToolChanges, e.Changes.ToolChangeCounts,
-			func(st *analytics.WindowStat, n int64) { st.ToolChanges = n }})
+		cs = append(cs, counterOf(MetricToolChanges, e.Changes.ToolChangeCounts,
+			func(st *analytics.WindowStat, n analytics.ToolChangeCount) { st.ToolChanges, st.ToolChangeCount = n.All, n }))
 	}
 	if e.Repeats != nil {
-		cs = append(cs, windowCounter{MetricRepeatedCalls, e.Repeats.RepeatCounts,
-			func(st *analytics.WindowStat, n int64) { st.RepeatedCalls = n }})
+		cs = append(cs, counterOf(MetricRepeatedCalls, e.Repeats.RepeatCounts,
+			func(st *analytics.WindowStat, n int64) { st.RepeatedCalls = n }))
 	}
 	if e.Unknown != nil {
-		cs = append(cs, windowCounter{MetricUnknownToolCalls, e.Unknown.UnknownToolCounts,
-			func(st *analytics.WindowStat, n int64) { st.UnknownToolCalls = n }})
+		cs = append(cs, counterOf(MetricUnknownToolCalls, e.Unknown.UnknownToolCounts,
+			func(st *analytics.WindowStat, n int64) { st.UnknownToolCalls = n }))
 	}
 	return cs
 }
@@ -61,12 +85,12 @@ func (e *RuleEvaluator) ruleCounts(ctx context.Context, r *EvalRule, to time.Tim
 		if err != nil {
 			return err
 		}
-		for tool, n := range counts[r.MCPID][r.WindowMinutes] {
+		for tool, set := range counts[r.MCPID][r.WindowMinutes] {
 			if stats[r.MCPID] == nil {
 				stats[r.MCPID] = map[string]analytics.WindowStat{}
 			}
 			st := stats[r.MCPID][tool]
-			c.set(&st, n)
+			set(&st)
 			stats[r.MCPID][tool] = st
 		}
 	}
@@ -103,9 +127,9 @@ func (c windowCounter) add(ctx context.Context, to time.Time, chunk []*EvalRule,
 			if stats[mcp][minutes] == nil {
 				stats[mcp][minutes] = map[string]analytics.WindowStat{}
 			}
-			for tool, n := range tools {
+			for tool, set := range tools {
 				st := stats[mcp][minutes][tool]
-				c.set(&st, n)
+				set(&st)
 				stats[mcp][minutes][tool] = st
 			}
 		}

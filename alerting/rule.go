@@ -128,6 +128,10 @@ type Rule struct {
 	// ErrorKind, for a rule on errors or error_rate, counts only the
 	// errors of that kind (analytics.ErrorKinds); nil counts every error.
 	ErrorKind *string `json:"error_kind"`
+	// MinSeverity, for a rule on tool_changes, counts only the changes at
+	// least that severe (breaking, risky, benign; docs/tool-changes.md);
+	// nil counts every change.
+	MinSeverity *string `json:"min_severity"`
 }
 
 // Snoozed reports whether the rule's deliveries are muted at now.

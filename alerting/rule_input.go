@@ -39,6 +39,8 @@ type RuleCreate struct {
 	// ErrorKind is nil or one of analytics.ErrorKinds, for a rule on
 	// errors or error_rate only.
 	ErrorKind *string `json:"error_kind,omitempty"`
+	// MinSeverity is nil or a change severity, for a rule on tool_changes.
+	MinSeverity *string `json:"min_severity,omitempty"`
 }
 
 // Validate checks every field and returns the first problem as EINVALID with
@@ -66,6 +68,9 @@ func (c RuleCreate) Validate() error {
 		return telemetry.FieldError(telemetry.EINVALID, "body.comparator", "The comparator must be one of >, >=, < or <=.")
 	}
 	if err := checkErrorKind(c.Metric, c.ErrorKind); err != nil {
+		return err
+	}
+	if err := checkMinSeverity(c.Metric, c.MinSeverity); err != nil {
 		return err
 	}
 	if err := c.checkBaseline(); err != nil {
@@ -107,6 +112,7 @@ func (c RuleCreate) Rule(id, mcpID string, now time.Time) Rule {
 		NotifyOnResolve: c.NotifyOnResolve != nil && *c.NotifyOnResolve,
 		SnoozedUntil:    cloneTime(c.SnoozedUntil), Baseline: cloneString(c.Baseline),
 		RenotifyMinutes: cloneInt(c.RenotifyMinutes), Sensitivity: c.sensitivity(), ErrorKind: cloneString(c.ErrorKind),
+		MinSeverity: cloneString(c.MinSeverity),
 	}
 	if c.MinCalls != nil {
 		r.MinCalls = *c.MinCalls
@@ -149,6 +155,8 @@ type RuleUpdate struct {
 	Severity *string `json:"severity,omitempty"`
 	// ErrorKind: absent keeps it, null removes it, a kind sets it.
 	ErrorKind NullableString `json:"error_kind,omitzero"`
+	// MinSeverity: absent keeps it, null removes it, a severity sets it.
+	MinSeverity NullableString `json:"min_severity,omitzero"`
 }
 
 // Apply returns r with the update merged in, validated as a whole (so a
@@ -169,6 +177,10 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	next.ErrorKind = cloneString(r.ErrorKind)
 	if u.ErrorKind.Set {
 		next.ErrorKind = cloneString(u.ErrorKind.Value)
+	}
+	next.MinSeverity = cloneString(r.MinSeverity)
+	if u.MinSeverity.Set {
+		next.MinSeverity = cloneString(u.MinSeverity.Value)
 	}
 	next.SnoozedUntil = cloneTime(r.SnoozedUntil)
 	if u.Name != nil {
@@ -226,7 +238,7 @@ func (u RuleUpdate) Apply(r Rule, now time.Time) (Rule, error) {
 	c := RuleCreate{Severity: &sev, Name: next.Name, Metric: next.Metric, Tool: next.Tool, Comparator: next.Comparator,
 		Threshold: next.Threshold, WindowMinutes: next.WindowMinutes, Channels: next.Channels, Enabled: &enabled,
 		SnoozedUntil: next.SnoozedUntil, MinCalls: &next.MinCalls, Baseline: next.Baseline, RenotifyMinutes: next.RenotifyMinutes,
-		Sensitivity: next.Sensitivity, ErrorKind: next.ErrorKind}
+		Sensitivity: next.Sensitivity, ErrorKind: next.ErrorKind, MinSeverity: next.MinSeverity}
 	if err := c.Validate(); err != nil {
 		return Rule{}, err
 	}
@@ -245,7 +257,22 @@ func (r Rule) Redefines(old Rule) bool {
 	return r.Metric != old.Metric || !equalStringPtr(r.Tool, old.Tool) || r.Comparator != old.Comparator ||
 		r.Threshold != old.Threshold || r.WindowMinutes != old.WindowMinutes || r.MinCalls != old.MinCalls ||
 		!equalStringPtr(r.Baseline, old.Baseline) || !equalStringPtr(r.Sensitivity, old.Sensitivity) ||
-		!equalStringPtr(r.ErrorKind, old.ErrorKind)
+		!equalStringPtr(r.ErrorKind, old.ErrorKind) || !equalStringPtr(r.MinSeverity, old.MinSeverity)
+}
+
+// checkMinSeverity refuses a min_severity that is not a change severity,
+// or on a metric other than tool_changes.
+func checkMinSeverity(metric string, sev *string) error {
+	if sev == nil {
+		return nil
+	}
+	if !analytics.ValidChangeSeverity(*sev) {
+		return telemetry.FieldError(telemetry.EINVALID, "body.min_severity", "min_severity must be null, breaking, risky or benign.")
+	}
+	if metric != MetricToolChanges {
+		return telemetry.FieldError(telemetry.EINVALID, "body.min_severity", "min_severity filters the metric tool_changes only.")
+	}
+	return nil
 }
 
 // checkErrorKind refuses an error_kind that is not a kind, or on a metric

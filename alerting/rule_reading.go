@@ -34,6 +34,9 @@ func (r Rule) Value(stats map[string]analytics.WindowStat) (value float64, ok bo
 	case MetricUsers:
 		return float64(st.Users), true
 	case MetricToolChanges:
+		if r.MinSeverity != nil {
+			return float64(st.ToolChangeCount.AtLeast(*r.MinSeverity)), true
+		}
 		return float64(st.ToolChanges), true
 	case MetricProbeDown:
 		if st.Probe == nil {
@@ -88,6 +91,9 @@ type Reading struct {
 	// Expected is a seasonal rule's band for this hour of the week; nil
 	// for other rules and while its history is too short.
 	Expected *Band
+	// ChangeNote names the changes of a firing tool_changes rule
+	// (ToolChangeNote); "" otherwise.
+	ChangeNote string
 }
 
 // Read measures the rule: cur is its window's stats and prev the baseline

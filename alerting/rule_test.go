@@ -138,7 +138,7 @@ func TestRuleJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"baseline", "channels", "comparator", "created_at", "enabled", "error_kind", "id", "last_fired_at", "mcp_id", "metric",
-		"min_calls", "name", "notify_on_resolve", "renotify_minutes", "sensitivity", "severity", "snoozed_until", "state", "threshold", "tool", "window_minutes"}
+		"min_calls", "min_severity", "name", "notify_on_resolve", "renotify_minutes", "sensitivity", "severity", "snoozed_until", "state", "threshold", "tool", "window_minutes"}
 	if got := jsonKeys(t, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("keys = %v, want %v", got, want)
 	}

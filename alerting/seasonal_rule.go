@@ -162,5 +162,11 @@ func planFiring(rule Rule, rd Reading, audience []Member, connected map[string]b
 	if rd.Expected != nil && rule.Seasonal() {
 		return PlanSeasonalFanOut(rule, "Firing", rd.Value, *rd.Expected, audience, connected)
 	}
-	return PlanFanOut(rule, rd.Value, audience, connected)
+	ds := PlanFanOut(rule, rd.Value, audience, connected)
+	if rd.ChangeNote != "" {
+		for i := range ds {
+			ds[i].Body += " " + rd.ChangeNote
+		}
+	}
+	return ds
 }

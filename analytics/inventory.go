@@ -193,6 +193,8 @@ type InventoryTool struct {
 
 // InventoryChange is one change between two reports.
 type InventoryChange struct {
+	// ID names the change (GET /v1/mcps/{id}/inventory/changes/{id}).
+	ID   string    `json:"id"`
 	At   time.Time `json:"at"`
 	Tool string    `json:"tool"`
 	Kind string    `json:"kind"`
@@ -204,6 +206,10 @@ type InventoryChange struct {
 	// Source is the kind of report that showed the change: "sdk" or
 	// "probe".
 	Source string `json:"source"`
+	// Severity and Reasons grade the change (docs/tool-changes.md); null
+	// for changes recorded before grading.
+	Severity *string        `json:"severity"`
+	Reasons  []ChangeReason `json:"reasons"`
 }
 
 // InventoryService keeps the inventory. mcpID is trusted: callers check
@@ -225,5 +231,5 @@ type ToolChangeCounter interface {
 	// lengths (Minutes), the changes in [to - minutes, to): by MCP id,
 	// window minutes, then "" for all tools and each tool's name. Absent
 	// entries are zero.
-	ToolChangeCounts(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]int64, error)
+	ToolChangeCounts(ctx context.Context, to time.Time, reqs map[string]WindowRequest) (map[string]map[int]map[string]ToolChangeCount, error)
 }

@@ -21,6 +21,8 @@ type WindowStat struct {
 	// metrics stores leave it 0, the alert evaluator fills it from its
 	// ToolChangeCounter.
 	ToolChanges int64
+	// ToolChangeCount counts them by severity (ToolChanges is its All).
+	ToolChangeCount ToolChangeCount
 	// Probe is the MCP's probe state (nil when it has no enabled probe);
 	// the metrics stores leave it nil, the alert evaluator fills it from
 	// its ProbeStatReader.

@@ -92,7 +92,8 @@ var getInventoryOp = metricRead("get-inventory", "Tool inventory of an MCP",
 	"The tools the MCP's server listed (tools/list, as the SDKs report it) at some time in the range, or still lists, each with `first_seen_at`, `last_seen_at`, "+
 		"its latest `schema_hash` and its `calls` in the range (0: listed but never called); tools called in the range but never listed appear with null "+
 		"`first_seen_at`, `last_seen_at` and `schema_hash`. Sorted by name. `changes` are the range's inventory changes, newest first (at most 1000): "+
-		"`{at, tool, kind: added|removed|changed, server_version, schema_hash}`. Each listed tool has `definition_bytes` (its name plus the compact JSON of "+
+		"`{id, at, tool, kind: added|removed|changed, server_version, schema_hash, severity: breaking|risky|benign, reasons: [{code, message}]}` "+
+		"(severity and reasons null for changes recorded before grading; GET /v1/mcps/{id}/inventory/changes/{change_id} has the diff and who it hit; docs/tool-changes.md). Each listed tool has `definition_bytes` (its name plus the compact JSON of "+
 		"the schema the SDK reported, `{description, inputSchema, annotations}`: what an agent reads of it in tools/list; null when no schema was reported) "+
 		"and the inventory `definition_bytes_total`, their sum (null when none has one). See docs/inventory.md and docs/failures.md.")
 

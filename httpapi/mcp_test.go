@@ -118,7 +118,7 @@ func TestMCPEndpoint(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if strings.Join(names, ",") != "get_breakdown,get_overview,get_rule_history,get_session_timeline,get_slo,get_tool,get_tools,list_mcps,list_rules,list_sessions,list_slos,list_unknown_tools,top_errors" {
+	if strings.Join(names, ",") != "get_breakdown,get_overview,get_rule_history,get_session_timeline,get_slo,get_tool,get_tools,list_mcps,list_rules,list_sessions,list_slos,list_tool_changes,list_unknown_tools,top_errors" {
 		t.Fatalf("tools: %v", names)
 	}
 
@@ -168,6 +168,20 @@ func TestMCPEndpoint(t *testing.T) {
 		if !strings.Contains(toolText(res), c.text) {
 			t.Errorf("%s: text lacks %q:\n%s", c.tool, c.text, toolText(res))
 		}
+	}
+	// list_tool_changes: the inventory's graded changes, filtered by
+	// severity.
+	hash := strings.Repeat("ab", 32)
+	expect(t, s, "POST", "/v1/ingest/inventory", key, `{"tools":[{"name":"search","schema_hash":"`+hash+`"}]}`, 202, "")
+	expect(t, s, "POST", "/v1/ingest/inventory", key, `{"server_version":"2","tools":[]}`, 202, "")
+	tcRes, changes := callTool(t, cs, "list_tool_changes", map[string]any{"mcp_id": tm.mcp, "min_severity": "breaking"})
+	all := api(base + "/inventory").(map[string]any)["changes"].([]any)
+	if got := changes.(map[string]any)["changes"].([]any); len(all) != 2 || len(got) != 1 || !reflect.DeepEqual(got[0], all[0]) ||
+		!strings.Contains(toolText(tcRes), "search removed (version 2") || !strings.Contains(toolText(tcRes), "breaking; tool_removed:") {
+		t.Errorf("list_tool_changes %v, inventory %v:\n%s", got, all, toolText(tcRes))
+	}
+	if res, _ := callTool(t, cs, "list_tool_changes", map[string]any{"mcp_id": tm.mcp, "min_severity": "fatal"}); !res.IsError {
+		t.Error("list_tool_changes took min_severity fatal")
 	}
 	// top_errors: the insights' top errors for the MCP, the tool's error
 	// types for one tool.

@@ -163,6 +163,9 @@ func (s *Server) addMCPTools(srv *mcp.Server) {
 	if s.opts.SLOs != nil && s.opts.SLI != nil {
 		s.addSLOTools(srv)
 	}
+	if s.opts.Inventory != nil && s.opts.Analytics != nil && s.opts.MCPs != nil {
+		s.addToolChangeTools(srv)
+	}
 }
 
 func (s *Server) addMetricTools(srv *mcp.Server) {

@@ -79,6 +79,9 @@ func (s *Server) routes() []routeGroup {
 		{on: o.Inventory != nil && o.Analytics != nil && o.MCPs != nil, class: classRead, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/inventory", AnyMember, handle(s.getInventory, getInventoryOp)},
 		}},
+		{on: o.ToolChanges != nil && o.ChangeImpact != nil && o.MCPs != nil, class: classRead, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/inventory/changes/{change_id}", AnyMember, handle(s.getToolChange, getToolChangeOp)},
+		}},
 		{on: o.Inventory != nil && o.Ingester != nil, class: classIngest, routes: []route{
 			{http.MethodPost, "/v1/ingest/inventory", IngestOnly, handle(s.ingestInventory, ingestInventoryOp).rawBody(inventoryBody)},
 		}},

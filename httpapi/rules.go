@@ -18,7 +18,7 @@ type RuleList struct {
 // Field documentation shared by the create and update bodies.
 const (
 	docRuleName        = "What the rule is called in notifications; 1 to 200 characters."
-	docRuleMetric      = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly; tool_changes (changes of the MCP's tool inventory: tools added, removed or whose schema changed, see GET /v1/mcps/{id}/inventory; of the named tool only when tool is set); probe_down (consecutive failed checks of the MCP's probe, see POST /v1/mcps/{id}/probes; the window plays no part); unknown_tool_calls (items with error_kind unknown_tool, and tools/call items naming a tool the MCP's inventory did not list in the window: names agents asked for that the server does not have, as GET /v1/mcps/{id}/unknown-tools counts them; of that name when tool is set); repeated_calls (tool calls with the same tool and args_hash as their session's previous call within the window; see docs/failures.md)."
+	docRuleMetric      = "What the rule measures over its window: error_rate (errors / calls, a fraction: 0.05 is 5%; 0 with no calls), errors, calls (every item, or the tool's tools/call items), p50_ms, p95_ms and p99_ms (percentiles of duration_ms, t-digest; no value without measured calls, which never breaches), sessions (distinct session_ids) and users (distinct user_ids, falling back to the session_id), counted exactly; tool_changes (changes of the MCP's tool inventory: tools added, removed or whose schema changed, see GET /v1/mcps/{id}/inventory; of the named tool only when tool is set; at least min_severity when set); probe_down (consecutive failed checks of the MCP's probe, see POST /v1/mcps/{id}/probes; the window plays no part); unknown_tool_calls (items with error_kind unknown_tool, and tools/call items naming a tool the MCP's inventory did not list in the window: names agents asked for that the server does not have, as GET /v1/mcps/{id}/unknown-tools counts them; of that name when tool is set); repeated_calls (tool calls with the same tool and args_hash as their session's previous call within the window; see docs/failures.md)."
 	docRuleTool        = "Restrict the rule to the tools/call items of this tool; null or absent means every item of the MCP."
 	docRuleComparator  = "How the value is compared with the threshold."
 	docRuleThreshold   = "The value the metric is compared with; not negative, and at most 1 for error_rate."
@@ -51,6 +51,7 @@ type newRuleRequest struct {
 	RenotifyMinutes *int        `json:"renotify_minutes,omitempty" nullable:"true" minimum:"5" maximum:"10080" doc:"null (default) or 5 to 10080: while firing, deliver again every so many minutes."`
 	Severity        *string     `json:"severity,omitempty" enum:"critical,error,warning,info" doc:"Default error. critical, error, warning or info: shown in every message, the severity of PagerDuty events, a filter of the delivery log."`
 	ErrorKind       *string     `json:"error_kind,omitempty" nullable:"true" enum:"tool_error,exception,invalid_params,unknown_tool,method_not_found,timeout,cancelled,auth,internal,other" doc:"null (default) or an error kind: for metrics errors and error_rate only (422 otherwise), count only the errors of that kind (error_rate: errors of that kind / calls). See docs/failures.md."`
+	MinSeverity     *string     `json:"min_severity,omitempty" nullable:"true" enum:"breaking,risky,benign" doc:"null (default) or a change severity: for metric tool_changes only (422 otherwise), count only the changes at least that severe (risky counts risky and breaking). See docs/tool-changes.md."`
 }
 
 // nullableString is alerting.NullableString as OpenAPI sees it: a string
@@ -103,6 +104,19 @@ type rulePatch struct {
 	Sensitivity     nullableSensitivity `json:"sensitivity,omitzero"`
 	Severity        *string             `json:"severity,omitempty" enum:"critical,error,warning,info" doc:"critical, error, warning or info. Absent: unchanged."`
 	ErrorKind       nullableErrorKind   `json:"error_kind,omitzero"`
+	MinSeverity     nullableMinSeverity `json:"min_severity,omitzero"`
+}
+
+// nullableMinSeverity is the min_severity of a PATCH: a severity, null
+// (every change) or absent (unchanged).
+type nullableMinSeverity struct {
+	alerting.NullableString
+}
+
+// Schema describes the field as a nullable string.
+func (nullableMinSeverity) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Nullable: true,
+		Description: "null or breaking, risky or benign: tool_changes counts only the changes at least that severe. Absent: unchanged."}
 }
 
 // nullableSensitivity is the sensitivity of a PATCH: low, medium, high,
@@ -282,7 +296,7 @@ func (s *Server) createRule(ctx context.Context, in *createRuleInput) (*createdR
 		Name: b.Name, Metric: b.Metric, Tool: b.Tool, Comparator: b.Comparator, Threshold: b.Threshold,
 		WindowMinutes: b.WindowMinutes, Channels: []string(b.Channels), Enabled: b.Enabled, Severity: b.Severity,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil, MinCalls: b.MinCalls, Baseline: b.Baseline,
-		RenotifyMinutes: b.RenotifyMinutes, Sensitivity: b.Sensitivity, ErrorKind: b.ErrorKind,
+		RenotifyMinutes: b.RenotifyMinutes, Sensitivity: b.Sensitivity, ErrorKind: b.ErrorKind, MinSeverity: b.MinSeverity,
 	})
 	if err != nil {
 		return nil, err
@@ -328,7 +342,7 @@ func (s *Server) updateRule(ctx context.Context, in *updateRuleInput) (*ruleOutp
 		WindowMinutes: b.WindowMinutes, Channels: []string(b.Channels), Enabled: b.Enabled, Severity: b.Severity,
 		NotifyOnResolve: b.NotifyOnResolve, SnoozedUntil: b.SnoozedUntil.NullableTime, MinCalls: b.MinCalls,
 		Baseline: b.Baseline.NullableString, RenotifyMinutes: b.RenotifyMinutes.NullableInt,
-		Sensitivity: b.Sensitivity.NullableString, ErrorKind: b.ErrorKind.NullableString,
+		Sensitivity: b.Sensitivity.NullableString, ErrorKind: b.ErrorKind.NullableString, MinSeverity: b.MinSeverity.NullableString,
 	})
 	if err != nil {
 		return nil, err

@@ -42,6 +42,10 @@ type Options struct {
 	// Inventory, when set, serves POST /v1/ingest/inventory (with
 	// Ingester) and GET /v1/mcps/{id}/inventory (with Analytics).
 	Inventory analytics.InventoryService
+	// ToolChanges and ChangeImpact, when set (with MCPs), serve
+	// GET /v1/mcps/{id}/inventory/changes/{change_id}.
+	ToolChanges  analytics.ToolChangeStore
+	ChangeImpact analytics.ToolChangeImpactReader
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
 	// SpanSources, when set, keeps which OTLP emitters sent MCP spans, so

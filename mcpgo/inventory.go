@@ -100,7 +100,7 @@ func (t *Telemetry) reportInventory(tools []*mcp.Tool, serverVersion, protocol s
 		if tool == nil {
 			continue
 		}
-		part, err := schemaPart(tool)
+		part, err := schemaPart(tool, false)
 		if err != nil {
 			continue
 		}
@@ -109,7 +109,10 @@ func (t *Telemetry) reportInventory(tools []*mcp.Tool, serverVersion, protocol s
 			it.DefinitionBytes = int64(len(b))
 		}
 		if t.inventorySchemas {
-			it.Schema = client.CanonicalJSON(part)
+			// The definition sent covers outputSchema too (docs/tool-changes.md).
+			if def, err := schemaPart(tool, true); err == nil {
+				it.Schema = client.CanonicalJSON(def)
+			}
 		}
 		inv.Tools = append(inv.Tools, it)
 	}
@@ -143,8 +146,9 @@ func (t *Telemetry) reportInventory(tools []*mcp.Tool, serverVersion, protocol s
 }
 
 // schemaPart is the part of a tool its schema hash covers: description,
-// inputSchema and annotations as JSON, absent members left out.
-func schemaPart(tool *mcp.Tool) (map[string]any, error) {
+// inputSchema and annotations as JSON, absent members left out; with
+// output, outputSchema too (the definition the inventory keeps).
+func schemaPart(tool *mcp.Tool, output bool) (map[string]any, error) {
 	raw, err := json.Marshal(tool)
 	if err != nil {
 		return nil, err
@@ -154,8 +158,8 @@ func schemaPart(tool *mcp.Tool) (map[string]any, error) {
 		return nil, err
 	}
 	part := map[string]any{}
-	for _, k := range []string{"description", "inputSchema", "annotations"} {
-		if v, ok := all[k]; ok && v != nil {
+	for _, k := range []string{"description", "inputSchema", "annotations", "outputSchema"} {
+		if v, ok := all[k]; ok && v != nil && (output || k != "outputSchema") {
 			part[k] = v
 		}
 	}

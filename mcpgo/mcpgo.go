@@ -60,8 +60,9 @@ type Options struct {
 	// DisableInventory stops reporting tools/list answers to the
 	// inventory endpoint (on by default: names and schema hashes only).
 	DisableInventory bool
-	// InventorySchemas sends each tool's description, input schema and
-	// annotations with its hash.
+	// InventorySchemas sends each tool's definition (description, input
+	// and output schemas, annotations) with its hash: the service grades
+	// tool changes from it.
 	InventorySchemas bool
 	// ArgsHashKey is the key of args_hash (HMAC-SHA256, see ArgsHash).
 	// Empty: a random key per process, so equal calls hash equal within

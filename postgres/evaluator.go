@@ -68,7 +68,7 @@ func (s *EvaluationStore) WithPassLock(ctx context.Context, fn func(context.Cont
 }
 
 const evalRuleColumns = `id, account_id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at, sensitivity, severity, error_kind,
+	channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, last_fired_at, sensitivity, severity, error_kind, min_severity,
 	(SELECT m.created_at FROM mcps m WHERE m.id = rules.mcp_id)`
 
 // scanEvalRule reads a rule as the pass sees it: snoozed_until as stored,
@@ -78,7 +78,7 @@ func scanEvalRule(row pgx.CollectableRow) (alerting.EvalRule, error) {
 	var mcpCreated *time.Time
 	err := row.Scan(&r.ID, &r.AccountID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold,
 		&r.WindowMinutes, &r.Channels, &r.Enabled, &r.State, &r.NotifyOnResolve, &r.SnoozedUntil, &r.MinCalls, &r.Baseline, &r.LastFiredAt,
-		&r.Sensitivity, &r.Severity, &r.ErrorKind, &mcpCreated)
+		&r.Sensitivity, &r.Severity, &r.ErrorKind, &r.MinSeverity, &mcpCreated)
 	r.SnoozedUntil, r.LastFiredAt = utcPtr(r.SnoozedUntil), utcPtr(r.LastFiredAt)
 	if mcpCreated != nil {
 		r.MCPCreatedAt = mcpCreated.UTC()
@@ -125,14 +125,14 @@ func (s *EvaluationStore) RuleState(ctx context.Context, ruleID string) (string,
 // ruleUnchanged is the condition every state write carries: the rule is
 // still enabled, still in the state the evaluation started from, and still
 // defined as it was measured. $1 is the id, $2 the state measured from, $3
-// to $11 the definition.
+// to $12 the definition.
 const ruleUnchanged = `id = $1 AND state = $2 AND enabled AND metric = $3 AND tool IS NOT DISTINCT FROM $4
 	AND comparator = $5 AND threshold = $6 AND window_minutes = $7 AND min_calls = $8
 	AND baseline IS NOT DISTINCT FROM $9 AND sensitivity IS NOT DISTINCT FROM $10
-	AND error_kind IS NOT DISTINCT FROM $11`
+	AND error_kind IS NOT DISTINCT FROM $11 AND min_severity IS NOT DISTINCT FROM $12`
 
 func ruleUnchangedArgs(r alerting.EvalRule) []any {
-	return []any{r.ID, r.State, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.MinCalls, r.Baseline, r.Sensitivity, r.ErrorKind}
+	return []any{r.ID, r.State, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.MinCalls, r.Baseline, r.Sensitivity, r.ErrorKind, r.MinSeverity}
 }
 
 // Transition implements alerting.EvaluationStore. The state write, the
@@ -142,8 +142,8 @@ func ruleUnchangedArgs(r alerting.EvalRule) []any {
 // follow in the same transaction.
 func (s *EvaluationStore) Transition(ctx context.Context, r alerting.EvalRule, c alerting.StateChange, plan alerting.FanOut) (bool, int, error) {
 	return s.changeRule(ctx, r, ruleChange{
-		update: `UPDATE rules SET state = $12,
-				last_fired_at = CASE WHEN $12 = 'firing' THEN $13 ELSE last_fired_at END
+		update: `UPDATE rules SET state = $13,
+				last_fired_at = CASE WHEN $13 = 'firing' THEN $14 ELSE last_fired_at END
 			WHERE ` + ruleUnchanged + ` RETURNING name, channels, notify_on_resolve, snoozed_until`,
 		args: append(ruleUnchangedArgs(r), c.Next, c.At),
 		// Name, channels, resolve notices and the snooze may have changed
@@ -256,9 +256,9 @@ func (s *EvaluationStore) SnoozeEnded(ctx context.Context, r alerting.EvalRule, 
 	var muted bool
 	applied, deliveries, err := s.changeRule(ctx, r, ruleChange{
 		update: `UPDATE rules SET snoozed_until = NULL
-			WHERE ` + ruleUnchanged + ` AND snoozed_until = $12 AND last_fired_at = $13
+			WHERE ` + ruleUnchanged + ` AND snoozed_until = $13 AND last_fired_at = $14
 			RETURNING name, channels, NOT EXISTS (SELECT 1 FROM deliveries d
-				WHERE d.account_id = rules.account_id AND d.rule_id = rules.id AND d.created_at >= $13)`,
+				WHERE d.account_id = rules.account_id AND d.rule_id = rules.id AND d.created_at >= $14)`,
 		args:      append(ruleUnchangedArgs(r), *r.SnoozedUntil, *r.LastFiredAt),
 		returning: func(rule *alerting.Rule) []any { return []any{&rule.Name, &rule.Channels, &muted} },
 		applied: func(_ context.Context, _ pgx.Tx, rule *alerting.Rule) (bool, error) {

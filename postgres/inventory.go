@@ -49,13 +49,15 @@ func (s *InventoryService) RecordInventory(ctx context.Context, mcpID string, at
 		d := diffInventory(before, r, at)
 		if len(d.names) > 0 {
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO inventory_tools (mcp_id, name, schema_hash, schema, first_seen_at, last_seen_at, present, source)
-				SELECT $1, t.name, t.hash, t.schema::jsonb, $2, $2, true, $6 FROM unnest($3::text[], $4::text[], $5::text[]) AS t(name, hash, schema)
+				INSERT INTO inventory_tools (mcp_id, name, schema_hash, schema, first_seen_at, last_seen_at, present, definition_hash, source)
+				SELECT $1, t.name, t.hash, t.schema::jsonb, $2, $2, true, t.def, $7 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS t(name, hash, schema, def)
 				ON CONFLICT (mcp_id, name) DO UPDATE SET schema_hash = excluded.schema_hash, source = excluded.source,
 					schema = CASE WHEN excluded.schema IS NOT NULL OR inventory_tools.schema_hash <> excluded.schema_hash
 						THEN excluded.schema ELSE inventory_tools.schema END,
+					definition_hash = CASE WHEN excluded.schema IS NOT NULL OR inventory_tools.schema_hash <> excluded.schema_hash
+						THEN excluded.definition_hash ELSE inventory_tools.definition_hash END,
 					last_seen_at = greatest(inventory_tools.last_seen_at, excluded.last_seen_at), present = true`,
-				mcpID, at, d.names, d.hashes, d.schemas, r.SourceOrSDK()); err != nil {
+				mcpID, at, d.names, d.hashes, d.schemas, d.defHashes, r.SourceOrSDK()); err != nil {
 				return err
 			}
 		}
@@ -64,11 +66,19 @@ func (s *InventoryService) RecordInventory(ctx context.Context, mcpID string, at
 				return err
 			}
 		}
+		if err := keepDefinitions(ctx, tx, mcpID, at, d.newDefs); err != nil {
+			return err
+		}
 		if len(d.kinds) > 0 {
+			severities, reasons, err := gradeChanges(ctx, tx, mcpID, d)
+			if err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO inventory_changes (mcp_id, at, tool, kind, server_version, schema_hash, source)
-				SELECT $1, $2, c.tool, c.kind, $3, c.hash, $7 FROM unnest($4::text[], $5::text[], $6::text[]) AS c(tool, kind, hash)`,
-				mcpID, at, version, d.changeTools, d.kinds, d.changeHashes, r.SourceOrSDK()); err != nil {
+				INSERT INTO inventory_changes (mcp_id, at, tool, kind, server_version, schema_hash, before_definition, after_definition, severity, reasons, source)
+				SELECT $1, $2, c.tool, c.kind, $3, c.hash, c.bdef, c.adef, c.sev, c.reasons::jsonb, $11
+				FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) AS c(tool, kind, hash, bdef, adef, sev, reasons)`,
+				mcpID, at, version, d.changeTools, d.kinds, d.changeHashes, d.beforeDefs, d.afterDefs, severities, reasons, r.SourceOrSDK()); err != nil {
 				return err
 			}
 		}
@@ -85,18 +95,19 @@ type knownTool struct {
 	hash     string
 	present  bool
 	lastSeen time.Time
+	defHash  *string
 }
 
 // knownTools reads the MCP's inventory, by tool name.
 func knownTools(ctx context.Context, tx pgx.Tx, mcpID string) (map[string]knownTool, error) {
-	rows, err := tx.Query(ctx, `SELECT name, schema_hash, present, last_seen_at FROM inventory_tools WHERE mcp_id = $1`, mcpID)
+	rows, err := tx.Query(ctx, `SELECT name, schema_hash, present, last_seen_at, definition_hash FROM inventory_tools WHERE mcp_id = $1`, mcpID)
 	if err != nil {
 		return nil, err
 	}
 	before := map[string]knownTool{}
 	var name string
 	var k knownTool
-	_, err = pgx.ForEachRow(rows, []any{&name, &k.hash, &k.present, &k.lastSeen}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&name, &k.hash, &k.present, &k.lastSeen, &k.defHash}, func() error {
 		before[name] = k
 		return nil
 	})
@@ -108,9 +119,14 @@ func knownTools(ctx context.Context, tx pgx.Tx, mcpID string) (map[string]knownT
 // (removed) and the change log's rows (changeTools, kinds, changeHashes).
 type inventoryDiff struct {
 	names, hashes, removed []string
-	schemas                []*string
+	schemas, defHashes     []*string
 	changeTools, kinds     []string
 	changeHashes           []*string
+	// beforeDefs and afterDefs are the changes' definition hashes; after
+	// the definitions (by hash) of the report that are new to their tool.
+	beforeDefs, afterDefs []*string
+	newDefs               map[string][]byte
+	afterSchemas          [][]byte
 }
 
 // diffInventory compares report r, made at at, with the inventory before
@@ -119,27 +135,43 @@ type inventoryDiff struct {
 func diffInventory(before map[string]knownTool, r analytics.InventoryReport, at time.Time) inventoryDiff {
 	var d inventoryDiff
 	listed := make(map[string]bool, len(r.Tools))
+	d.newDefs = map[string][]byte{}
 	for _, t := range r.Tools {
 		listed[t.Name] = true
 		old, ok := before[t.Name]
+		var defHash *string
+		if t.Schema != nil {
+			if h := analytics.DefinitionHash(t.Schema); h != "" {
+				defHash = &h
+			}
+		}
+		defChanged := defHash != nil && old.defHash != nil && *old.defHash != *defHash
 		kind := ""
 		switch {
 		case !ok || !old.present:
 			kind = analytics.ChangeAdded
-		case old.hash != t.SchemaHash:
+		case old.hash != t.SchemaHash || defChanged:
 			kind = analytics.ChangeChanged
 		case at.Sub(old.lastSeen) < inventoryTouchEvery && t.Schema == nil:
 			continue // unchanged and seen a moment ago
 		}
+		if defHash != nil && (old.defHash == nil || *old.defHash != *defHash) {
+			d.newDefs[*defHash] = t.Schema
+		}
 		if kind != "" {
+			var was *string
+			if kind == analytics.ChangeChanged {
+				was = old.defHash
+			}
 			d.kinds, d.changeTools, d.changeHashes = append(d.kinds, kind), append(d.changeTools, t.Name), append(d.changeHashes, &t.SchemaHash)
+			d.beforeDefs, d.afterDefs, d.afterSchemas = append(d.beforeDefs, was), append(d.afterDefs, defHash), append(d.afterSchemas, t.Schema)
 		}
 		var schema *string
 		if t.Schema != nil {
 			v := string(t.Schema)
 			schema = &v
 		}
-		d.names, d.hashes, d.schemas = append(d.names, t.Name), append(d.hashes, t.SchemaHash), append(d.schemas, schema)
+		d.names, d.hashes, d.schemas, d.defHashes = append(d.names, t.Name), append(d.hashes, t.SchemaHash), append(d.schemas, schema), append(d.defHashes, defHash)
 	}
 	for n, old := range before {
 		if old.present && !listed[n] {
@@ -149,6 +181,7 @@ func diffInventory(before map[string]knownTool, r analytics.InventoryReport, at 
 	sort.Strings(d.removed)
 	for _, n := range d.removed {
 		d.kinds, d.changeTools, d.changeHashes = append(d.kinds, analytics.ChangeRemoved), append(d.changeTools, n), append(d.changeHashes, nil)
+		d.beforeDefs, d.afterDefs, d.afterSchemas = append(d.beforeDefs, before[n].defHash), append(d.afterDefs, nil), append(d.afterSchemas, nil)
 	}
 	return d
 }
@@ -178,17 +211,12 @@ func (s *InventoryService) Inventory(ctx context.Context, mcpID string, r analyt
 		return nil, wrap(err)
 	}
 	inv.SumDefinitionBytes()
-	rows, err = s.db.Pool.Query(ctx, `SELECT at, tool, kind, server_version, schema_hash, source FROM inventory_changes
+	rows, err = s.db.Pool.Query(ctx, `SELECT `+changeColumns+` FROM inventory_changes
 		WHERE mcp_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC, id DESC LIMIT $4`, mcpID, r.From, r.End(), analytics.MaxInventoryChanges)
 	if err != nil {
 		return nil, wrap(err)
 	}
-	inv.Changes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (analytics.InventoryChange, error) {
-		var c analytics.InventoryChange
-		err := row.Scan(&c.At, &c.Tool, &c.Kind, &c.ServerVersion, &c.SchemaHash, &c.Source)
-		c.At = c.At.UTC()
-		return c, err
-	})
+	inv.Changes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (analytics.InventoryChange, error) { return scanChange(row) })
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -211,7 +239,7 @@ func (s *InventoryService) ListedTools(ctx context.Context, mcpID string, from, 
 
 // ToolChangeCounts implements analytics.ToolChangeCounter in one query:
 // per MCP and window, the changes of every tool and their sum ("").
-func (s *InventoryService) ToolChangeCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]int64, error) {
+func (s *InventoryService) ToolChangeCounts(ctx context.Context, to time.Time, reqs map[string]analytics.WindowRequest) (map[string]map[int]map[string]analytics.ToolChangeCount, error) {
 	var mcps []string
 	var windows []int32
 	for id, q := range reqs {
@@ -219,12 +247,12 @@ func (s *InventoryService) ToolChangeCounts(ctx context.Context, to time.Time, r
 			mcps, windows = append(mcps, id), append(windows, int32(m))
 		}
 	}
-	out := map[string]map[int]map[string]int64{}
+	out := map[string]map[int]map[string]analytics.ToolChangeCount{}
 	if len(mcps) == 0 {
 		return out, nil
 	}
 	rows, err := s.db.Pool.Query(ctx, `
-		SELECT q.mcp, q.w, c.tool, count(*) FROM inventory_changes c
+		SELECT q.mcp, q.w, c.tool, count(*), count(*) FILTER (WHERE c.severity = 'breaking'), count(*) FILTER (WHERE c.severity = 'risky') FROM inventory_changes c
 		JOIN unnest($1::text[], $2::int[]) AS q(mcp, w) ON c.mcp_id = q.mcp AND c.at >= $3::timestamptz - make_interval(mins => q.w) AND c.at < $3::timestamptz
 		GROUP BY GROUPING SETS ((q.mcp, q.w, c.tool), (q.mcp, q.w))`, mcps, windows, to)
 	if err != nil {
@@ -233,13 +261,13 @@ func (s *InventoryService) ToolChangeCounts(ctx context.Context, to time.Time, r
 	var mcp string
 	var w int32
 	var tool *string
-	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&mcp, &w, &tool, &n}, func() error {
+	var n analytics.ToolChangeCount
+	_, err = pgx.ForEachRow(rows, []any{&mcp, &w, &tool, &n.All, &n.Breaking, &n.Risky}, func() error {
 		if out[mcp] == nil {
-			out[mcp] = map[int]map[string]int64{}
+			out[mcp] = map[int]map[string]analytics.ToolChangeCount{}
 		}
 		if out[mcp][int(w)] == nil {
-			out[mcp][int(w)] = map[string]int64{}
+			out[mcp][int(w)] = map[string]analytics.ToolChangeCount{}
 		}
 		key := ""
 		if tool != nil {

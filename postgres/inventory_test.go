@@ -77,7 +77,12 @@ func TestInventoryConcurrentReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := counts[m.ID]; w[8][""] != 2 || w[8]["a"] != 1 || w[8]["b"] != 1 || w[15][""] != 4 || w[15]["a"] != 2 || len(counts) != 1 {
+	// Graded: the changed a (no schemas) risky, the removed b breaking.
+	c := func(all, breaking, risky int64) analytics.ToolChangeCount {
+		return analytics.ToolChangeCount{All: all, Breaking: breaking, Risky: risky}
+	}
+	if w := counts[m.ID]; w[8][""] != c(2, 1, 1) || w[8]["a"] != c(1, 0, 1) || w[8]["b"] != c(1, 1, 0) || w[15][""] != c(4, 1, 1) ||
+		w[15]["a"] != c(2, 0, 1) || len(counts) != 1 {
 		t.Fatalf("counts %v", counts)
 	}
 }

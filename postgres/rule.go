@@ -29,14 +29,14 @@ func NewRuleService(db *DB) *RuleService {
 }
 
 const ruleColumns = `id, mcp_id, name, metric, tool, comparator, threshold, window_minutes,
-	channels, enabled, state, last_fired_at, created_at, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes, sensitivity, severity, error_kind`
+	channels, enabled, state, last_fired_at, created_at, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes, sensitivity, severity, error_kind, min_severity`
 
 // scanRule reads a rule; a snooze that has ended reads as none.
 func scanRule(row pgx.Row) (alerting.Rule, error) {
 	var r alerting.Rule
 	err := row.Scan(&r.ID, &r.MCPID, &r.Name, &r.Metric, &r.Tool, &r.Comparator, &r.Threshold, &r.WindowMinutes,
 		&r.Channels, &r.Enabled, &r.State, &r.LastFiredAt, &r.CreatedAt, &r.NotifyOnResolve, &r.SnoozedUntil,
-		&r.MinCalls, &r.Baseline, &r.RenotifyMinutes, &r.Sensitivity, &r.Severity, &r.ErrorKind)
+		&r.MinCalls, &r.Baseline, &r.RenotifyMinutes, &r.Sensitivity, &r.Severity, &r.ErrorKind, &r.MinSeverity)
 	if err != nil {
 		return alerting.Rule{}, wrap(err)
 	}
@@ -63,12 +63,12 @@ func (s *RuleService) CreateRule(ctx context.Context, accountID, mcpID string, c
 		}
 		var err error
 		created, err = scanRule(tx.QueryRow(ctx, `INSERT INTO rules (id, account_id, mcp_id, name, metric, tool, comparator,
-			threshold, window_minutes, channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes, sensitivity, severity, error_kind)
-		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20
+			threshold, window_minutes, channels, enabled, state, notify_on_resolve, snoozed_until, min_calls, baseline, renotify_minutes, sensitivity, severity, error_kind, min_severity)
+		SELECT $1, account_id, id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21
 		FROM mcps WHERE id = $2 AND account_id = $3
 		RETURNING `+ruleColumns,
 			r.ID, mcpID, accountID, r.Name, r.Metric, r.Tool, r.Comparator, r.Threshold, r.WindowMinutes, r.Channels, r.Enabled, r.State,
-			r.NotifyOnResolve, r.SnoozedUntil, r.MinCalls, r.Baseline, r.RenotifyMinutes, r.Sensitivity, r.Severity, r.ErrorKind))
+			r.NotifyOnResolve, r.SnoozedUntil, r.MinCalls, r.Baseline, r.RenotifyMinutes, r.Sensitivity, r.Severity, r.ErrorKind, r.MinSeverity))
 		return err
 	})
 	if isNotFound(err) {
@@ -137,7 +137,7 @@ func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, 
 			ended, reason := next, alerting.EndRedefined
 			ended.State = alerting.StateFiring
 			ended.Metric, ended.Tool, ended.Comparator, ended.Threshold, ended.Baseline, ended.Sensitivity = cur.Metric, cur.Tool, cur.Comparator, cur.Threshold, cur.Baseline, cur.Sensitivity
-			ended.ErrorKind = cur.ErrorKind
+			ended.ErrorKind, ended.MinSeverity = cur.ErrorKind, cur.MinSeverity
 			if !next.Enabled {
 				reason = alerting.EndDisabled
 			}
@@ -150,10 +150,10 @@ func (s *RuleService) UpdateRule(ctx context.Context, accountID, ruleID string, 
 		}
 		out, err = scanRule(tx.QueryRow(ctx, `UPDATE rules SET name = $2, metric = $3, tool = $4, comparator = $5,
 				threshold = $6, window_minutes = $7, channels = $8, enabled = $9, state = $10,
-				notify_on_resolve = $11, snoozed_until = $12, min_calls = $13, baseline = $14, renotify_minutes = $15, sensitivity = $16, severity = $17, error_kind = $18
+				notify_on_resolve = $11, snoozed_until = $12, min_calls = $13, baseline = $14, renotify_minutes = $15, sensitivity = $16, severity = $17, error_kind = $18, min_severity = $19
 			WHERE id = $1 RETURNING `+ruleColumns,
 			ruleID, next.Name, next.Metric, next.Tool, next.Comparator, next.Threshold, next.WindowMinutes,
-			next.Channels, next.Enabled, next.State, next.NotifyOnResolve, next.SnoozedUntil, next.MinCalls, next.Baseline, next.RenotifyMinutes, next.Sensitivity, next.Severity, next.ErrorKind))
+			next.Channels, next.Enabled, next.State, next.NotifyOnResolve, next.SnoozedUntil, next.MinCalls, next.Baseline, next.RenotifyMinutes, next.Sensitivity, next.Severity, next.ErrorKind, next.MinSeverity))
 		return err
 	})
 	if err != nil {

@@ -238,6 +238,8 @@ func (m *Main) Open(ctx context.Context) error {
 		Tokens:        m.Tokens,
 		Deletions:     m.Deletions,
 		Inventory:     m.Inventory,
+		ToolChanges:   m.Inventory,
+		ChangeImpact:  m.CH.Reads,
 		RetentionDays: m.Config.Storage.RetentionDays,
 
 		Channels:      m.Channels,
@@ -369,6 +371,7 @@ func (m *Main) openAlerting() error {
 	m.Evaluator.Budget = m.Config.Alerting.PassBudget
 	m.Inventory = postgres.NewInventoryService(m.PG)
 	m.Evaluator.Changes = m.Inventory
+	m.Evaluator.ChangeList, m.Evaluator.ChangeImpact = m.Inventory, m.CH.Reads
 	if err := m.openProbes(box); err != nil {
 		return err
 	}

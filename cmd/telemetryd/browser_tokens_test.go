@@ -83,5 +83,22 @@ func TestDashboardTokensAndInventory(t *testing.T) {
 	if len(kinds) != 4 || !sameSet(strings.Join(kinds[:2], "|"), "changed search|added summarise") || !sameSet(strings.Join(kinds[2:], "|"), "added search|added fetch") {
 		t.Errorf("change timeline %q", kinds)
 	}
+	// Graded: the changed search (no definitions reported) is risky with
+	// definition_unknown; its details name the (unnamed) client that
+	// called it in the minute before; the matched windows (as long as the
+	// time since the change, seconds) hold no call.
+	grades := eval[[]string](b, "grades", `[...document.querySelectorAll('[data-testid="inventory-change"]')].map(c => c.dataset.severity + ' ' + [...c.querySelectorAll('[data-testid="change-reasons"] li')].map(r => r.dataset.code).join(','))`)
+	if len(grades) != 4 || !sameSet(strings.Join(grades, "|"), "risky definition_unknown|benign tool_added|benign tool_added|benign tool_added") {
+		t.Errorf("change grades %q", grades)
+	}
+	b.do("open a change", chromedp.Action[chromedp.Void](chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-kind="changed"] [data-testid="change-details"]').click()`)),
+		chromedp.WaitVisible(tid("change-detail")))
+	if got := eval[string](b, "clients", `document.querySelector('[data-testid="change-clients"]').textContent`); got != "(unnamed) (1 calls)" {
+		t.Errorf("affected clients: %q", got)
+	}
+	if got := eval[string](b, "before", `document.querySelector('[data-testid="change-before"]').textContent + '|' + document.querySelector('[data-testid="change-after"]').textContent`); got != "Before: 0 calls, 0 errors (0%)|After: 0 calls, 0 errors (0%)" {
+		t.Errorf("before and after the change: %q", got)
+	}
+	b.shot("tools-inventory-change")
 	b.shot("tools-inventory")
 }

@@ -476,7 +476,7 @@ class Inventory {
             name: t.name,
             schema_hash: toolSchemaHash(t),
             definition_bytes: Buffer.byteLength(JSON.stringify(t)), // what an agent pays for the tool in context
-            ...(this.withSchemas ? { schema: pick(t, ["description", "inputSchema", "annotations"]) } : {}),
+            ...(this.withSchemas ? { schema: pick(t, ["description", "inputSchema", "outputSchema", "annotations"]) } : {}),
           })),
       };
       const text = JSON.stringify(body);

@@ -10,6 +10,7 @@ import * as fmt from '../format.js';
 import * as range from '../range.js';
 import * as router from '../router.js';
 import { mcpFrame } from '../mcp-frame.js';
+import { changesList } from '../toolchanges.js';
 import { h, load, table, time, section, badge } from '../ui.js';
 
 const COLUMNS = [
@@ -52,7 +53,7 @@ export async function render(ctx) {
   const calls = h('div');
   const inventory = h('div', { testid: 'inventory' });
   frame.content.append(calls, inventory);
-  load(inventory, async () => inventoryView(await api.get(api.path`/v1/mcps/${frame.mcpId}/inventory`, range.apiQuery(frame.range), { signal: ctx.signal, quiet: true })));
+  load(inventory, async () => inventoryView(await api.get(api.path`/v1/mcps/${frame.mcpId}/inventory`, range.apiQuery(frame.range), { signal: ctx.signal, quiet: true }), frame.mcpId, ctx.signal));
   await load(calls, async () => {
     const d = await api.get(api.path`/v1/mcps/${frame.mcpId}/tools`, range.apiQuery(frame.range), { signal: ctx.signal });
     const items = Array.isArray(d.items) ? d.items : [];
@@ -94,10 +95,8 @@ export async function render(ctx) {
   }, { onError: (err) => frame.picker.showError(err) });
 }
 
-const KIND_TONES = { added: 'good', removed: 'bad', changed: 'bad' };
-
 /** The inventory of the range: listed tools, unused ones, unlisted ones, changes. */
-function inventoryView(inv) {
+function inventoryView(inv, mcpId, signal) {
   const tools = inv.tools || [];
   const listed = tools.filter((t) => t.first_seen_at);
   const unused = listed.filter((t) => !t.calls);
@@ -131,11 +130,6 @@ function inventoryView(inv) {
     section('Unused tools', unused.length
       ? h('ul', { testid: 'unused-tools' }, unused.map((t) => h('li', null, h('code', null, t.name))))
       : h('p', { class: 'muted', testid: 'unused-tools-empty' }, 'Every listed tool was called in this range.')),
-    section('Changes',
-      (inv.changes || []).length
-        ? h('ol', { class: 'timeline', testid: 'inventory-changes' }, inv.changes.map((c) => h('li', { class: 'timeline-item', testid: 'inventory-change', dataset: { kind: c.kind } },
-          time(c.at), ' ', badge(c.kind, KIND_TONES[c.kind] || 'neutral'), ' ', h('code', null, c.tool),
-          c.server_version ? h('span', { class: 'muted' }, ` in ${c.server_version}`) : '')))
-        : h('p', { class: 'muted', testid: 'inventory-changes-empty' }, 'No change in this range.')),
+    section('Changes', changesList(mcpId, inv.changes || [], signal)),
   ];
 }

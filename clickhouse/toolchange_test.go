@@ -1,0 +1,44 @@
+package clickhouse_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/mcpscope/telemetry/analytics"
+)
+
+// TestToolChangeImpact reads a change of search made 6 s into
+// failureRows' day, read 6 s after it: the client that called search
+// before (cursor, 4 calls), and matched 6 s windows: 4 calls without
+// error before, 3 refused (invalid_params) after. Proven on ClickHouse 26.
+func TestToolChangeImpact(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, true)
+	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	if err := db.InsertRows(ctx, failureRows(mcpA, at)); err != nil {
+		t.Fatal(err)
+	}
+	change := at.Add(6 * time.Second)
+	imp, err := db.ToolChangeImpact(ctx, mcpA, "search", change, change.Add(6*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []analytics.AffectedClient{{ClientName: "cursor", CallsBefore: 4}}; !reflect.DeepEqual(imp.AffectedClients, want) {
+		t.Errorf("affected clients %+v, want %+v", imp.AffectedClients, want)
+	}
+	b, a := imp.Before, imp.After
+	if b.Calls != 4 || b.Errors != 0 || len(b.ErrorKinds) != 0 || !b.From.Equal(at) || !b.To.Equal(change) {
+		t.Errorf("before %+v", b)
+	}
+	if a.Calls != 3 || a.Errors != 3 || a.ErrorRate != 1 || a.ErrorKinds[analytics.ErrorKindInvalidParams] != 3 || !a.To.Equal(change.Add(6*time.Second)) {
+		t.Errorf("after %+v", a)
+	}
+	// A change read at its own time has empty windows and reads only
+	// the clients.
+	imp, err = db.ToolChangeImpact(ctx, mcpA, "search", change, change)
+	if err != nil || imp.After.Calls != 0 || imp.Before.Calls != 0 || len(imp.AffectedClients) != 1 {
+		t.Errorf("at the change: %v %+v", err, imp)
+	}
+}
