@@ -48,7 +48,9 @@ func (e *RuleEvaluator) counters() []windowCounter {
 	var cs []windowCounter
 	if e.Changes != nil {
 		cs = append(cs, counterOf(MetricToolChanges, e.Changes.ToolChangeCounts,
-			func(st *analytics.WindowStat, n analytics.ToolChangeCount) { st.ToolChanges, st.ToolChangeCount = n.All, n }))
+			func(st *analytics.WindowStat, n analytics.ToolChangeCount) {
+				st.ToolChanges, st.ToolChangeCount = n.All, n
+			}))
 	}
 	if e.Repeats != nil {
 		cs = append(cs, counterOf(MetricRepeatedCalls, e.Repeats.RepeatCounts,
