@@ -372,6 +372,7 @@ func (m *Main) openAlerting() error {
 		return err
 	}
 	m.Evaluator.Repeats = m.CH.Reads
+	m.Evaluator.Releases = analytics.ReleaseComparer{Reader: m.CH.Reads}
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	m.SLOs = postgres.NewSLOService(m.PG)
