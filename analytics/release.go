@@ -124,16 +124,18 @@ func FindRelease(spans []ReleaseSpan, version string) (ReleaseSpan, bool) {
 
 // MatchedWindows returns the windows a comparison reads: the head's first
 // ReleaseWindowHours hours of traffic, from the hour of its first item,
-// and the base's last ReleaseWindowHours hours of traffic before the head
-// appeared: ending at the hour after the base's last item, or at the hour
-// of the head's first item when the base was still serving then.
+// and the base's last ReleaseWindowHours hours of traffic up to the hour
+// the head appeared: ending after the hour of the base's last item, or
+// after the hour of the head's first item when the base kept serving
+// later (a rollout). Each window counts its own release's items only, so
+// the hour both served is in both, each side with its own traffic.
 func MatchedWindows(base, head ReleaseSpan) (baseFrom, baseTo, headFrom, headTo time.Time) {
 	w := ReleaseWindowHours * time.Hour
 	headFrom = head.FirstSeen.UTC().Truncate(time.Hour)
 	headTo = headFrom.Add(w)
 	baseTo = base.LastSeen.UTC().Truncate(time.Hour).Add(time.Hour)
-	if baseTo.After(headFrom) {
-		baseTo = headFrom
+	if baseTo.After(headFrom.Add(time.Hour)) {
+		baseTo = headFrom.Add(time.Hour)
 	}
 	return baseTo.Add(-w), baseTo, headFrom, headTo
 }

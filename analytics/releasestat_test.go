@@ -115,10 +115,10 @@ func TestCompareReleases(t *testing.T) {
 
 func TestMatchedWindowsAndVerdicts(t *testing.T) {
 	at := func(h, m int) time.Time { return time.Date(2026, 5, 1, h, m, 0, 0, time.UTC) }
-	// The base still serving when the head appears: its window ends at the
-	// head's first hour.
+	// The base still serving after the head appeared: its window ends
+	// after the head's first hour.
 	bf, bt, hf, ht := MatchedWindows(ReleaseSpan{FirstSeen: at(1, 0), LastSeen: at(20, 0)}, ReleaseSpan{FirstSeen: at(9, 45), LastSeen: at(21, 0)})
-	if !bt.Equal(at(9, 0)) || !bf.Equal(at(9, 0).Add(-24*time.Hour)) || !hf.Equal(at(9, 0)) || !ht.Equal(at(9, 0).Add(24*time.Hour)) {
+	if !bt.Equal(at(10, 0)) || !bf.Equal(at(10, 0).Add(-24*time.Hour)) || !hf.Equal(at(9, 0)) || !ht.Equal(at(9, 0).Add(24*time.Hour)) {
 		t.Errorf("overlapping: %v %v %v %v", bf, bt, hf, ht)
 	}
 	// The base gone an hour before: its window ends after its last hour.

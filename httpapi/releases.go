@@ -45,8 +45,9 @@ type compareReleasesInput struct {
 }
 
 const statisticsDoc = "\n\nThe windows are matched: the head's first 24 hours from the hour of its first item (`head.window_from` to " +
-	"`head.window_to`; fewer while they are still to come), against the base's last 24 hours of traffic before the head appeared " +
-	"(ending at the hour of the head's first item, or at the hour after the base's last item when it stopped earlier). " +
+	"`head.window_to`; fewer while they are still to come), against the base's last 24 hours of traffic up to the hour the head " +
+	"appeared (ending after the hour of the base's last item, or after the hour of the head's first item when the base kept serving " +
+	"during a rollout; each window counts its own release's items only, from the hourly release rollup). " +
 	"Each tool called in either window, and the release as a whole (every item), is judged:\n\n" +
 	"- `insufficient` when either side has fewer than 100 calls (reason `insufficient_calls`);\n" +
 	"- error rate: a pooled two-proportion z-test, two-sided at 95% confidence (|z| ≥ 1.96), reported when the rates also " +
