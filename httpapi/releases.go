@@ -52,7 +52,7 @@ const statisticsDoc = "\n\nThe windows are matched: the head's first 24 hours fr
 	"- `insufficient` when either side has fewer than 100 calls (reason `insufficient_calls`);\n" +
 	"- error rate: a pooled two-proportion z-test, two-sided at 95% confidence (|z| ≥ 1.96), reported when the rates also " +
 	"differ by at least half a percentage point: `error_rate_up` (worse) or `error_rate_down` (better);\n" +
-	"- latency: with at least 100 calls carrying `duration_ms` on each side, p95 more than 20% and 5 ms above the base's is " +
+	"- latency: with at least 100 calls carrying `duration_ms` on each side, p95 more than 25% and 25 ms above the base's is " +
 	"`p95_up` (worse), as far below `p95_down` (better);\n" +
 	"- an error kind with at least 5 errors in the head's window and none in the base's: `new_error_kind` (worse);\n" +
 	"- a tool with at least 100 calls in the base's window and none in the head's (which has at least 100): " +
