@@ -72,20 +72,20 @@ export function totals(d, prefix) {
 }
 
 /** The two charts (daily, or hourly): calls + errors, and p95. */
-export function charts(series, signal, prefix, hourly = false) {
+export function charts(series, signal, prefix, hourly = false, releases = []) {
   const dates = series.map((s) => s.date);
   const starts = hourly ? series.map((s) => s.start) : undefined;
   const per = hourly ? 'hour' : 'day';
   return h('div', { class: 'grid-2' },
     section(null, dailyChart({
-      title: `Calls and errors per ${per}`, testid: `${prefix}chart-calls`, signal, dates, starts, format: fmt.number,
+      title: `Calls and errors per ${per}`, testid: `${prefix}chart-calls`, signal, dates, starts, format: fmt.number, releases,
       series: [
         { label: 'Calls', values: series.map((s) => s.calls), color: '--chart-calls', fill: true },
         { label: 'Errors', values: series.map((s) => s.errors), color: '--chart-errors' },
       ],
     })),
     section(null, dailyChart({
-      title: `p95 latency per ${per}`, testid: `${prefix}chart-p95`, signal, dates, starts, format: fmt.ms,
+      title: `p95 latency per ${per}`, testid: `${prefix}chart-p95`, signal, dates, starts, format: fmt.ms, releases,
       series: [{ label: 'p95', values: series.map((s) => s.p95_ms), color: '--chart-latency' }],
     })));
 }
@@ -95,7 +95,7 @@ function view(d, signal, hourly) {
   return [
     totals(d, 'overview'),
     d.calls === 0 ? h('p', { class: 'notice', testid: 'overview-empty' }, 'No telemetry in this range yet. Keys & setup shows how to send some.') : null,
-    charts(series, signal, '', hourly),
+    charts(series, signal, '', hourly, d.releases || []),
     nightly(d),
   ].filter(Boolean);
 }
