@@ -64,7 +64,7 @@ func runReleases(ctx context.Context, args []string, out io.Writer) error {
 	}
 	cmp := analytics.ReleaseComparer{Reader: store.Reads}
 	today := analytics.UTCDay(time.Now())
-	r := analytics.NewRange(today.AddDate(0, 0, -(*days - 1)), today)
+	r := analytics.NewRange(today.AddDate(0, 0, -(*days-1)), today)
 	var verdict string
 	var figs []figure
 	fmt.Fprintf(out, "release reads of %s (%d release_hourly rows, before merges), p50/p95 over %d runs:\n", mcp, rows, *reps)
