@@ -252,6 +252,9 @@ func ResolvedBody(r Rule, value float64, hasValue bool) string {
 // label names what the rule compares: the metric, or its ratio to the
 // baseline.
 func (r Rule) label() string {
+	if r.PreviousRelease() {
+		return metricLabel(r.Metric) + " vs. the previous release"
+	}
 	if r.Ratio() {
 		return metricLabel(r.Metric) + " vs. a week ago"
 	}

@@ -180,6 +180,9 @@ type RuleEvaluator struct {
 	// clients they hit in the messages of tool_changes rules.
 	ChangeList   analytics.ToolChangeStore
 	ChangeImpact analytics.ToolChangeImpactReader
+	// Releases, when set, reads the previous release's figures for the
+	// rules with baseline previous_release (without it they hold).
+	Releases PreviousReleaseReader
 	// ChunkRules is how many rules one read measures (whole accounts, so
 	// a chunk may hold more); default 10,000. A chunk's statements cost
 	// about the same whether they name 500 or 1,000 MCPs (their reads of
@@ -293,6 +296,9 @@ func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSum
 				go func() {
 					defer close(cr.done)
 					cr.cur, cr.prev, cr.older, cr.err = e.readChunk(ctx, now, cr.rules)
+					if cr.err == nil {
+						cr.release, cr.err = e.readReleases(ctx, cr.rules)
+					}
 				}()
 				reads <- cr
 			}
@@ -351,6 +357,9 @@ func (cr *chunkRead) changes(now time.Time) []change {
 type chunkRead struct {
 	rules     []*EvalRule
 	cur, prev map[string]map[int]map[string]analytics.WindowStat
+	// release is the previous release's figures of the MCPs with a
+	// previous_release rule.
+	release map[string]map[string]analytics.WindowStat
 	// older are the seasonal rules' windows two to SeasonalWeeks weeks
 	// back (prev is one week back).
 	older []map[string]map[int]map[string]analytics.WindowStat

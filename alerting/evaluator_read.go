@@ -21,7 +21,7 @@ func windowRequests(chunk []*EvalRule, baseline bool) map[string]analytics.Windo
 	// percentiles only.
 	distinct := map[string]bool{}
 	for _, r := range chunk {
-		if baseline && r.Baseline == nil {
+		if baseline && (r.Baseline == nil || r.PreviousRelease()) {
 			continue
 		}
 		q := reqs[r.MCPID]
@@ -90,6 +90,10 @@ func (e *RuleEvaluator) windowStats(ctx context.Context, r *EvalRule, now time.T
 	}
 	if err != nil || r.Baseline == nil {
 		return all[r.MCPID], nil, err
+	}
+	if r.PreviousRelease() {
+		prev, err := e.releaseStats(ctx, r)
+		return all[r.MCPID], prev, err
 	}
 	before, err := e.stats.WindowStats(ctx, from.Add(-BaselineOffset), to.Add(-BaselineOffset), []string{r.MCPID})
 	if err == nil {

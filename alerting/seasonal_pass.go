@@ -55,6 +55,9 @@ func (e *RuleEvaluator) readSets(ctx context.Context, reads []analytics.WindowRe
 // past is a rule's past windows in the chunk: the week-ago one and, for a
 // seasonal rule, the older weeks (see EvalRule.readAt).
 func (cr *chunkRead) past(r *EvalRule) []map[string]analytics.WindowStat {
+	if r.PreviousRelease() {
+		return []map[string]analytics.WindowStat{cr.release[r.MCPID]}
+	}
 	past := []map[string]analytics.WindowStat{cr.prev[r.MCPID][r.WindowMinutes]}
 	if !r.Seasonal() {
 		return past

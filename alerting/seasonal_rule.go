@@ -24,7 +24,7 @@ func (r Rule) Seasonal() bool {
 // Ratio reports whether the rule's value is a ratio to a baseline window
 // (baseline week_ago).
 func (r Rule) Ratio() bool {
-	return r.Baseline != nil && *r.Baseline == BaselineWeekAgo
+	return r.Baseline != nil && (*r.Baseline == BaselineWeekAgo || *r.Baseline == BaselinePreviousRelease)
 }
 
 // SensitivityOrDefault is the seasonal rule's sensitivity, medium when
@@ -39,8 +39,11 @@ func (r Rule) SensitivityOrDefault() string {
 // checkBaseline validates the baseline and the sensitivity that goes with
 // a seasonal one.
 func (c RuleCreate) checkBaseline() error {
-	if c.Baseline != nil && *c.Baseline != BaselineWeekAgo && *c.Baseline != BaselineSeasonal {
-		return telemetry.FieldError(telemetry.EINVALID, "body.baseline", "The baseline must be null, \"week_ago\" or \"seasonal\".")
+	if c.Baseline != nil && *c.Baseline != BaselineWeekAgo && *c.Baseline != BaselineSeasonal && *c.Baseline != BaselinePreviousRelease {
+		return telemetry.FieldError(telemetry.EINVALID, "body.baseline", "The baseline must be null, \"week_ago\", \"seasonal\" or \"previous_release\".")
+	}
+	if err := c.checkPreviousRelease(); err != nil {
+		return err
 	}
 	seasonal := c.Baseline != nil && *c.Baseline == BaselineSeasonal
 	if c.Sensitivity != nil && !seasonal {

@@ -25,13 +25,29 @@ type MetricReads struct {
 	// (UnknownToolReport, with Inventory when set).
 	Failures  FailureReader
 	Inventory InventoryService
+	// Releases, when set, adds the overview's and the tool detail's
+	// release markers (Markers).
+	Releases ReleaseReader
+}
+
+// markers returns the release markers of q's range ([] without a
+// ReleaseReader).
+func (m MetricReads) markers(ctx context.Context, q MetricQuery) ([]ReleaseMarker, error) {
+	if m.Releases == nil {
+		return []ReleaseMarker{}, nil
+	}
+	spans, err := m.Releases.ReleaseSpans(ctx, q.MCPID)
+	if err != nil {
+		return nil, err
+	}
+	return Markers(spans, q.Range), nil
 }
 
 // Overview returns the overview of q.MCPID, with the hourly series and
 // the previous period when q asks for them. Errors: CheckGranularity's,
 // the Reader's.
 func (m MetricReads) Overview(ctx context.Context, q MetricQuery) (*Overview, error) {
-	return fanOutRead(ctx, q,
+	o, err := fanOutRead(ctx, q,
 		func(ctx context.Context, r Range) (*Overview, error) {
 			o, err := m.Reader.Overview(ctx, q.MCPID, r)
 			if err != nil || m.Failures == nil {
@@ -56,6 +72,13 @@ func (m MetricReads) Overview(ctx context.Context, q MetricQuery) (*Overview, er
 				o.Previous = OverviewPreviousOf(prev)
 			}
 		})
+	if err != nil {
+		return nil, err
+	}
+	if o.Releases, err = m.markers(ctx, q); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // Tools returns the tools of q.MCPID, each with its figures in the
@@ -75,7 +98,7 @@ func (m MetricReads) Tools(ctx context.Context, q MetricQuery) (*ToolList, error
 // previous period when q asks for them. Errors: CheckGranularity's, the
 // Reader's.
 func (m MetricReads) Tool(ctx context.Context, q MetricQuery, name string) (*ToolDetail, error) {
-	return fanOutRead(ctx, q,
+	o, err := fanOutRead(ctx, q,
 		func(ctx context.Context, r Range) (*ToolDetail, error) { return m.Reader.Tool(ctx, q.MCPID, name, r) },
 		func(ctx context.Context, r Range) ([]ToolDay, error) {
 			return m.Reader.ToolHourly(ctx, q.MCPID, name, r)
@@ -88,6 +111,13 @@ func (m MetricReads) Tool(ctx context.Context, q MetricQuery, name string) (*Too
 				o.Previous = ToolPreviousOf(prev)
 			}
 		})
+	if err != nil {
+		return nil, err
+	}
+	if o.Releases, err = m.markers(ctx, q); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // fanOutRead reads the figures of q.Range, the hourly series (when q asks

@@ -14,6 +14,9 @@ type Overview struct {
 	// Series has one entry per day of the range (per hour with
 	// granularity=hour), oldest first, zero-filled.
 	Series []OverviewDay `json:"series"`
+	// Releases marks the releases first seen in the range, oldest first,
+	// to draw on the series.
+	Releases []ReleaseMarker `json:"releases"`
 	// Nightly holds the figures of the last nightly pass, and NightlyAsOf
 	// the last day they cover (null, with null figures, before the first).
 	Nightly     Nightly `json:"nightly"`

@@ -51,6 +51,9 @@ type ToolDetail struct {
 	// Series has one entry per day of the range (per hour with
 	// granularity=hour), oldest first, zero-filled.
 	Series []ToolDay `json:"series"`
+	// Releases marks the MCP's releases first seen in the range, oldest
+	// first, to draw on the series.
+	Releases []ReleaseMarker `json:"releases"`
 	// ErrorTypes lists the tool's errors by type, most frequent first; an
 	// error item without error_type is counted under "".
 	ErrorTypes []ErrorTypeCount `json:"error_types"`

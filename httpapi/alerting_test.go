@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpscope/telemetry/accounts"
 	"github.com/mcpscope/telemetry/alerting"
+	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/internal/testkit/testdb"
 	"github.com/mcpscope/telemetry/postgres"
@@ -32,6 +33,7 @@ func alertingServer(t *testing.T) (*Server, *clickhouse.DB) {
 	opts.Rules = postgres.NewRuleService(db)
 	ev := alerting.NewRuleEvaluator(postgres.NewEvaluationStore(db), cdb.Reads, db.TransitionConcurrency())
 	ev.Changes = postgres.NewInventoryService(db)
+	ev.Releases = analytics.ReleaseComparer{Reader: cdb.Reads}
 	opts.Evaluator = ev
 	opts.Inbox = postgres.NewInboxService(db)
 	opts.Notifications = postgres.NewNotificationService(db)

@@ -118,7 +118,7 @@ func TestMCPEndpoint(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if strings.Join(names, ",") != "get_breakdown,get_overview,get_rule_history,get_session_timeline,get_slo,get_tool,get_tools,list_mcps,list_rules,list_sessions,list_slos,list_tool_changes,list_unknown_tools,top_errors" {
+	if strings.Join(names, ",") != "compare_releases,get_breakdown,get_overview,get_rule_history,get_session_timeline,get_slo,get_tool,get_tools,list_mcps,list_releases,list_rules,list_sessions,list_slos,list_tool_changes,list_unknown_tools,top_errors" {
 		t.Fatalf("tools: %v", names)
 	}
 
@@ -151,6 +151,7 @@ func TestMCPEndpoint(t *testing.T) {
 		{"get_session_timeline", map[string]any{"mcp_id": tm.mcp, "session_id": "s-1"}, base + "/sessions/s-1", "upstream timed out"},
 		{"list_rules", map[string]any{"mcp_id": tm.mcp}, base + "/rules", "firing"},
 		{"list_unknown_tools", map[string]any{"mcp_id": tm.mcp}, base + "/unknown-tools", "unknown names asked for"},
+		{"list_releases", map[string]any{"mcp_id": tm.mcp}, base + "/releases", "releases with traffic"},
 		{"get_rule_history", map[string]any{"rule_id": rule}, "/v1/rules/" + rule + "/events", "fired"},
 		{"list_slos", map[string]any{"mcp_id": tm.mcp}, base + "/slos", "99.5% of search calls succeed over 28 days"},
 		{"get_slo", map[string]any{"slo_id": slo}, "/v1/slos/" + slo, "1 bad"},
@@ -213,6 +214,7 @@ func TestMCPEndpoint(t *testing.T) {
 		code string
 	}{
 		{"get_overview", map[string]any{"mcp_id": tm.mcp, "from": "2026-13-01"}, "invalid_date"},
+		{"compare_releases", map[string]any{"mcp_id": tm.mcp}, "not_found"},
 		{"get_overview", map[string]any{"mcp_id": tm.mcp, "from": day, "to": week}, "invalid_range"},
 		{"get_breakdown", map[string]any{"mcp_id": tm.mcp, "by": "nope"}, "invalid"},
 		{"get_session_timeline", map[string]any{"mcp_id": tm.mcp, "session_id": "unknown"}, "not_found"},

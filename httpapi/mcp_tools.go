@@ -153,6 +153,7 @@ func (s *Server) addMCPTools(srv *mcp.Server) {
 	if s.opts.Analytics != nil {
 		s.addMetricTools(srv)
 		s.addFailureTools(srv)
+		s.addReleaseTools(srv)
 	}
 	if s.opts.Rules != nil {
 		s.addRuleTools(srv)

@@ -257,7 +257,7 @@ func (s *Server) getUsage(ctx context.Context, in *RangeQuery) (*bodyOf[analytic
 
 // reads answers the metric reads that fan out (series, previous period).
 func (s *Server) reads() analytics.MetricReads {
-	return analytics.MetricReads{Reader: s.opts.Analytics, Failures: s.failureReader(), Inventory: s.opts.Inventory}
+	return analytics.MetricReads{Reader: s.opts.Analytics, Failures: s.failureReader(), Inventory: s.opts.Inventory, Releases: s.releaseReader()}
 }
 
 // mcpRange checks that the MCP is the caller's (another account's is 404,

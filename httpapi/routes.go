@@ -76,6 +76,11 @@ func (s *Server) routes() []routeGroup {
 		{on: s.failureReader() != nil && o.MCPs != nil, class: classRead, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/unknown-tools", AnyMember, handle(s.getUnknownTools, getUnknownToolsOp)},
 		}},
+		{on: s.releaseReader() != nil && o.MCPs != nil, class: classRead, routes: []route{
+			{http.MethodGet, "/v1/mcps/{id}/releases", AnyMember, handle(s.listReleases, listReleasesOp)},
+			{http.MethodGet, "/v1/mcps/{id}/releases/compare", AnyMember, handle(s.compareReleases, compareReleasesOp)},
+			{http.MethodGet, "/v1/mcps/{id}/releases/{server_version}/verdict", AnyMember, handle(s.getReleaseVerdict, releaseVerdictOp)},
+		}},
 		{on: o.Inventory != nil && o.Analytics != nil && o.MCPs != nil, class: classRead, routes: []route{
 			{http.MethodGet, "/v1/mcps/{id}/inventory", AnyMember, handle(s.getInventory, getInventoryOp)},
 		}},

@@ -77,7 +77,9 @@
 #                              the soak (0: none; never past half the soak):
 #                              the backlog grows in the log meanwhile and the
 #                              RSS must stay under 512 MiB (goal 4)
-#   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct reads export delivery alerting
+#   BENCH_RELEASE_EVENTS [50000000] events of the release comparison's MCP (30 days, 6 releases;
+#                              seeding runs every view: about 9,000 events/s on a busy 2-core host)
+#   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct reads releases export delivery alerting
 #   BENCH_DELIVERIES [10000]   chat deliveries of the delivery part
 #   BENCH_EXPORT_BASELINE      a telemetryd binary (e.g. built from an older
 #                              commit) whose export runs first, side by side
@@ -347,6 +349,11 @@ if want reads; then
 	step "reads: seeding $EVENTS events over $DAYS days, then timing every read endpoint"
 	"$bench" reads -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -account "$BENCH_ACCOUNT" \
 		-clickhouse "$CH" -database telemetry -events "$EVENTS" -days "$DAYS" -out "$results"
+fi
+
+if want releases; then
+	step "releases: seeding ${BENCH_RELEASE_EVENTS:-50000000} events of one MCP over 30 days in 6 releases, then timing the comparison"
+	"$bench" releases -clickhouse "$CH" -database bench_releases -events "${BENCH_RELEASE_EVENTS:-50000000}" -days 30 -out "$results"
 fi
 
 if want export; then

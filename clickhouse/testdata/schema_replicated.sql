@@ -1071,6 +1071,62 @@ ORDER BY (mcp_id, probe_id, at);
 
 CREATE TABLE IF NOT EXISTS telemetry.probe_results ON CLUSTER 'telemetry' AS telemetry.probe_results_local ENGINE = Distributed('telemetry', 'telemetry', 'probe_results_local', cityHash64(mcp_id));
 
+-- 011_releases.sql
+CREATE TABLE IF NOT EXISTS telemetry.release_hourly_local ON CLUSTER 'telemetry'
+(
+    mcp_id         String,
+    server_version String,
+    hour           DateTime('UTC'),
+    tool           String,
+    error_kind     LowCardinality(String),
+    calls          AggregateFunction(count),
+    errors         AggregateFunction(sum, UInt64),
+    dur_n          AggregateFunction(sum, UInt64),
+    dur_q          AggregateFunction(quantilesTDigestIf(0.95), Float64, UInt8),
+    first_seen     AggregateFunction(min, UInt64),
+    last_seen      AggregateFunction(max, UInt64)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/telemetry/release_hourly_local', '{replica}')
+PARTITION BY toYYYYMM(hour)
+ORDER BY (mcp_id, server_version, hour, tool, error_kind)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE IF NOT EXISTS telemetry.release_hourly ON CLUSTER 'telemetry' AS telemetry.release_hourly_local ENGINE = Distributed('telemetry', 'telemetry', 'release_hourly_local');
+
+INSERT INTO telemetry.release_hourly_local (mcp_id, server_version, hour, tool, error_kind, calls, errors, dur_n, dur_q, first_seen, last_seen)
+SELECT
+    mcp_id,
+    CAST(server_version AS String) AS server_version,
+    toStartOfHour(ts) AS hour,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    quantilesTDigestIfState(0.95)(duration_ms, has_duration) AS dur_q,
+    minState(toUInt64(ts) * 1000 + ts_ms) AS first_seen,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
+FROM telemetry.events_local
+WHERE server_version != '' AND (SELECT count() FROM telemetry.release_hourly_local) = 0
+GROUP BY mcp_id, server_version, hour, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.release_hourly_mv ON CLUSTER 'telemetry' TO telemetry.release_hourly_local AS
+SELECT
+    mcp_id,
+    CAST(server_version AS String) AS server_version,
+    toStartOfHour(ts) AS hour,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    quantilesTDigestIfState(0.95)(duration_ms, has_duration) AS dur_q,
+    minState(toUInt64(ts) * 1000 + ts_ms) AS first_seen,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen
+FROM telemetry.events_local
+WHERE server_version != ''
+GROUP BY mcp_id, server_version, hour, tool, error_kind;
+
 -- 012_slo_rollups.sql
 CREATE TABLE IF NOT EXISTS telemetry.slo_hourly_local ON CLUSTER 'telemetry'
 (

@@ -13,6 +13,7 @@
 //	bench summary  print the table of every figure recorded with -out, against the goals
 //	bench capacity write docs/capacity.md, the sizing model, from a results file
 //	bench cpuof    run a command, record ClickHouse's CPU per million of its rows
+//	bench releases seed an MCP's releases, time the release comparison, verdict and list
 //
 // Every measuring subcommand appends its figures as JSON lines to the file
 // named by -out, which summary reads.
@@ -58,6 +59,7 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"capacity":  runCapacity,
 	"soak":      runSoak,
 	"cpuof":     runCPUOf,
+	"releases":  runReleases,
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {

@@ -377,6 +377,7 @@ func (m *Main) openAlerting() error {
 	}
 	m.Evaluator.Repeats = m.CH.Reads
 	m.Evaluator.Unknown = analytics.UnknownToolRuleCounter{Listed: m.Inventory, Calls: m.CH.Reads}
+	m.Evaluator.Releases = analytics.ReleaseComparer{Reader: m.CH.Reads}
 	m.Inbox = postgres.NewInboxService(m.PG)
 	m.Notifications = postgres.NewNotificationService(m.PG)
 	m.SLOs = postgres.NewSLOService(m.PG)

@@ -19,6 +19,7 @@ import * as overviewPage from './pages/overview.js';
 import * as toolsPage from './pages/tools.js';
 import * as toolPage from './pages/tool.js';
 import * as probesPage from './pages/probes.js';
+import * as releasesPage from './pages/releases.js';
 import * as insightsPage from './pages/insights.js';
 import * as sessionsPage from './pages/sessions.js';
 import * as timelinePage from './pages/timeline.js';
@@ -54,6 +55,7 @@ const routes = [
   { path: '/mcps/:id/tools', page: toolsPage },
   { path: '/mcps/:id/tools/:name', page: toolPage },
   { path: '/mcps/:id/probes', page: probesPage },
+  { path: '/mcps/:id/releases', page: releasesPage },
   { path: '/mcps/:id/insights', page: insightsPage },
   { path: '/mcps/:id/sessions', page: sessionsPage },
   { path: '/mcps/:id/sessions/:sessionId', page: timelinePage },

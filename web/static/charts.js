@@ -27,7 +27,9 @@ const dayLabel = (ts) => new Date(ts * 1000).toISOString().slice(0, 10);
  * [{from, to}] (RFC 3339: periods shaded behind the series, e.g. a probe's
  * down periods; each covers the days or hours it touches).
  */
-export function dailyChart({ dates, starts, series, format = fmt.number, title, testid, signal, height = 220, marks = [] }) {
+export function dailyChart({ dates, starts, series, format = fmt.number, title, testid, signal, height = 220, marks = [], releases = [] }) {
+  // releases ([{server_version, first_seen_at}], from the read) are drawn
+  // as vertical lines at their first item and listed under the chart.
   // starts (RFC 3339, one per entry) make an hourly chart: the x axis is
   // the entries' first instants and its labels include the hour.
   const hourly = Array.isArray(starts);
@@ -37,6 +39,8 @@ export function dailyChart({ dates, starts, series, format = fmt.number, title, 
   const wrap = h('figure', { class: 'chart', testid, 'data-granularity': unit, 'data-marks': String(marks.length) },
     title ? h('figcaption', null, title) : null,
     plot,
+    releases.length ? h('p', { class: 'chart-releases muted', testid: testid ? `${testid}-releases` : null },
+      'Releases: ', releases.map((r, i) => h('span', { class: 'release-marker' }, `${i ? ', ' : ''}${r.server_version} (${r.first_seen_at.slice(0, 16).replace('T', ' ')} UTC)`))) : null,
     dataTable(labels, series, format, hourly));
 
   if (!window.uPlot) {
@@ -53,7 +57,7 @@ export function dailyChart({ dates, starts, series, format = fmt.number, title, 
     frame = requestAnimationFrame(() => {
       const width = Math.floor(plot.clientWidth);
       if (width <= 0 || signal?.aborted) return;
-      if (!chart) chart = create(plot, width, height, hourly ? starts.map((x) => Date.parse(x) / 1000) : dates.map(toSeconds), series, format, hourly, marks, wrap);
+      if (!chart) chart = create(plot, width, height, hourly ? starts.map((x) => Date.parse(x) / 1000) : dates.map(toSeconds), series, format, hourly, marks, wrap, releases);
       else if (Math.abs(chart.width - width) > 1) chart.setSize({ width, height });
     });
   });
@@ -89,7 +93,7 @@ function drawMarks(u, marks, step, fig) {
   fig.dataset.marksDrawn = String(drawn);
 }
 
-function create(el, width, height, xs, series, format, hourly, marks, fig) {
+function create(el, width, height, xs, series, format, hourly, marks, fig, releases = []) {
   const uPlot = window.uPlot;
   const axis = cssVar('--muted', '#666');
   const grid = cssVar('--grid', 'rgba(0,0,0,.08)');
@@ -101,7 +105,10 @@ function create(el, width, height, xs, series, format, hourly, marks, fig) {
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     cursor: { drag: { x: false, y: false } },
     legend: { live: true },
-    hooks: { drawClear: [(u) => drawMarks(u, marks, step, fig)] },
+    hooks: {
+      drawClear: [(u) => drawMarks(u, marks, step, fig)],
+      draw: [(u) => drawReleases(u, releases, cssVar('--muted', '#666'))],
+    },
     scales: {
       x: {
         time: true,
@@ -141,6 +148,24 @@ function create(el, width, height, xs, series, format, hourly, marks, fig) {
     ],
   };
   return new uPlot(opts, [xs, ...series.map((s) => s.values.map((v) => (typeof v === 'number' ? v : null)))], el);
+}
+
+/** drawReleases draws a dashed vertical line at each release's first item. */
+function drawReleases(u, releases, color) {
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.strokeStyle = color;
+  ctx.setLineDash([4, 4]);
+  ctx.lineWidth = 1;
+  for (const r of releases) {
+    const x = Math.round(u.valToPos(Date.parse(r.first_seen_at) / 1000, 'x', true));
+    if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+  }
+  ctx.restore();
 }
 
 function colorWithAlpha(color, alpha) {

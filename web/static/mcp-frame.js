@@ -14,6 +14,7 @@ export const TABS = [
   { id: 'overview', label: 'Overview', metric: true },
   { id: 'tools', label: 'Tools', metric: true },
   { id: 'insights', label: 'Insights', metric: true },
+  { id: 'releases', label: 'Releases', metric: true },
   { id: 'sessions', label: 'Sessions', metric: true },
   { id: 'alerts', label: 'Alerts' },
   { id: 'probes', label: 'Probes' },

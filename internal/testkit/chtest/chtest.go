@@ -32,6 +32,10 @@ type SeedOptions struct {
 	MCPIDs []string
 	// AccountID owns every seeded item; default "seed-account".
 	AccountID string
+	// Releases, when more than 0, splits the history into that many
+	// releases in time order (server_version 2.0.0, 2.1.0, ...), each over
+	// an equal share of the events; 0 gives every item 1.4.0.
+	Releases int
 	// BatchSize is the rows per INSERT; default 200,000.
 	BatchSize int64
 	// Progress, if set, is called after each batch.
@@ -136,7 +140,7 @@ FROM (
 			round(exp(2 + 0.12 * tool_idx + 4 * ((hn2 %% 10007) + (intDiv(hn2, 10007) %% 10007)) / 20014), 1), 0) AS duration_ms,
 		['claude-desktop', 'cursor', 'vscode', 'windsurf', 'zed'][hs %% 5 + 1] AS client_name,
 		concat(toString(1 + intDiv(hs, 7) %% 3), '.', toString(intDiv(hs, 29) %% 10), '.0') AS client_version,
-		'1.4.0' AS server_version,
+		%[14]s AS server_version,
 		['2025-06-18', '2025-03-26', ''][hs %% 3 + 1] AS protocol_version,
 		if(intDiv(hs, 13) %% 10 < 8, concat('u-', toString(intDiv(hs, 101) %% 20000)), '') AS user_id,
 		if(user_id != '', concat('u:', user_id), concat('s:', session_id)) AS user_key,
@@ -149,7 +153,16 @@ FROM (
 		if(method = 'tools/call', lower(hex(hn2 %% 7)), '') AS args_hash
 	FROM numbers(%[13]d)
 )`, db, clickhouse.EventColumns, offset, clickhouse.QuoteString(o.AccountID), quoteArray(o.MCPIDs), big, others,
-		start, span, o.Events, len(seedTools), quoteArray(seedTools), n)
+		start, span, o.Events, len(seedTools), quoteArray(seedTools), n, releaseExpr(o))
+}
+
+// releaseExpr is the seeded server_version: release k of o.Releases over
+// the k-th share of the rows (the rows are in time order).
+func releaseExpr(o SeedOptions) string {
+	if o.Releases <= 0 {
+		return "'1.4.0'"
+	}
+	return fmt.Sprintf("concat('2.', toString(intDiv(n * %d, %d)), '.0')", o.Releases, o.Events)
 }
 
 func quoteArray(ss []string) string {

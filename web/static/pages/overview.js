@@ -103,21 +103,21 @@ function downNote(down) {
     down.length > shown.length ? ` and ${down.length - shown.length} earlier` : null);
 }
 
-/** The two charts (daily, or hourly): calls + errors, and p95; marks shade periods (probe down). */
-export function charts(series, signal, prefix, hourly = false, marks = []) {
+/** The two charts (daily, or hourly): calls + errors, and p95; marks shade periods (probe down); releases draw markers. */
+export function charts(series, signal, prefix, hourly = false, marks = [], releases = []) {
   const dates = series.map((s) => s.date);
   const starts = hourly ? series.map((s) => s.start) : undefined;
   const per = hourly ? 'hour' : 'day';
   return h('div', { class: 'grid-2' },
     section(null, dailyChart({
-      title: `Calls and errors per ${per}`, testid: `${prefix}chart-calls`, signal, dates, starts, format: fmt.number, marks,
+      title: `Calls and errors per ${per}`, testid: `${prefix}chart-calls`, signal, dates, starts, format: fmt.number, marks, releases,
       series: [
         { label: 'Calls', values: series.map((s) => s.calls), color: '--chart-calls', fill: true },
         { label: 'Errors', values: series.map((s) => s.errors), color: '--chart-errors' },
       ],
     })),
     section(null, dailyChart({
-      title: `p95 latency per ${per}`, testid: `${prefix}chart-p95`, signal, dates, starts, format: fmt.ms, marks,
+      title: `p95 latency per ${per}`, testid: `${prefix}chart-p95`, signal, dates, starts, format: fmt.ms, marks, releases,
       series: [{ label: 'p95', values: series.map((s) => s.p95_ms), color: '--chart-latency' }],
     })));
 }
@@ -127,7 +127,7 @@ function view(d, signal, hourly, down = []) {
   return [
     totals(d, 'overview'),
     d.calls === 0 ? h('p', { class: 'notice', testid: 'overview-empty' }, 'No telemetry in this range yet. Keys & setup shows how to send some.') : null,
-    charts(series, signal, '', hourly, down),
+    charts(series, signal, '', hourly, down, d.releases || []),
     downNote(down),
     nightly(d),
   ].filter(Boolean);

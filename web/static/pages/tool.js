@@ -24,7 +24,7 @@ export async function render(ctx) {
         h('h2', { class: 'tool-name', testid: 'tool-name' }, h('code', null, d.name ?? name))),
       totals(d, 'tool'),
       d.calls === 0 ? h('p', { class: 'notice' }, 'No calls of this tool in this range.') : null,
-      charts(series, ctx.signal, 'tool-', q.granularity === 'hour'),
+      charts(series, ctx.signal, 'tool-', q.granularity === 'hour', [], d.releases || []),
       ...toolFailures(d),
       h('div', { class: 'grid-2' },
         section('Error types', table({
