@@ -108,7 +108,7 @@ func seedQuery(db string, o SeedOptions, start, span, offset, n int64) string {
 SELECT account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
 	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq,
-	error_kind, response_bytes, args_hash
+	error_kind, response_bytes, args_hash, id_uuid
 FROM (
 	SELECT
 		toUInt64(number + %[3]d) AS n,
@@ -146,7 +146,8 @@ FROM (
 		toUInt64(0) AS ingest_seq,
 		if(is_error = 1, ['timeout', 'invalid_params', 'exception', 'unknown_tool'][hn %% 4 + 1], '') AS error_kind,
 		if(method = 'tools/call', toInt64(hn2 %% 5000), toInt64(-1)) AS response_bytes,
-		if(method = 'tools/call', lower(hex(hn2 %% 7)), '') AS args_hash
+		if(method = 'tools/call', lower(hex(hn2 %% 7)), '') AS args_hash,
+		toUUID('00000000-0000-0000-0000-000000000000') AS id_uuid
 	FROM numbers(%[13]d)
 )`, db, clickhouse.EventColumns, offset, clickhouse.QuoteString(o.AccountID), quoteArray(o.MCPIDs), big, others,
 		start, span, o.Events, len(seedTools), quoteArray(seedTools), n)
