@@ -71,6 +71,22 @@ func SeedHistory(ctx context.Context, db *clickhouse.DB, opt SeedOptions) error 
 	return nil
 }
 
+// SeedQueries returns the statements SeedHistory runs into database db,
+// one per batch, for a benchmark that times them elsewhere (ClickHouse 26
+// through libchdb: clickhouse's BenchmarkInsertOn26).
+func SeedQueries(db string, opt SeedOptions) ([]string, error) {
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	start := analytics.UTCDay(opt.End).AddDate(0, 0, -(opt.Days - 1))
+	span := int64(opt.Days) * 86400
+	var qs []string
+	for done := int64(0); done < opt.Events; done += opt.BatchSize {
+		qs = append(qs, seedQuery(db, opt, start.Unix(), span, done, min(opt.BatchSize, opt.Events-done)))
+	}
+	return qs, nil
+}
+
 func (o *SeedOptions) defaults() error {
 	if o.Events <= 0 || o.Days <= 0 || o.MCPs <= 0 || o.BigMCPShare < 0 || o.BigMCPShare > 1 {
 		return telemetry.Errorf(telemetry.EINVALID, "seed: events, days and MCPs must be positive and the big MCP share within 0..1")
