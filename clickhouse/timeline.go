@@ -166,22 +166,10 @@ func pageRepeats(before []string, page []timelineRow) []int {
 
 // descending turns an ORDER BY list into its reverse.
 func descending(order string) string {
-	var parts []string
-	depth, start := 0, 0
-	for i, c := range order { // commas inside parentheses (EventID's) are not separators
-		switch c {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, strings.TrimSpace(order[start:i])+" DESC")
-				start = i + 1
-			}
-		}
+	parts := splitTopLevel(order) // EventID's commas are inside parentheses
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p) + " DESC"
 	}
-	parts = append(parts, strings.TrimSpace(order[start:])+" DESC")
 	return strings.Join(parts, ", ")
 }
 
