@@ -39,9 +39,9 @@ func DayOf(t time.Time) int64 {
 // Sink is where the ingest pipeline's flushed rows go: ClickHouse
 // (clickhouse.DB implements it).
 type Sink interface {
-	// InsertRows stores rows, under the insert id ctx carries, if any
-	// (WithInsertID).
-	InsertRows(ctx context.Context, rows []StoredRow) error
+	// InsertBatch stores the rows of one flushed batch under its insert
+	// id (InsertID; "": none).
+	InsertBatch(ctx context.Context, insertID string, rows []StoredRow) error
 	// InsertedSeqs reports which log records of this node, among
 	// fromSeq..toSeq, already have rows stored, and of which UTC days, so
 	// that a replay after a crash (or the retry of a failed insert) does
@@ -69,9 +69,6 @@ type Sink interface {
 	StoredIDs(ctx context.Context, since time.Time, ids map[string][]string, fn func(mcpID, id string, receivedAt time.Time)) error
 }
 
-// insertIDKey carries an insert's id in its context.
-type insertIDKey struct{}
-
 // InsertID names every attempt to insert one flushed batch: the node and
 // the first and last log records of the batch as first read, so the same
 // batch always gets the same id, and no two batches of a node do; it
@@ -81,16 +78,4 @@ type insertIDKey struct{}
 // never races the insert it retries").
 func InsertID(node string, fromSeq, toSeq uint64) string {
 	return node + "/" + strconv.FormatUint(fromSeq, 10) + "-" + strconv.FormatUint(toSeq, 10)
-}
-
-// WithInsertID returns ctx carrying an insert's id for the Sink's
-// InsertRows.
-func WithInsertID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, insertIDKey{}, id)
-}
-
-// InsertIDFrom returns the insert id ctx carries, or "".
-func InsertIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(insertIDKey{}).(string)
-	return id
 }

@@ -181,7 +181,7 @@ func TestInsertAfterTheIdleConnectionDropped(t *testing.T) {
 	if n := db.BreakIdleInserts(); n != 1 {
 		t.Fatalf("%d idle insert connections after an insert, want 1", n)
 	}
-	if err := db.InsertRows(analytics.WithInsertID(ctx, "n/idle-1"), batch(5)); err != nil {
+	if err := db.InsertBatch(ctx, "n/idle-1", batch(5)); err != nil {
 		t.Fatalf("insert over a dropped connection: %v", err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)

@@ -34,15 +34,15 @@ type cutSink struct {
 	queryID string
 }
 
-func (s *cutSink) InsertRows(ctx context.Context, rows []analytics.StoredRow) error {
+func (s *cutSink) InsertBatch(ctx context.Context, insertID string, rows []analytics.StoredRow) error {
 	if s.cut.Swap(true) {
-		return s.DB.InsertRows(ctx, rows)
+		return s.DB.InsertBatch(ctx, insertID, rows)
 	}
-	s.queryID = "ingest:" + s.Database() + ":" + analytics.InsertIDFrom(ctx)
+	s.queryID = "ingest:" + s.Database() + ":" + insertID
 	ictx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- s.DB.InsertRows(ictx, rows) }()
+	go func() { done <- s.DB.InsertBatch(ictx, insertID, rows) }()
 	for {
 		select {
 		case err := <-done:

@@ -115,22 +115,35 @@ func (r Record) Encode(dst []byte) []byte {
 // The strings of the record share one copy of b: one allocation a record
 // instead of one a field (they live as long as the record's items anyway).
 func DecodeRecord(b []byte) (Record, error) {
+	var r Record
+	err := r.decode(b, func(n int) { r.Items = make([]analytics.Item, n) }, func(i int) *analytics.Item { return &r.Items[i] })
+	if err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// decode parses a record written by Encode into r, but for its items:
+// once their count n is known it calls grow(n), then decodes item i into
+// at(i), in order. The flusher decodes a record's items straight into
+// its batch's rows this way, without a slice of items a record to copy
+// from.
+func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.Item) error {
 	d := decoder{b: b, all: string(b)}
 	version := d.byte()
 	if version != codecVersion && version != codecVersionV2 && version != codecVersionV1 {
-		return Record{}, errCorrupt
+		return errCorrupt
 	}
-	var r Record
 	r.AccountID = d.string()
 	r.MCPID = d.string()
 	r.ReceivedAt = time.Unix(0, d.varint()).UTC()
 	n := d.uvarint()
 	if d.err != nil || n > uint64(len(d.b)) { // each item takes at least one byte
-		return Record{}, errCorrupt
+		return errCorrupt
 	}
-	r.Items = make([]analytics.Item, n)
-	for i := range r.Items {
-		it := &r.Items[i]
+	grow(int(n))
+	for i := range int(n) {
+		it := at(i)
 		it.ID = d.string()
 		it.Timestamp = time.Unix(0, d.varint()).UTC()
 		it.SessionID = d.string()
@@ -159,7 +172,7 @@ func DecodeRecord(b []byte) (Record, error) {
 		it.UserID = d.string()
 		na := d.uvarint()
 		if na > analytics.MaxAttributes {
-			return Record{}, errCorrupt
+			return errCorrupt
 		}
 		if na > 0 {
 			it.Attributes = make(map[string]string, na)
@@ -177,13 +190,13 @@ func DecodeRecord(b []byte) (Record, error) {
 			it.ArgsHash = d.string()
 		}
 		if d.err != nil {
-			return Record{}, errCorrupt
+			return errCorrupt
 		}
 	}
 	if d.err != nil || len(d.b) != 0 {
-		return Record{}, errCorrupt
+		return errCorrupt
 	}
-	return r, nil
+	return nil
 }
 
 func appendString(dst []byte, s string) []byte {

@@ -10,7 +10,7 @@ import (
 // worst filter), so every such id goes through the flusher's ClickHouse
 // check.
 func SaturateDedupFilter(p *Pipeline) {
-	f := p.dedup.filter
+	f := p.c.dedup.filter
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := &filterSegment{bits: make([]uint64, f.words), from: 0, to: math.MaxUint32}

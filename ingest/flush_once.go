@@ -38,11 +38,11 @@ func spanOf(rows []analytics.StoredRow) span {
 // lost after the insert, or the insert cut after some of its day
 // partitions). Rows are checked by record and UTC day: an insert stores
 // each day of a shard's rows in one part, whole or not at all.
-func (p *Pipeline) withoutStored(ctx context.Context, rows []analytics.StoredRow, b span) ([]analytics.StoredRow, error) {
+func (f *Flusher) withoutStored(ctx context.Context, rows []analytics.StoredRow, b span) ([]analytics.StoredRow, error) {
 	if len(rows) == 0 {
 		return rows, nil
 	}
-	stored, err := p.sink.InsertedSeqs(ctx, p.node, b.fromSeq, b.toSeq, b.tsFrom, b.tsTo)
+	stored, err := f.sink.InsertedSeqs(ctx, f.node, b.fromSeq, b.toSeq, b.tsFrom, b.tsTo)
 	if err != nil || len(stored) == 0 {
 		return rows, err
 	}
@@ -52,32 +52,32 @@ func (p *Pipeline) withoutStored(ctx context.Context, rows []analytics.StoredRow
 			kept = append(kept, r)
 		}
 	}
-	p.opts.Logger.Info("ingest: rows already in ClickHouse are left out of the insert", "record_days", len(stored))
+	f.opts.Logger.Info("ingest: rows already in ClickHouse are left out of the insert", "record_days", len(stored))
 	return kept, nil
 }
 
 // completeViews has the sink re-derive into every rollup the inserts of the
 // batch that reached the raw table only.
-func (p *Pipeline) completeViews(ctx context.Context, b span) error {
-	n, err := p.sink.CompleteViews(ctx, p.node, b.fromSeq, b.toSeq, b.tsFrom, b.tsTo)
+func (f *Flusher) completeViews(ctx context.Context, b span) error {
+	n, err := f.sink.CompleteViews(ctx, f.node, b.fromSeq, b.toSeq, b.tsFrom, b.tsTo)
 	if n > 0 {
-		p.opts.Metrics.viewsCompleted(n)
-		p.opts.Logger.Warn("ingest: an insert cut short had reached the raw table and not every rollup; the rollups were completed",
+		f.opts.Metrics.viewsCompleted(n)
+		f.opts.Logger.Warn("ingest: an insert cut short had reached the raw table and not every rollup; the rollups were completed",
 			"from_seq", b.fromSeq, "to_seq", b.toSeq, "completed", n)
 	}
 	return err
 }
 
-// retry runs f until it succeeds or ctx ends, backing off up to 5 s.
-func retry[T any](p *Pipeline, ctx context.Context, what string, f func() (T, error)) (T, error) {
+// retry runs try until it succeeds or ctx ends, backing off up to 5 s.
+func retry[T any](fl *Flusher, ctx context.Context, what string, try func() (T, error)) (T, error) {
 	b := telemetry.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second}
 	var v T
 	err := b.Retry(ctx, func() (err error) {
-		v, err = f()
+		v, err = try()
 		return err
 	}, func(err error, wait time.Duration) {
-		p.opts.Metrics.flushFailed()
-		p.opts.Logger.Warn("ingest: "+what+" failed; retrying", "error", err, "backoff", wait)
+		fl.opts.Metrics.flushFailed()
+		fl.opts.Logger.Warn("ingest: "+what+" failed; retrying", "error", err, "backoff", wait)
 	})
 	return v, err
 }
@@ -88,7 +88,7 @@ func retry[T any](p *Pipeline, ctx context.Context, what string, f func() (T, er
 // records up to verifyUntil (accepted before the duplicate filter knew
 // the ids stored before this start) and the unverified ones (accepted
 // while the bounded filter said "maybe"; keys by MCP and id).
-func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64, unverified map[[2]string]uint64) ([]analytics.StoredRow, error) {
+func (f *Flusher) withoutStoredIDs(ctx context.Context, rows []analytics.StoredRow, verifyUntil uint64, unverified map[[2]string]uint64) ([]analytics.StoredRow, error) {
 	check := func(r *analytics.StoredRow) bool {
 		if r.Item.ID == "" {
 			return false
@@ -112,12 +112,12 @@ func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.Stored
 	// Each row's window ends at its own receipt: the check reads from the
 	// earliest one's and compares per row, in the filter's whole seconds.
 	stored := map[[2]string]uint32{}
-	if err := p.sink.StoredIDs(ctx, since.Add(-p.opts.DedupWindow), ids, func(mcpID, id string, at time.Time) {
+	if err := f.sink.StoredIDs(ctx, since.Add(-f.opts.DedupWindow), ids, func(mcpID, id string, at time.Time) {
 		stored[[2]string{mcpID, id}] = stamp(at)
 	}); err != nil {
 		return rows, err
 	}
-	window := uint32(p.opts.DedupWindow / time.Second)
+	window := uint32(f.opts.DedupWindow / time.Second)
 	kept := rows[:0]
 	for i := range rows {
 		r := &rows[i]
@@ -126,7 +126,7 @@ func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.Stored
 			now := stamp(r.ReceivedAt)
 			if ok && now-min(now, at) < window {
 				if k, ok := unverified[[2]string{r.MCPID, r.Item.ID}]; ok {
-					p.dedup.Duplicate(k)
+					f.dedup.Duplicate(k)
 				}
 				continue
 			}
@@ -137,8 +137,8 @@ func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.Stored
 		kept = append(kept, *r)
 	}
 	if n := len(rows) - len(kept); n > 0 {
-		p.opts.Metrics.duplicatesAtFlush(n)
-		p.opts.Logger.Info("ingest: items whose id ClickHouse already holds from the window are left out "+
+		f.opts.Metrics.duplicatesAtFlush(n)
+		f.opts.Logger.Info("ingest: items whose id ClickHouse already holds from the window are left out "+
 			"(accepted while the duplicate filter was loading, or said maybe)", "items", n)
 	}
 	return kept, nil
@@ -147,10 +147,10 @@ func (p *Pipeline) withoutStoredIDs(ctx context.Context, rows []analytics.Stored
 // reserveLogged puts in the duplicate filter the ids of the records still
 // in the log (accepted, not flushed yet), each from its receipt: it reads
 // only the local log, so it is quick and needs no database.
-func (p *Pipeline) reserveLogged(ctx context.Context) error {
-	after := p.log.Acked()
+func (f *Flusher) reserveLogged(ctx context.Context) error {
+	after := f.log.Acked()
 	for {
-		recs, err := p.log.Read(ctx, after, readChunk, 0)
+		recs, err := f.log.Read(ctx, after, readChunk, 0)
 		if err != nil {
 			return err
 		}
@@ -163,12 +163,12 @@ func (p *Pipeline) reserveLogged(ctx context.Context) error {
 			if r.Lost || err != nil {
 				continue
 			}
-			if at := rec.ReceivedAt.UnixNano(); at > p.lastAt.Load() {
-				p.lastAt.Store(at) // new records' receipts come after (uniqueReceipt)
+			if at := rec.ReceivedAt.UnixNano(); at > f.lastAt.Load() {
+				f.lastAt.Store(at) // new records' receipts come after (uniqueReceipt)
 			}
 			for _, it := range rec.Items {
 				if it.ID != "" {
-					p.dedup.Reserve(rec.MCPID, it.ID, rec.ReceivedAt)
+					f.dedup.Reserve(rec.MCPID, it.ID, rec.ReceivedAt)
 				}
 			}
 		}
@@ -178,13 +178,13 @@ func (p *Pipeline) reserveLogged(ctx context.Context) error {
 // loadStored puts in the duplicate filter the ids ClickHouse holds from the
 // window, each from its receipt, retrying until ClickHouse answers. It
 // fails only when ctx ends.
-func (p *Pipeline) loadStored(ctx context.Context) error {
-	since := p.opts.Now().Add(-p.opts.DedupWindow)
-	_, err := retry(p, ctx, "load recent item ids", func() (struct{}, error) {
-		return struct{}{}, p.sink.RecentIDs(ctx, since, func(mcpID, id string, at time.Time) { p.dedup.reserveStored(mcpID, id, at) })
+func (f *Flusher) loadStored(ctx context.Context) error {
+	since := f.opts.Now().Add(-f.opts.DedupWindow)
+	_, err := retry(f, ctx, "load recent item ids", func() (struct{}, error) {
+		return struct{}{}, f.sink.RecentIDs(ctx, since, func(mcpID, id string, at time.Time) { f.dedup.reserveStored(mcpID, id, at) })
 	})
 	if err == nil {
-		p.opts.Logger.Info("duplicate filter ready", "ids", p.dedup.Len())
+		f.opts.Logger.Info("duplicate filter ready", "ids", f.dedup.Len())
 	}
 	return err
 }
@@ -198,14 +198,14 @@ func (p *Pipeline) loadStored(ctx context.Context) error {
 // until the registry answers. The items without an id of a payload
 // answered 503 are left out too: the client retries them. It fails only
 // when ctx ends.
-func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, lastSeq, replayUntil uint64) ([]analytics.StoredRow, error) {
-	outcomes := p.claimOutcomes(ctx, rows, replayUntil)
-	var unsettled []Claim
+func (f *Flusher) ownedRows(ctx context.Context, rows []analytics.StoredRow, lastSeq, replayUntil uint64) ([]analytics.StoredRow, error) {
+	outcomes := f.claimOutcomes(ctx, rows, replayUntil)
+	var unsettled []analytics.IDClaim
 	for i := range rows {
 		r := &rows[i]
 		if o, ok := outcomes[r.Seq]; (!ok || o.unsettled) && r.Item.ID != "" {
 			if n := len(unsettled); n == 0 || unsettled[n-1].Seq != r.Seq {
-				unsettled = append(unsettled, Claim{Seq: r.Seq, MCPID: r.MCPID, At: r.ReceivedAt})
+				unsettled = append(unsettled, analytics.IDClaim{Seq: r.Seq, MCPID: r.MCPID, At: r.ReceivedAt})
 			}
 			c := &unsettled[len(unsettled)-1]
 			c.IDs = append(c.IDs, r.Item.ID)
@@ -213,8 +213,8 @@ func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, la
 	}
 	settledLost := 0
 	if len(unsettled) > 0 {
-		lost, err := retry(p, ctx, "settle shared id claims", func() ([][]string, error) {
-			return p.opts.Registry.Settle(ctx, p.node, unsettled)
+		lost, err := retry(f, ctx, "settle shared id claims", func() ([][]string, error) {
+			return f.opts.Registry.Settle(ctx, f.node, unsettled)
 		})
 		if err != nil {
 			return rows, err
@@ -235,15 +235,15 @@ func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, la
 			kept = append(kept, *r)
 		}
 	}
-	p.claimMu.Lock()
+	f.claimMu.Lock()
 	for seq := range outcomes {
-		delete(p.claims, seq)
+		delete(f.claims, seq)
 	}
-	p.settledThrough = max(p.settledThrough, lastSeq)
-	p.claimMu.Unlock()
+	f.settledThrough = max(f.settledThrough, lastSeq)
+	f.claimMu.Unlock()
 	if settledLost > 0 {
-		p.opts.Metrics.duplicatesAtFlush(settledLost)
-		p.opts.Logger.Warn("ingest: items of records whose shared claim was settled at flush are left out: "+
+		f.opts.Metrics.duplicatesAtFlush(settledLost)
+		f.opts.Logger.Warn("ingest: items of records whose shared claim was settled at flush are left out: "+
 			"another record owns them (a retry accepted by this or another instance)", "items", settledLost)
 	}
 	return kept, nil
@@ -253,7 +253,7 @@ func (p *Pipeline) ownedRows(ctx context.Context, rows []analytics.StoredRow, la
 // rows, waiting (up to a registry call's time) for the claims still in
 // flight; a record replayed after a start, or whose claim does not end in
 // time, has none (it is settled).
-func (p *Pipeline) claimOutcomes(ctx context.Context, rows []analytics.StoredRow, replayUntil uint64) map[uint64]claimOutcome {
+func (f *Flusher) claimOutcomes(ctx context.Context, rows []analytics.StoredRow, replayUntil uint64) map[uint64]claimOutcome {
 	out := map[uint64]claimOutcome{}
 	var waiting []uint64
 	for i := range rows {
@@ -264,18 +264,18 @@ func (p *Pipeline) claimOutcomes(ctx context.Context, rows []analytics.StoredRow
 	timeout := time.NewTimer(registryTimeout + time.Second)
 	defer timeout.Stop()
 	for {
-		p.claimMu.Lock()
+		f.claimMu.Lock()
 		left := waiting[:0]
 		for _, seq := range waiting {
-			if o, ok := p.claims[seq]; ok {
+			if o, ok := f.claims[seq]; ok {
 				out[seq] = o
 			} else {
 				left = append(left, seq)
 			}
 		}
 		waiting = left
-		signal := p.claimSignal
-		p.claimMu.Unlock()
+		signal := f.claimSignal
+		f.claimMu.Unlock()
 		if len(waiting) == 0 {
 			return out
 		}

@@ -13,7 +13,7 @@ import (
 // bytes long before FlushMaxRows rows, so a backlog of them is never read
 // into memory whole.
 func TestBatchDueByBytes(t *testing.T) {
-	p := &Pipeline{opts: Options{FlushMaxRows: 50_000, FlushInterval: time.Hour}}
+	p := &Flusher{core: &core{opts: Options{FlushMaxRows: 50_000, FlushInterval: time.Hour}}}
 	attrs := map[string]string{}
 	for i := 0; i < analytics.MaxAttributes; i++ {
 		attrs[strings.Repeat("k", 8)+string(rune('a'+i))] = strings.Repeat("é", analytics.MaxAttributeValue)

@@ -18,45 +18,6 @@ import (
 	"github.com/mcpscope/telemetry/wal"
 )
 
-// IDRegistry is a duplicate filter shared by every instance
-// (postgres.IngestIDs): with one, a retry that reaches another instance is
-// still dropped, and each instance's own filter is only a bounded cache.
-// Each id is owned by the log record that holds its item, known by its
-// node and its receipt (unique per node): a payload's claim is made while
-// the log writes it and committed only once the log holds it, and the
-// flusher stores only the items its records own, settling the records
-// whose claim it does not know (docs/exactly-once.md, "Shared dedup").
-type IDRegistry interface {
-	// Claim claims ids of an MCP for the record of node received at at,
-	// and returns those that are the record's: the others were accepted
-	// within the window by another record. It commits only once durable
-	// yields nil (the log holds the payload), and returns durable's error
-	// otherwise, having claimed nothing. Claims are idempotent: a record
-	// keeps the ids it claimed before.
-	Claim(ctx context.Context, node, mcpID string, ids []string, at time.Time, durable <-chan error) (own []string, err error)
-	// Settle claims the ids of many records of node (idempotently) and
-	// returns, for each, the ids it does not own.
-	Settle(ctx context.Context, node string, recs []Claim) (lost [][]string, err error)
-	// Expire deletes up to limit ids older than the window.
-	Expire(ctx context.Context, now time.Time, limit int) (int, error)
-}
-
-// Claim is a log record's claim on its item ids (IDRegistry.Settle).
-type Claim struct {
-	Seq   uint64 // the record (the flusher's bookkeeping)
-	MCPID string
-	IDs   []string
-	At    time.Time // the record's receipt: with the node, the ids' owner
-}
-
-// SessionAssigner gives the items sent without a session_id their derived
-// session (analytics.SessionState; postgres.AutoSessions), in place, before
-// they are written to the log, so the log and every replay carry the same
-// ids.
-type SessionAssigner interface {
-	AssignSessions(ctx context.Context, mcpID string, items []analytics.Item) error
-}
-
 // Options configure a Pipeline.
 type Options struct {
 	Node               string // this instance's id; each instance has its own log
@@ -82,11 +43,11 @@ type Options struct {
 	// Registry, when set, is the authority on duplicates across instances;
 	// the in-memory filter then keeps at most CacheMaxIDs ids (default
 	// DefaultCacheMaxIDs) and start-up loads nothing from ClickHouse.
-	Registry    IDRegistry
+	Registry    analytics.IDRegistry
 	CacheMaxIDs int
 	// Sessions derives the sessions of items sent without one; nil leaves
 	// their session_id empty.
-	Sessions SessionAssigner
+	Sessions analytics.SessionAssigner
 	// RedactionBudget is the CPU time redaction may spend per MiB of a
 	// payload's decoded body (Accept; default DefaultRedactionBudget).
 	RedactionBudget time.Duration
@@ -106,15 +67,21 @@ const DefaultCacheMaxIDs = 4 << 20
 // answered, so the flusher knows which items its record owns.
 const registryTimeout = 10 * time.Second
 
-// Pipeline accepts batches into the log and flushes them to the sink.
+// Pipeline is the ingest path: its Acceptor takes payloads into the log
+// (request to durable log), its Flusher sends the log to the sink (log to
+// ClickHouse). They share the duplicate filter and the outcomes of the
+// records' shared claims.
 type Pipeline struct {
-	opts    Options
-	log     *wal.Log
-	sink    analytics.Sink
-	dedup   *Dedup
-	limiter *RateLimiter
-	refused *RateLimiter // nil without Options.RefusedPerMinute
-	bufPool sync.Pool
+	*Acceptor
+	*Flusher
+	c *core
+}
+
+// core is what the acceptor and the flusher share.
+type core struct {
+	opts  Options
+	log   *wal.Log
+	dedup *Dedup
 
 	ready chan struct{} // closed once the ids still in the log are in dedup
 	node  string        // Options.Node and the log's identity: the records' key in ClickHouse
@@ -135,13 +102,31 @@ type Pipeline struct {
 	claims         map[uint64]claimOutcome
 	claimSignal    chan struct{} // closed (and replaced) when an outcome is added
 	settledThrough uint64
-	// registryDownUntil (unix nanoseconds): a claim failed just before;
-	// payloads are refused before they reach the log until then.
-	registryDownUntil atomic.Int64
 	// lastAt: the latest receipt given to a record (Unix nanoseconds);
 	// receipts are unique per log, since with the node they name the
 	// owner of the record's ids in the registry.
 	lastAt atomic.Int64
+	// (the flusher's start seeds it from the log).
+}
+
+// Acceptor takes payloads into the log: rate limits, the duplicate
+// filter's reservation, derived sessions, the shared claim, and the
+// append that answers once the log holds the record on disk.
+type Acceptor struct {
+	*core
+	limiter *RateLimiter
+	refused *RateLimiter // nil without Options.RefusedPerMinute
+	bufPool sync.Pool
+	// registryDownUntil (unix nanoseconds): a claim failed just before;
+	// payloads are refused before they reach the log until then.
+	registryDownUntil atomic.Int64
+}
+
+// Flusher sends the log's records to the sink in batches, exactly once,
+// and frees the log behind them (Run).
+type Flusher struct {
+	*core
+	sink analytics.Sink
 }
 
 // claimOutcome is how a record's claim ended: the ids it does not own, or
@@ -169,39 +154,40 @@ func New(l *wal.Log, sink analytics.Sink, opts Options) *Pipeline {
 	if id := l.ID(); id != "" {
 		node += "/" + id
 	}
-	p := &Pipeline{
-		opts: opts, log: l, sink: sink, node: node,
-		dedup:   NewDedup(opts.DedupWindow),
-		limiter: NewRateLimiter(opts.RateLimitPerMinute),
-		ready:   make(chan struct{}),
-		claims:  map[uint64]claimOutcome{}, claimSignal: make(chan struct{}),
+	c := &core{
+		opts: opts, log: l, node: node,
+		dedup:  NewDedup(opts.DedupWindow),
+		ready:  make(chan struct{}),
+		claims: map[uint64]claimOutcome{}, claimSignal: make(chan struct{}),
 	}
+	p := &Pipeline{c: c, Acceptor: &Acceptor{core: c, limiter: NewRateLimiter(opts.RateLimitPerMinute)},
+		Flusher: &Flusher{core: c, sink: sink}}
 	if opts.RefusedPerMinute > 0 {
 		p.refused = NewRateLimiter(opts.RefusedPerMinute)
 	}
 	if opts.Registry == nil && opts.DedupExactIDs > 0 {
-		p.dedup.Limit(opts.DedupExactIDs, max(opts.DedupFilterBytes, 1<<20))
+		c.dedup.Limit(opts.DedupExactIDs, max(opts.DedupFilterBytes, 1<<20))
 	}
 	if opts.Registry != nil {
 		if opts.CacheMaxIDs <= 0 {
 			opts.CacheMaxIDs = DefaultCacheMaxIDs
 		}
-		p.opts = opts
-		p.dedup.Bound(opts.CacheMaxIDs)
-		p.loaded.Store(true) // the registry is complete: nothing to load
+		c.opts = opts
+		c.dedup.Bound(opts.CacheMaxIDs)
+		c.loaded.Store(true) // the registry is complete: nothing to load
 	}
 	return p
 }
 
 // Allow applies the per-key rate limit before the body is even read.
-func (p *Pipeline) Allow(keyID string) error {
-	if p.refused != nil {
-		if out, wait := p.refused.Exhausted(keyID, p.opts.Now()); out {
+func (a *Acceptor) Allow(keyID string) error {
+	if a.refused != nil {
+		if out, wait := a.refused.Exhausted(keyID, a.opts.Now()); out {
 			return &telemetry.Error{Code: telemetry.ERATELIMITED, RetryAfter: telemetry.RetryAfterSeconds(wait),
 				Message: "This ingest key sent more payloads that were refused whole (malformed, too large, too many items) this minute than its limit allows; fix the client and retry after the Retry-After delay."}
 		}
 	}
-	ok, wait := p.limiter.Allow(keyID, p.opts.Now())
+	ok, wait := a.limiter.Allow(keyID, a.opts.Now())
 	if ok {
 		return nil
 	}
@@ -211,9 +197,9 @@ func (p *Pipeline) Allow(keyID string) error {
 
 // Refused counts a payload of keyID that was refused whole against its
 // allowance of such payloads (Options.RefusedPerMinute).
-func (p *Pipeline) Refused(keyID string) {
-	if p.refused != nil {
-		p.refused.Allow(keyID, p.opts.Now())
+func (a *Acceptor) Refused(keyID string) {
+	if a.refused != nil {
+		a.refused.Allow(keyID, a.opts.Now())
 	}
 }
 
@@ -221,55 +207,55 @@ func (p *Pipeline) Refused(keyID string) {
 // were accepted; duplicates of ids accepted within the window are dropped
 // (counted with the invalid items the caller already dropped). The derived
 // sessions (Options.Sessions) may be written into items in place.
-func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (accepted, totalDropped int, err error) {
+func (a *Acceptor) Ingest(ctx context.Context, accountID, mcpID string, items []analytics.Item, dropped int) (accepted, totalDropped int, err error) {
 	select {
-	case <-p.ready:
+	case <-a.ready:
 	case <-ctx.Done():
 		return 0, 0, ctx.Err()
 	}
-	if !p.loaded.Load() {
-		p.loadMu.RLock()
-		defer p.loadMu.RUnlock()
+	if !a.loaded.Load() {
+		a.loadMu.RLock()
+		defer a.loadMu.RUnlock()
 	}
-	now := p.opts.Now()
-	if err := p.registryDown(now); err != nil {
+	now := a.opts.Now()
+	if err := a.registryDown(now); err != nil {
 		return 0, 0, err
 	}
-	if p.opts.Registry != nil {
-		now = p.uniqueReceipt(now)
+	if a.opts.Registry != nil {
+		now = a.uniqueReceipt(now)
 	}
-	kept, reserved, unverified, dup := p.reserveLocal(mcpID, items, now)
+	kept, reserved, unverified, dup := a.reserveLocal(mcpID, items, now)
 	dropped += dup
 	if len(kept) == 0 {
 		return 0, dropped, nil
 	}
-	if p.opts.Sessions != nil {
+	if a.opts.Sessions != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
-		err := p.opts.Sessions.AssignSessions(sctx, mcpID, kept)
+		err := a.opts.Sessions.AssignSessions(sctx, mcpID, kept)
 		cancel()
 		if err != nil {
-			p.releaseLocal(mcpID, reserved)
+			a.releaseLocal(mcpID, reserved)
 			return 0, 0, &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: err,
 				Message: "Sessions cannot be given to items sent without a session_id right now; the payload was not accepted. Retry after the Retry-After delay."}
 		}
 	}
 	rec := Record{AccountID: accountID, MCPID: mcpID, ReceivedAt: now.UTC(), Items: kept, Unverified: unverified}
-	if p.opts.Registry != nil {
-		lost, err := p.appendClaimed(ctx, rec, reserved)
+	if a.opts.Registry != nil {
+		lost, err := a.appendClaimed(ctx, rec, reserved)
 		if err != nil {
-			p.releaseLocal(mcpID, reserved)
+			a.releaseLocal(mcpID, reserved)
 			return 0, 0, err
 		}
 		accepted, dropped = len(kept)-lost, dropped+lost
-		p.opts.Metrics.accepted(accepted, dropped)
+		a.opts.Metrics.accepted(accepted, dropped)
 		return accepted, dropped, nil
 	}
-	if _, err := p.appendRecord(ctx, rec); err != nil {
-		p.releaseLocal(mcpID, reserved)
-		return 0, 0, p.appendError(err)
+	if _, err := a.appendRecord(ctx, rec); err != nil {
+		a.releaseLocal(mcpID, reserved)
+		return 0, 0, a.appendError(err)
 	}
 	accepted = len(kept)
-	p.opts.Metrics.accepted(accepted, dropped)
+	a.opts.Metrics.accepted(accepted, dropped)
 	return accepted, dropped, nil
 }
 
@@ -279,7 +265,7 @@ func (p *Pipeline) Ingest(ctx context.Context, accountID, mcpID string, items []
 // filter said "maybe", and the count of duplicates dropped. kept is items
 // itself while none is dropped (the common case costs no copy), else a
 // copy: items is never rearranged.
-func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.Time) (kept []analytics.Item, reserved []string, unverified []int, dropped int) {
+func (a *Acceptor) reserveLocal(mcpID string, items []analytics.Item, now time.Time) (kept []analytics.Item, reserved []string, unverified []int, dropped int) {
 	ids := make([]string, 0, len(items))
 	for i := range items {
 		if items[i].ID != "" {
@@ -291,7 +277,7 @@ func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.T
 	}
 	answers := make([]bool, 2*len(ids))
 	admitted, maybe := answers[:len(ids)], answers[len(ids):]
-	p.dedup.AdmitAll(mcpID, ids, now, admitted, maybe)
+	a.dedup.AdmitAll(mcpID, ids, now, admitted, maybe)
 	kept, reserved = items, ids[:0] // the admitted ids, in place
 	j := 0
 	for i := range items {
@@ -318,15 +304,15 @@ func (p *Pipeline) reserveLocal(mcpID string, items []analytics.Item, now time.T
 }
 
 // releaseLocal releases the ids reserved by reserveLocal.
-func (p *Pipeline) releaseLocal(mcpID string, reserved []string) {
+func (a *Acceptor) releaseLocal(mcpID string, reserved []string) {
 	for _, id := range reserved {
-		p.dedup.Release(mcpID, id)
+		a.dedup.Release(mcpID, id)
 	}
 }
 
 // appendRecord appends rec to the log and returns its sequence number.
-func (p *Pipeline) appendRecord(ctx context.Context, rec Record) (uint64, error) {
-	buf, _ := p.bufPool.Get().(*[]byte)
+func (a *Acceptor) appendRecord(ctx context.Context, rec Record) (uint64, error) {
+	buf, _ := a.bufPool.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
@@ -334,15 +320,15 @@ func (p *Pipeline) appendRecord(ctx context.Context, rec Record) (uint64, error)
 	// Append answers only once the record is on disk or definitely not in
 	// the log (a cancelled request does not cut it short), so the ids are
 	// released exactly when the items were not accepted.
-	seq, _, err := p.log.Append(ctx, *buf)
-	p.bufPool.Put(buf)
+	seq, _, err := a.log.Append(ctx, *buf)
+	a.bufPool.Put(buf)
 	return seq, err
 }
 
 // appendError is the error Ingest answers for the log's refusal err.
-func (p *Pipeline) appendError(err error) error {
+func (a *Acceptor) appendError(err error) error {
 	if errors.Is(err, wal.ErrFull) {
-		p.opts.Metrics.full()
+		a.opts.Metrics.full()
 		return &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 30,
 			Message: "Storage is catching up; the payload was not accepted. Retry after the Retry-After delay."}
 	}
@@ -353,17 +339,17 @@ func (p *Pipeline) appendError(err error) error {
 	return err
 }
 
-func (p *Pipeline) failpoint(point string) {
-	if p.opts.Failpoint != nil {
-		p.opts.Failpoint(point)
+func (a *Acceptor) failpoint(point string) {
+	if a.opts.Failpoint != nil {
+		a.opts.Failpoint(point)
 	}
 }
 
 // registryDown refuses a payload before it reaches the log while the
 // shared registry just failed: during an outage, clients' retries would
 // otherwise pile up in the log as records to settle.
-func (p *Pipeline) registryDown(now time.Time) error {
-	if p.opts.Registry == nil || now.UnixNano() >= p.registryDownUntil.Load() {
+func (a *Acceptor) registryDown(now time.Time) error {
+	if a.opts.Registry == nil || now.UnixNano() >= a.registryDownUntil.Load() {
 		return nil
 	}
 	return &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5,
@@ -372,13 +358,13 @@ func (p *Pipeline) registryDown(now time.Time) error {
 
 // uniqueReceipt returns now, or just after the previous record's receipt
 // when now is not after it.
-func (p *Pipeline) uniqueReceipt(now time.Time) time.Time {
+func (a *Acceptor) uniqueReceipt(now time.Time) time.Time {
 	for {
-		last, ns := p.lastAt.Load(), now.UnixNano()
+		last, ns := a.lastAt.Load(), now.UnixNano()
 		if ns <= last {
 			ns = last + 1
 		}
-		if p.lastAt.CompareAndSwap(last, ns) {
+		if a.lastAt.CompareAndSwap(last, ns) {
 			return time.Unix(0, ns)
 		}
 	}
@@ -393,7 +379,7 @@ func (p *Pipeline) uniqueReceipt(now time.Time) time.Time {
 // storing the items no other record owns by then, so the client's retry,
 // here or elsewhere, is stored once. When the log refuses rec, nothing is
 // claimed.
-func (p *Pipeline) appendClaimed(ctx context.Context, rec Record, ids []string) (lost int, err error) {
+func (a *Acceptor) appendClaimed(ctx context.Context, rec Record, ids []string) (lost int, err error) {
 	type claimed struct {
 		own []string
 		err error
@@ -405,13 +391,13 @@ func (p *Pipeline) appendClaimed(ctx context.Context, rec Record, ids []string) 
 		go func() {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), registryTimeout)
 			defer cancel()
-			own, err := p.opts.Registry.Claim(rctx, p.node, rec.MCPID, ids, rec.ReceivedAt, durable)
+			own, err := a.opts.Registry.Claim(rctx, a.node, rec.MCPID, ids, rec.ReceivedAt, durable)
 			done <- claimed{own, err}
 		}()
 	}
-	seq, aerr := p.appendRecord(ctx, rec)
+	seq, aerr := a.appendRecord(ctx, rec)
 	if aerr == nil {
-		p.failpoint("after-append")
+		a.failpoint("after-append")
 	}
 	durable <- aerr
 	var out claimOutcome
@@ -424,7 +410,7 @@ func (p *Pipeline) appendClaimed(ctx context.Context, rec Record, ids []string) 
 			out.unsettled, out.refused = true, true
 			err = &telemetry.Error{Code: telemetry.EUNAVAILABLE, RetryAfter: 5, Err: c.err,
 				Message: "The shared duplicate filter is unavailable; the payload was not accepted. Retry after the Retry-After delay."}
-			p.registryDownUntil.Store(p.opts.Now().Add(time.Second).UnixNano())
+			a.registryDownUntil.Store(a.opts.Now().Add(time.Second).UnixNano())
 		case len(c.own) < len(ids):
 			out.lost = make(map[string]bool, len(ids)-len(c.own))
 			for _, id := range ids {
@@ -437,23 +423,23 @@ func (p *Pipeline) appendClaimed(ctx context.Context, rec Record, ids []string) 
 				// Not cached as this instance's: its window runs from its
 				// first receipt, which the registry knows and this cache
 				// does not.
-				p.dedup.Release(rec.MCPID, id)
+				a.dedup.Release(rec.MCPID, id)
 			}
 			lost = len(out.lost)
 		}
 	}
 	if aerr != nil {
-		return 0, p.appendError(aerr)
+		return 0, a.appendError(aerr)
 	}
-	p.claimMu.Lock()
-	if seq > p.settledThrough {
-		p.claims[seq] = out
-		close(p.claimSignal)
-		p.claimSignal = make(chan struct{})
+	a.claimMu.Lock()
+	if seq > a.settledThrough {
+		a.claims[seq] = out
+		close(a.claimSignal)
+		a.claimSignal = make(chan struct{})
 	}
-	p.claimMu.Unlock()
+	a.claimMu.Unlock()
 	if err == nil {
-		p.failpoint("after-claim")
+		a.failpoint("after-claim")
 	}
 	return lost, err
 }
@@ -462,7 +448,7 @@ func (p *Pipeline) appendClaimed(ctx context.Context, rec Record, ids []string) 
 // the log are in the duplicate filter; ClickHouse need not be up).
 func (p *Pipeline) Ready() bool {
 	select {
-	case <-p.ready:
+	case <-p.c.ready:
 		return true
 	default:
 		return false
@@ -470,14 +456,14 @@ func (p *Pipeline) Ready() bool {
 }
 
 // DedupStats report the duplicate filter's size.
-func (p *Pipeline) DedupStats() DedupStats { return p.dedup.Stats() }
+func (p *Pipeline) DedupStats() DedupStats { return p.c.dedup.Stats() }
 
 // LogHealth is the write-ahead log's health check: the last write failure,
 // nil when the last write succeeded.
-func (p *Pipeline) LogHealth(context.Context) error { return p.log.Health() }
+func (p *Pipeline) LogHealth(context.Context) error { return p.c.log.Health() }
 
 // Stats describe the log backlog.
-func (p *Pipeline) Stats() wal.Stats { return p.log.Stats() }
+func (p *Pipeline) Stats() wal.Stats { return p.c.log.Stats() }
 
 // WaitFlushed returns once every record this instance's log took before
 // through is in the sink (acknowledged), or with ctx's error. Deleting a
@@ -486,7 +472,7 @@ func (p *Pipeline) Stats() wal.Stats { return p.log.Stats() }
 // already stored.
 func (p *Pipeline) WaitFlushed(ctx context.Context, through time.Time) error {
 	for {
-		if st := p.log.Stats(); st.OldestUnacked.IsZero() || st.OldestUnacked.After(through) {
+		if st := p.c.log.Stats(); st.OldestUnacked.IsZero() || st.OldestUnacked.After(through) {
 			return nil
 		}
 		select {

@@ -266,18 +266,18 @@ type partialSink struct {
 	failed bool
 }
 
-func (s *partialSink) InsertRows(ctx context.Context, rows []analytics.StoredRow) error {
+func (s *partialSink) InsertBatch(ctx context.Context, insertID string, rows []analytics.StoredRow) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed || len(rows) == 0 {
-		return s.DB.InsertRows(ctx, rows)
+		return s.DB.InsertBatch(ctx, insertID, rows)
 	}
 	s.failed = true
 	n := 0
 	for n < len(rows) && rows[n].Seq == rows[0].Seq {
 		n++
 	}
-	if err := s.DB.InsertRows(ctx, rows[:n]); err != nil {
+	if err := s.DB.InsertBatch(ctx, insertID, rows[:n]); err != nil {
 		return err
 	}
 	return fmt.Errorf("connection refused by the other shard (%d of %d rows stored)", n, len(rows))

@@ -49,8 +49,8 @@ type Payload struct {
 // Accept redacts (when the MCP has redaction on) and cuts the free text of
 // every item of the payload, then ingests them (Ingest). Errors:
 // EREDACTIONBUDGET (nothing of the payload is stored), Ingest's.
-func (p *Pipeline) Accept(ctx context.Context, pl Payload) (accepted, totalDropped int, err error) {
-	if err := cutText(ctx, pl.Redactor, pl.Items, pl.BodyBytes, p.opts.RedactionBudget); err != nil {
+func (a *Acceptor) Accept(ctx context.Context, pl Payload) (accepted, totalDropped int, err error) {
+	if err := cutText(ctx, pl.Redactor, pl.Items, pl.BodyBytes, a.opts.RedactionBudget); err != nil {
 		return 0, 0, err
 	}
 	if pl.Expand != nil {
@@ -59,7 +59,7 @@ func (p *Pipeline) Accept(ctx context.Context, pl Payload) (accepted, totalDropp
 			return 0, pl.Dropped, nil
 		}
 	}
-	return p.Ingest(ctx, pl.AccountID, pl.MCPID, pl.Items, pl.Dropped)
+	return a.Ingest(ctx, pl.AccountID, pl.MCPID, pl.Items, pl.Dropped)
 }
 
 // cutText redacts (when the MCP has redaction on) and then cuts the free

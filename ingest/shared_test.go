@@ -16,12 +16,12 @@ import (
 	"github.com/mcpscope/telemetry/wal"
 )
 
-// fakeRegistry is an ingest.IDRegistry of function fields.
+// fakeRegistry is an analytics.IDRegistry of function fields.
 type fakeRegistry struct {
 	claim   func(mcpID string, ids []string) ([]string, error)
 	expire  func(ctx context.Context) (int, error) // nil: nothing to delete
 	mu      sync.Mutex
-	settled []ingest.Claim
+	settled []analytics.IDClaim
 }
 
 func (f *fakeRegistry) Claim(ctx context.Context, _, mcpID string, ids []string, _ time.Time, durable <-chan error) ([]string, error) {
@@ -37,7 +37,7 @@ func (f *fakeRegistry) Claim(ctx context.Context, _, mcpID string, ids []string,
 	}
 }
 
-func (f *fakeRegistry) Settle(_ context.Context, _ string, recs []ingest.Claim) ([][]string, error) {
+func (f *fakeRegistry) Settle(_ context.Context, _ string, recs []analytics.IDClaim) ([][]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.settled = append(f.settled, recs...)
@@ -60,7 +60,7 @@ type idsInserted struct {
 	ids []string
 }
 
-func (s nullSink) InsertRows(_ context.Context, rows []analytics.StoredRow) error {
+func (s nullSink) InsertBatch(_ context.Context, _ string, rows []analytics.StoredRow) error {
 	if s.rows != nil {
 		s.rows.mu.Lock()
 		for _, r := range rows {
@@ -89,11 +89,11 @@ func (nullSink) StoredIDs(context.Context, time.Time, map[string][]string, func(
 	return errors.New("must not be called with a shared registry")
 }
 
-func sharedPipeline(t *testing.T, reg ingest.IDRegistry) *ingest.Pipeline {
+func sharedPipeline(t *testing.T, reg analytics.IDRegistry) *ingest.Pipeline {
 	return sharedPipelineTo(t, reg, nullSink{}, time.Now)
 }
 
-func sharedPipelineTo(t *testing.T, reg ingest.IDRegistry, sink analytics.Sink, now func() time.Time) *ingest.Pipeline {
+func sharedPipelineTo(t *testing.T, reg analytics.IDRegistry, sink analytics.Sink, now func() time.Time) *ingest.Pipeline {
 	t.Helper()
 	l, err := wal.Open(t.TempDir(), wal.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

@@ -13,10 +13,9 @@ import (
 
 	"github.com/mcpscope/telemetry"
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/ingest"
 )
 
-var _ ingest.SessionAssigner = (*AutoSessions)(nil)
+var _ analytics.SessionAssigner = (*AutoSessions)(nil)
 
 // AutoSessions gives items sent without a session_id their derived
 // session (analytics.SessionState, docs/sessions.md), from the per-(MCP,
@@ -44,7 +43,7 @@ func NewAutoSessions(db *DB) *AutoSessions {
 	return &AutoSessions{db: db, mirror: newSessionMirror(SessionMirrorEntries), timeout: fallbackTimeout, pause: fallbackPause}
 }
 
-// AssignSessions implements ingest.SessionAssigner. It fails only on an
+// AssignSessions implements analytics.SessionAssigner. It fails only on an
 // error other than PostgreSQL being unreachable.
 func (a *AutoSessions) AssignSessions(ctx context.Context, mcpID string, items []analytics.Item) error {
 	byIdentity := map[string][]int{} // by the identity's hash, as stored

@@ -15,11 +15,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/mcpscope/telemetry/ingest"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
-// IngestIDs is the shared duplicate filter of ingest (ingest.IDRegistry):
+// IngestIDs is the shared duplicate filter of ingest (analytics.IDRegistry):
 // the ids every instance accepted in the window, in PostgreSQL, each owned
 // by the log record that holds its item, so that exactly-once holds across
 // instances and no instance keeps them all in memory. The claims of the
@@ -389,7 +388,7 @@ func (g claimRows) answer(group []*claimReq, owned map[[16]byte]bool, err error)
 // idempotent, so a record that claimed its ids before keeps them. An id
 // repeated across records goes to the first that owns it. It commits at
 // once: the records are in the log.
-func (r *IngestIDs) Settle(ctx context.Context, node string, recs []ingest.Claim) ([][]string, error) {
+func (r *IngestIDs) Settle(ctx context.Context, node string, recs []analytics.IDClaim) ([][]string, error) {
 	type item struct {
 		rec int
 		id  string

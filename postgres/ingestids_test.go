@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpscope/telemetry/ingest"
+	"github.com/mcpscope/telemetry/analytics"
 )
 
 // claimNow claims with the payload already durable.
@@ -126,7 +126,7 @@ func TestIngestIDsSettle(t *testing.T) {
 	if own, err := claimNow(r, "b", mcp, []string{"y"}, now); err != nil || len(own) != 1 {
 		t.Fatal(own, err)
 	}
-	lost, err := r.Settle(ctx, "a", []ingest.Claim{
+	lost, err := r.Settle(ctx, "a", []analytics.IDClaim{
 		{Seq: 1, MCPID: mcp, IDs: []string{"x", "y", "z"}, At: now.Add(-time.Second)},
 		{Seq: 2, MCPID: mcp, IDs: []string{"x"}, At: now},
 		{Seq: 3, MCPID: mcp, IDs: []string{"z", "w"}, At: now.Add(time.Second)},
@@ -144,7 +144,7 @@ func TestIngestIDsSettle(t *testing.T) {
 		}
 	}
 	// Settling again gives the same answer (a replay after a crash).
-	again, err := r.Settle(ctx, "a", []ingest.Claim{{Seq: 3, MCPID: mcp, IDs: []string{"z", "w"}, At: now.Add(time.Second)}})
+	again, err := r.Settle(ctx, "a", []analytics.IDClaim{{Seq: 3, MCPID: mcp, IDs: []string{"z", "w"}, At: now.Add(time.Second)}})
 	if err != nil || !slices.Equal(again[0], []string{"z"}) {
 		t.Fatalf("settle again = %v, %v; want z lost, w kept", again, err)
 	}
@@ -179,7 +179,7 @@ func TestIngestIDsCarriedOver(t *testing.T) {
 	}
 	// The replayed record's receipt in nanoseconds; the old rows kept
 	// microseconds.
-	lost, err := r.Settle(ctx, "a", []ingest.Claim{{Seq: 7, MCPID: mcp, IDs: []string{"ïd", "other"}, At: now.Add(789 * time.Nanosecond)}})
+	lost, err := r.Settle(ctx, "a", []analytics.IDClaim{{Seq: 7, MCPID: mcp, IDs: []string{"ïd", "other"}, At: now.Add(789 * time.Nanosecond)}})
 	if err != nil || len(lost[0]) != 0 {
 		t.Fatalf("replay of the record that confirmed them lost %v (%v), want none", lost, err)
 	}

@@ -100,6 +100,9 @@ func histQuantile(before, after *dto.Histogram, q float64) float64 {
 	rank := q * float64(total)
 	lower, below := 0.0, 0.0
 	for _, b := range buckets {
+		if math.IsInf(b.GetUpperBound(), 1) {
+			break // past the last bound: that bound
+		}
 		n := float64(b.GetCumulativeCount() - prev[b.GetUpperBound()])
 		if n >= rank {
 			if n == below {
