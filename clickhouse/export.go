@@ -98,7 +98,7 @@ type exportStream struct {
 func (db *Reads) startExport(ctx context.Context, wg *sync.WaitGroup, mcpID string, r analytics.Range, cols *exportCols) *exportStream {
 	s := &exportStream{cols: cols, blocks: make(chan int), ack: make(chan struct{})}
 	q := fmt.Sprintf(`SELECT %s FROM %s.events WHERE mcp_id = %s AND ts >= %s AND ts < %s
-		ORDER BY ts, ts_ms, id, session_id`, exportColumns, db.db, QuoteString(mcpID), timeLit(r.Lower()), timeLit(r.End()))
+		ORDER BY ts, ts_ms, %s, session_id`, exportColumns, db.db, QuoteString(mcpID), timeLit(r.Lower()), timeLit(r.End()), EventID)
 	if db.knobs.proveExport != nil {
 		db.knobs.proveExport(ctx, q)
 	}
@@ -170,7 +170,7 @@ func (db *Reads) exportChunks(ctx context.Context, mcpID string, r analytics.Ran
 // exportColumns are the columns an export reads, in the order of
 // exportCols.results. Times come as UInt32 seconds (the columns'
 // DateTime('UTC') type carries its zone in its name).
-const exportColumns = `toUInt32(ts), ts_ms, toUInt32(received_at), id, session_id, method, name, duration_ms, has_duration, is_error,
+const exportColumns = `toUInt32(ts), ts_ms, toUInt32(received_at), ` + EventID + `, session_id, method, name, duration_ms, has_duration, is_error,
 	error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values, protocol_version,
 	error_kind, response_bytes, args_hash`
 

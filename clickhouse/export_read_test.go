@@ -132,10 +132,10 @@ func driverConn(t *testing.T) chgo.Conn {
 // driverExport reads the export's rows through the driver, row by row, as
 // the export did before it had a connection of its own.
 func driverExport(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range) []analytics.ExportedItem {
-	rows, err := driverConn(t).Query(context.Background(), `SELECT ts, ts_ms, received_at, id, session_id, method, name, duration_ms,
+	rows, err := driverConn(t).Query(context.Background(), `SELECT ts, ts_ms, received_at, `+clickhouse.EventID+`, session_id, method, name, duration_ms,
 		has_duration, is_error, error_type, error_message, client_name, client_version, server_version, user_id, attr_keys, attr_values, protocol_version,
 		CAST(error_kind AS String), response_bytes, args_hash
-		FROM `+db.Database()+`.events WHERE mcp_id = ? AND ts >= ? AND ts < ? ORDER BY ts, ts_ms, id, session_id`, mcp, r.Lower(), r.End())
+		FROM `+db.Database()+`.events WHERE mcp_id = ? AND ts >= ? AND ts < ? ORDER BY ts, ts_ms, `+clickhouse.EventID+`, session_id`, mcp, r.Lower(), r.End())
 	if err != nil {
 		t.Fatal(err)
 	}

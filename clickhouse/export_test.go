@@ -244,10 +244,10 @@ func (db *DB) MigrateTo(ctx context.Context, version uint32) error {
 	})
 }
 
-// AddFailureColumns adds only the events columns of migration 009
-// (error_kind, response_bytes, args_hash) to an installation migrated to
-// an older version, so that the Sink's inserts, which name them, work
-// there. Tests only.
+// AddFailureColumns adds only the events columns of migrations 009
+// (error_kind, response_bytes, args_hash) and 013 (id_uuid) to an
+// installation migrated to an older version, so that the Sink's inserts,
+// which name them, work there. Tests only.
 func (db *DB) AddFailureColumns(ctx context.Context) error {
 	migs, err := loadMigrations(db.templateData())
 	if err != nil {
@@ -255,7 +255,7 @@ func (db *DB) AddFailureColumns(ctx context.Context) error {
 	}
 	return db.onEveryHost(ctx, func(ctx context.Context, conn driver.Conn) error {
 		for _, m := range migs {
-			if m.version != 9 {
+			if m.version != 9 && m.version != 13 {
 				continue
 			}
 			for _, stmt := range m.statements {

@@ -170,7 +170,7 @@ func repeatsOf(repeats map[string]int64, name string) *int64 {
 func (db *Reads) repeatedCalls(ctx context.Context, cond string, args []any) (map[string]int64, error) {
 	ctx = db.rawBudget(ctx)
 	q := fmt.Sprintf(`SELECT name, toInt64(sum(rep)) FROM (
-			SELECT arraySort(x -> (x.1, x.2, x.3), groupArray((%[1]s, ingest_node, ingest_seq, id, name, %[2]s))) AS seq,
+			SELECT arraySort(x -> (x.1, x.2, x.3), groupArray((%[1]s, ingest_node, ingest_seq, %[5]s, name, %[2]s))) AS seq,
 				arrayMap(x -> x.6, seq) AS keys,
 				arrayMap(x -> x.5, seq) AS names,
 				arrayMap((k, p) -> toUInt8(k != '' AND k = p), keys, arrayPushFront(arrayPopBack(keys), '')) AS reps
@@ -179,7 +179,7 @@ func (db *Reads) repeatedCalls(ctx context.Context, cond string, args []any) (ma
 			GROUP BY session_id
 		) ARRAY JOIN names AS name, reps AS rep
 		WHERE rep = 1
-		GROUP BY name`, atExpr, repeatKeyExpr, db.db, cond)
+		GROUP BY name`, atExpr, repeatKeyExpr, db.db, cond, EventID)
 	type row struct {
 		name string
 		n    int64

@@ -19,7 +19,16 @@ import (
 const EventColumns = `account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
 	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq,
-	error_kind, response_bytes, args_hash`
+	error_kind, response_bytes, args_hash, id_uuid`
+
+// EventID is the SQL expression of an events row's item id: a UUID id is
+// stored in id_uuid (16 bytes instead of 37; migration 013) with "" in
+// id, any other id in id with the zero UUID in id_uuid. Reads select it
+// AS id; ids that are no UUID, and rows stored before 013, read id as is.
+const EventID = "if(id_uuid = toUUID('00000000-0000-0000-0000-000000000000'), id, toString(id_uuid))"
+
+// hasEventID is true for rows of an item with an id.
+const hasEventID = "(id != '' OR id_uuid != toUUID('00000000-0000-0000-0000-000000000000'))"
 
 // UserKey is the identity that "users" counts: the user id, or the
 // session id for an item without one. The prefixes keep a user id from
@@ -198,8 +207,8 @@ func quoteList(vs []string) string {
 // item is at most analytics.MaxItemAge old when accepted, which bounds the
 // partitions to read.
 func (db *Sink) RecentIDs(ctx context.Context, since time.Time, fn func(mcpID, id string, receivedAt time.Time)) error {
-	q := fmt.Sprintf("SELECT mcp_id, id, received_at FROM %s.events PREWHERE received_at >= %s WHERE ts >= %s AND id != ''",
-		db.db, timeLit(since), timeLit(since.Add(-analytics.MaxItemAge-time.Hour)))
+	q := fmt.Sprintf("SELECT mcp_id, %s AS id, received_at FROM %s.events PREWHERE received_at >= %s WHERE ts >= %s AND %s",
+		EventID, db.db, timeLit(since), timeLit(since.Add(-analytics.MaxItemAge-time.Hour)), hasEventID)
 	rows, err := db.conn.Query(ctx, q)
 	if err != nil {
 		return wrapErr("recent ids", err)

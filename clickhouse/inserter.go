@@ -11,6 +11,7 @@ import (
 	chproto "github.com/ClickHouse/ch-go/proto"
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
+	"github.com/google/uuid"
 
 	"github.com/mcpscope/telemetry/analytics"
 	"github.com/mcpscope/telemetry/clickhouse/native"
@@ -28,6 +29,7 @@ import (
 type eventBlock struct {
 	account, mcp, id, session, name, errMsg, user, userKey chproto.ColStr
 	argsHash                                               chproto.ColStr
+	idUUID                                                 chproto.ColUUID
 	respBytes                                              chproto.ColInt64
 	ts, received                                           chproto.ColDateTime
 	ms                                                     chproto.ColUInt16
@@ -51,7 +53,7 @@ func newEventBlock() *eventBlock {
 	cols := []chproto.ColInput{&b.account, &b.mcp, &b.ts, &b.ms, &b.received, &b.id, &b.session, b.method, &b.name,
 		&b.isErr, b.errType, &b.errMsg, &b.dur, &b.hasDur, b.client, b.clientVer,
 		b.serv, b.proto, &b.user, &b.userKey, b.attrK, b.attrV, b.node, &b.seq,
-		b.errKind, &b.respBytes, &b.argsHash}
+		b.errKind, &b.respBytes, &b.argsHash, &b.idUUID}
 	for i, name := range strings.Split(EventColumns, ",") {
 		b.input = append(b.input, chproto.InputColumn{Name: strings.TrimSpace(name), Data: cols[i]})
 	}
@@ -76,7 +78,16 @@ func (b *eventBlock) add(r *analytics.StoredRow) {
 	b.ts.Data = append(b.ts.Data, chproto.DateTime(t.Unix()))
 	b.ms.Append(uint16(t.Nanosecond() / int(time.Millisecond)))
 	b.received.Data = append(b.received.Data, chproto.DateTime(r.ReceivedAt.Unix()))
-	b.id.Append(it.ID)
+	// An id in the canonical UUID form (what the SDKs make) is stored as
+	// its 16 bytes in id_uuid, with "" in id (migration 013); any other id
+	// as it came, with the zero UUID.
+	if u, ok := canonicalUUID(it.ID); ok {
+		b.id.Append("")
+		b.idUUID.Append(u)
+	} else {
+		b.id.Append(it.ID)
+		b.idUUID.Append(uuid.UUID{})
+	}
 	b.session.Append(it.SessionID)
 	b.method.Append(it.Method)
 	b.name.Append(it.Name)
@@ -202,4 +213,31 @@ func protoSettings(s clickhouse.Settings) proto.Settings {
 	}
 	slices.SortFunc(out, func(a, b proto.Setting) int { return strings.Compare(a.Key, b.Key) })
 	return out
+}
+
+// canonicalUUID parses id when it is a non-zero UUID written exactly as
+// ClickHouse's toString(UUID) writes it back (36 characters, lower-case
+// hex, dashes at 8, 13, 18 and 23), so that EventID reads the same string.
+func canonicalUUID(id string) (uuid.UUID, bool) {
+	if len(id) != 36 {
+		return uuid.UUID{}, false
+	}
+	for i := 0; i < 36; i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return uuid.UUID{}, false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return uuid.UUID{}, false
+			}
+		}
+	}
+	u, err := uuid.Parse(id)
+	if err != nil || u == (uuid.UUID{}) {
+		return uuid.UUID{}, false
+	}
+	return u, true
 }

@@ -18,7 +18,7 @@ const atExpr = "(toUInt64(ts) * 1000 + ts_ms)"
 // that can tell two items apart, so that the order of the items of one
 // millisecond is fixed and a cursor can skip a count of them. Items equal
 // in all of these are interchangeable.
-const timelineOrder = atExpr + `, ingest_node, ingest_seq, id, method, name, is_error, error_type, error_message,
+const timelineOrder = atExpr + `, ingest_node, ingest_seq, ` + EventID + `, method, name, is_error, error_type, error_message,
 	has_duration, duration_ms, attr_keys, attr_values, client_name, client_version, user_id`
 
 // SessionTimeline implements analytics.Reader. The session's first and
@@ -78,9 +78,9 @@ func (db *Reads) SessionTimeline(ctx context.Context, mcpID, sessionID string, w
 		cond, args := where(pageLo)
 		// The skipped items too (they precede the page in its first
 		// millisecond): their keys number the page's repeats.
-		q := fmt.Sprintf(`SELECT %s, id, method, name, is_error, error_type, error_message, has_duration, duration_ms, attr_keys, attr_values,
+		q := fmt.Sprintf(`SELECT %s, %s, method, name, is_error, error_type, error_message, has_duration, duration_ms, attr_keys, attr_values,
 				CAST(error_kind AS String), response_bytes, args_hash
-			FROM %s.events WHERE %s ORDER BY %s LIMIT %d`, atExpr, db.db, cond, timelineOrder, skip+limit+1)
+			FROM %s.events WHERE %s ORDER BY %s LIMIT %d`, atExpr, EventID, db.db, cond, timelineOrder, skip+limit+1)
 		return db.query(gctx, "session timeline items", q, args, func() []any {
 			r := appendRow(&page)
 			return []any{&r.at, &r.id, &r.method, &r.name, &r.isErr, &r.errType, &r.errMsg, &r.hasDur, &r.dur, &r.keys, &r.values,
@@ -166,7 +166,7 @@ func pageRepeats(before []string, page []timelineRow) []int {
 
 // descending turns an ORDER BY list into its reverse.
 func descending(order string) string {
-	parts := strings.Split(order, ",")
+	parts := splitTopLevel(order) // EventID's commas are inside parentheses
 	for i, p := range parts {
 		parts[i] = strings.TrimSpace(p) + " DESC"
 	}

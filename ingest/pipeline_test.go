@@ -50,7 +50,7 @@ func countIDs(t *testing.T, addr, database, mcp string) map[string]int {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	rows, err := conn.Query(context.Background(), fmt.Sprintf("SELECT id, count() FROM %s.events WHERE mcp_id = ? GROUP BY id", database), mcp)
+	rows, err := conn.Query(context.Background(), fmt.Sprintf("SELECT %s AS item_id, count() FROM %s.events WHERE mcp_id = ? GROUP BY item_id", clickhouse.EventID, database), mcp)
 	if err != nil {
 		t.Fatal(err)
 	}

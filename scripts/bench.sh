@@ -25,6 +25,11 @@
 #      (BENCH_HOSTILE_SECONDS each): its p99 both ways, peak RSS, statuses;
 #   2. the direct insert: the same rows straight into ClickHouse in batches
 #      of the flusher's size;
+#   2c. chstore, ClickHouse per item: BENCH_CH_ROWS rows inserted straight
+#      into ClickHouse (as the direct insert), then until its merges
+#      settle: ClickHouse's CPU s per million items (/proc) and the bytes
+#      per item of every table after OPTIMIZE FINAL, with the baseline
+#      build in rounds of alternating order (BENCH_CH_ROUNDS);
 #   with BENCH_BASELINE (a git revision), parts 1 and 2 also run that
 #   revision's telemetryd (with this build's load generator) and bench tool
 #   (built once into .data/bench/baseline/<commit>/), in databases of their
@@ -79,7 +84,10 @@
 #                              RSS must stay under 512 MiB (goal 4)
 #   BENCH_RELEASE_EVENTS [50000000] events of the release comparison's MCP (30 days, 6 releases;
 #                              seeding runs every view: about 9,000 events/s on a busy 2-core host)
-#   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct reads releases export delivery alerting
+#   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct chstore reads releases export delivery alerting
+#   BENCH_ONLY                 space-separated parts to run (the others are skipped), e.g. "chstore"
+#   BENCH_CH_ROWS [1000000]    rows of each chstore round
+#   BENCH_CH_ROUNDS [2]        chstore rounds (each: both builds, alternating order)
 #   BENCH_DELIVERIES [10000]   chat deliveries of the delivery part
 #   BENCH_EXPORT_BASELINE      a telemetryd binary (e.g. built from an older
 #                              commit) whose export runs first, side by side
@@ -119,7 +127,7 @@ CH=127.0.0.1:$CH_PORT
 PG_URL="postgres://telemetry@127.0.0.1:$PG_PORT/telemetry?sslmode=disable"
 
 step() { printf '\n\033[1m== %s\033[0m (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
-want() { [[ $SKIP != *" $1 "* ]]; }
+want() { [[ $SKIP != *" $1 "* ]] && { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }; }
 
 dir=$(mktemp -d /tmp/telemetry-bench.XXXXXX)
 chmod 755 "$dir" # PostgreSQL runs as nobody when we are root
@@ -153,7 +161,7 @@ bench=$dir/bench
 # The baseline build: BENCH_BASELINE's telemetryd and bench tool, built from
 # `git archive` of that revision once and kept by commit.
 base_dir= base_results=$dir/baseline.jsonl
-if [ -n "$BASELINE" ] && { want ingest || want direct; }; then
+if [ -n "$BASELINE" ] && { want ingest || want direct || want chstore; }; then
 	base_rev=$(git rev-parse --verify "$BASELINE^{commit}")
 	base_dir=.data/bench/baseline/$base_rev
 	if [ ! -x "$base_dir/telemetryd" ] || [ ! -x "$base_dir/bench" ]; then
@@ -343,6 +351,26 @@ if want direct; then
 		step "direct insert: $DIRECT_ROWS rows"
 		"$bench" direct -clickhouse "$CH" -database bench_direct -rows "$DIRECT_ROWS" -batch "$FLUSH_ROWS" -out "$results"
 	fi
+fi
+
+if want chstore; then
+	# ClickHouse's own cost per item (docs/benchmarks.md, "ClickHouse CPU
+	# and bytes per item"): each build's direct insert into a database of
+	# its own, its merges waited for, then OPTIMIZE FINAL for the bytes.
+	ch_rows=${BENCH_CH_ROWS:-1000000}
+	chstore_run() { # this|base ROUND
+		local b=$bench out=$results db=chstore_$2
+		if [ "$1" = base ]; then b=$base_dir/bench out=$base_results db=chstore_baseline_$2; fi
+		step "chstore, round $2: $ch_rows rows by $([ "$1" = base ] && echo "the baseline build ($BASELINE)" || echo "this build"), until merged"
+		"$bench" cpuof -chpid "$dir/db/ch.pid" -items "$ch_rows" -settle "$CH" -section chstore -name "insert, views and merges" -out "$out" -- \
+			"$b" direct -clickhouse "$CH" -database "$db" -rows "$ch_rows" -batch "$FLUSH_ROWS"
+		"$bench" storage -clickhouse "$CH" -database "$db" -section chstore -out "$out" | tail -n 3
+	}
+	for round in $(seq 1 "${BENCH_CH_ROUNDS:-2}"); do
+		if [ -z "$base_dir" ]; then chstore_run this "$round"
+		elif [ $((round % 2)) = 1 ]; then chstore_run base "$round"; chstore_run this "$round"
+		else chstore_run this "$round"; chstore_run base "$round"; fi
+	done
 fi
 
 if want reads; then

@@ -102,6 +102,9 @@ ch_config() { # DIR PORT [HTTP_PORT]
   <default_session_timeout>60</default_session_timeout>
   <remote_servers incl="clickhouse_remote_servers" optional="true" />
   <include_from>$dir/ch/remote_servers.xml</include_from>
+  <!-- Parts of 10 MB and more (merged ones) in ZSTD, inserts in LZ4:
+       docs/operations.md "Compression", docs/capacity.md. -->
+  <compression><case><min_part_size>10000000</min_part_size><min_part_size_ratio>0.01</min_part_size_ratio><method>zstd</method></case></compression>
 </yandex>
 XML
 	cat >"$dir/ch/users.xml" <<XML

@@ -1290,3 +1290,19 @@ SELECT
 FROM telemetry.events_local
 GROUP BY mcp_id, day, tool, error_kind;
 
+-- 013_compact_ids.sql
+ALTER TABLE telemetry.events_local ADD COLUMN IF NOT EXISTS id_uuid UUID AFTER id;
+
+ALTER TABLE telemetry.events ADD COLUMN IF NOT EXISTS id_uuid UUID AFTER id;
+
+DROP TABLE IF EXISTS telemetry.event_ids_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.event_ids_mv ON CLUSTER 'telemetry' TO telemetry.event_ids_local AS
+SELECT
+    mcp_id,
+    cityHash64(if(id_uuid = toUUID('00000000-0000-0000-0000-000000000000'), id, toString(id_uuid))) AS id_hash,
+    toUInt32(cityHash64(reverse(if(id_uuid = toUUID('00000000-0000-0000-0000-000000000000'), id, toString(id_uuid))))) AS id_hash2,
+    received_at
+FROM telemetry.events_local
+WHERE id != '' OR id_uuid != toUUID('00000000-0000-0000-0000-000000000000') OR substring(mcp_id, 1, 5) = '~wal/';
+

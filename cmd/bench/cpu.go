@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's CPU
@@ -57,6 +58,7 @@ func runCPUOf(ctx context.Context, args []string, out io.Writer) error {
 	section := fs.String("section", "direct", "section of the figure")
 	name := fs.String("name", "direct insert", "name of the figure")
 	outPath := fs.String("out", "", "append the figure to this results file")
+	settle := fs.String("settle", "", "ClickHouse address: after the command, wait (up to 5 minutes) until no merge runs, so that the CPU of the merges the inserts caused is counted too")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,6 +77,17 @@ func runCPUOf(ctx context.Context, args []string, out io.Writer) error {
 	cmd.Stdout, cmd.Stderr = out, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return err
+	}
+	if *settle != "" {
+		conn, err := openCH(ctx, *settle)
+		if err != nil {
+			return err
+		}
+		err = waitForMerges(ctx, conn, "", 5*time.Minute, &progress{out: out, interval: 10 * time.Second, last: time.Now()})
+		conn.Close()
+		if err != nil {
+			return err
+		}
 	}
 	after, err := procCPUSeconds(pid)
 	if err != nil {

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"fmt"
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -35,13 +36,18 @@ var tools = func() []tool {
 }()
 
 // errorKinds are the error types items carry, with a message each.
-var errorKinds = []struct{ typ, msg string }{
-	{"TimeoutError", "upstream timed out after 30s"},
-	{"ValidationError", "invalid argument: query must not be empty"},
-	{"RateLimitError", "upstream API rate limit exceeded (429)"},
-	{"NotFoundError", "resource not found"},
-	{"UpstreamError", "upstream returned 502 Bad Gateway"},
+var errorKinds = []struct{ typ, msg, kind string }{
+	{"TimeoutError", "upstream timed out after 30s", analytics.ErrorKindTimeout},
+	{"ValidationError", "invalid argument: query must not be empty", analytics.ErrorKindInvalidParams},
+	{"RateLimitError", "upstream API rate limit exceeded (429)", analytics.ErrorKindToolError},
+	{"NotFoundError", "resource not found", analytics.ErrorKindToolError},
+	{"UpstreamError", "upstream returned 502 Bad Gateway", analytics.ErrorKindException},
 }
+
+// argSets is how many distinct argument sets each tool is called with
+// (skewed: low numbers come back often); an item carries the set's
+// args_hash, 32 hex characters as the SDKs make them (docs/failures.md).
+const argSets = 2000
 
 var clients = []struct {
 	name, version string
@@ -52,16 +58,6 @@ var clients = []struct {
 }
 
 var regions = []string{"eu", "us", "ap"}
-
-// argsHashes are the args_hash values of the load: 32 hex digits, as the
-// SDKs send.
-var argsHashes = func() []string {
-	hs := make([]string, 48)
-	for i := range hs {
-		hs[i] = fmt.Sprintf("%032x", uint64(i+1)*0x9e3779b97f4a7c15)
-	}
-	return hs
-}()
 
 // generator makes realistic telemetry items: sessions of about 20 calls
 // (an initialize, then mostly tool calls), each session with one client
@@ -150,13 +146,14 @@ func (g *generator) item(now time.Time) analytics.Item {
 	case !s.started:
 		it.Method, s.started = "initialize", true
 	case x < 85:
-		t := tools[pick(g.toolCDF, g.r.Float64())]
+		tk := pick(g.toolCDF, g.r.Float64())
+		t := tools[tk]
 		it.Method, it.Name, median, errRate = analytics.MethodToolsCall, t.name, t.medianMs, t.errorRate
-		// The issue 39 fields the SDKs send on every call: the answer's
-		// size (about 2 KB, long-tailed) and the arguments' hash (a few
-		// dozen argument sets per tool, so that some calls repeat).
-		rb := int64(2048 * math.Exp(1.2*g.r.NormFloat64()))
-		it.ResponseBytes, it.ArgsHash = &rb, argsHashes[g.r.IntN(len(argsHashes))]
+		// The failures columns (migration 009): the answer's size and the
+		// arguments' hash.
+		resp := int64(math.Round(2000 * math.Exp(1.2*g.r.NormFloat64())))
+		it.ResponseBytes = &resp
+		it.ArgsHash = argHashes[tk][int(argSets*math.Pow(g.r.Float64(), 3))]
 	case x < 93:
 		it.Method, it.Name, median = "resources/read", "file:///docs/page-"+strconv.Itoa(g.r.IntN(40))+".md", 8
 	case x < 97:
@@ -171,7 +168,7 @@ func (g *generator) item(now time.Time) analytics.Item {
 	}
 	if g.r.Float64() < errRate {
 		e := errorKinds[g.r.IntN(len(errorKinds))]
-		it.Status, it.ErrorType, it.ErrorMessage = analytics.StatusError, e.typ, e.msg
+		it.Status, it.ErrorType, it.ErrorMessage, it.ErrorKind = analytics.StatusError, e.typ, e.msg, e.kind
 	}
 	if g.r.IntN(4) == 0 {
 		it.Attributes = map[string]string{"region": regions[g.r.IntN(len(regions))]}
@@ -191,3 +188,16 @@ func (g *generator) batch(dst []analytics.Item, n int, now time.Time) []analytic
 	}
 	return dst
 }
+
+// argHashes stand for the SDK's keyed hashes of each tool's argument sets.
+var argHashes = func() [][]string {
+	out := make([][]string, len(tools))
+	for i, t := range tools {
+		out[i] = make([]string, argSets)
+		for n := range out[i] {
+			sum := sha256.Sum256([]byte(t.name + "/" + strconv.Itoa(n)))
+			out[i][n] = hex.EncodeToString(sum[:16])
+		}
+	}
+	return out
+}()

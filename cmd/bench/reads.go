@@ -294,7 +294,7 @@ func analystReads(ctx context.Context, api *apiClient, conn driver.Conn, db, mcp
 			GROUP BY v ORDER BY c DESC LIMIT 20`}},
 		{analystNames[1], "/v1/mcps/" + mcp + "/sessions/" + url.PathEscape(session), []string{
 			`SELECT count(), sum(is_error), min(ts), max(ts) FROM ` + events + ` WHERE mcp_id = ` + quote(mcp) + ` AND session_id = ` + quote(session),
-			`SELECT ts, ts_ms, id, method, name, is_error, error_type, error_message, duration_ms, attr_keys, attr_values
+			`SELECT ts, ts_ms, ` + clickhouse.EventID + `, method, name, is_error, error_type, error_message, duration_ms, attr_keys, attr_values
 			FROM ` + events + ` WHERE mcp_id = ` + quote(mcp) + ` AND session_id = ` + quote(session) + ` ORDER BY ts, ts_ms LIMIT 101`}},
 		{analystNames[2], "/v1/mcps/" + mcp + "/overview?" + q(fortnight, "&granularity=hour"), []string{
 			`SELECT toStartOfHour(ts) AS hour, count(), sum(is_error), uniq(session_id), uniq(user_key), ` + latency + `

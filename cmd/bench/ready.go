@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/mcpscope/telemetry/clickhouse"
 )
 
 // runReady measures restart to ready: the time from the service's start
@@ -74,7 +76,7 @@ func runReady(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer conn.Close()
 	var ids uint64
-	q := fmt.Sprintf("SELECT count() FROM %s.events WHERE received_at >= now() - 86400 AND id != ''", *database)
+	q := fmt.Sprintf("SELECT count() FROM %s.events WHERE received_at >= now() - 86400 AND %s != ''", *database, clickhouse.EventID)
 	if err := conn.QueryRow(ctx, q).Scan(&ids); err != nil {
 		return err
 	}
@@ -94,7 +96,7 @@ func runReady(ctx context.Context, args []string, out io.Writer) error {
 // loaded the stored ids, and a rate measured before then would leave
 // ClickHouse idle (the in-memory dedup figure that follows "ready").
 func untilStored(ctx context.Context, conn driver.Conn, database, id string, started time.Time) (time.Duration, error) {
-	q := fmt.Sprintf("SELECT count() FROM %s.events WHERE session_id = 'ready' AND id = ?", database)
+	q := fmt.Sprintf("SELECT count() FROM %s.events WHERE session_id = 'ready' AND %s = ?", database, clickhouse.EventID)
 	for {
 		var n uint64
 		if err := conn.QueryRow(ctx, q, id).Scan(&n); err != nil {

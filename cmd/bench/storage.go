@@ -22,6 +22,7 @@ func runStorage(ctx context.Context, args []string, out io.Writer) error {
 	db := fs.String("database", "telemetry", "the service's ClickHouse database")
 	optimize := fs.Bool("optimize", true, "measure again after OPTIMIZE FINAL of every table")
 	outPath := fs.String("out", "", "append the figures to this results file")
+	section := fs.String("section", "storage", "section of the figures")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,11 +44,11 @@ func runStorage(ctx context.Context, args []string, out io.Writer) error {
 			total += t.bytes
 			per := float64(t.bytes) / float64(items)
 			fmt.Fprintf(out, "  %-28s %12d rows %14d bytes %8.2f B/item\n", t.name, t.rows, t.bytes, per)
-			figs = append(figs, figure{"storage", t.name, metric, per})
+			figs = append(figs, figure{*section, t.name, metric, per})
 		}
 		fmt.Fprintf(out, "  %-28s %12s      %14d bytes %8.2f B/item\n", "all tables", "", total, float64(total)/float64(items))
-		figs = append(figs, figure{"storage", "all tables", metric, float64(total) / float64(items)},
-			figure{"storage", "events", "items", float64(items)})
+		figs = append(figs, figure{*section, "all tables", metric, float64(total) / float64(items)},
+			figure{*section, "events", "items", float64(items)})
 		return ts, nil
 	}
 	ts, err := report("bytes_per_item", "parts as they are")

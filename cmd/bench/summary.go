@@ -43,6 +43,9 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		printIngestGoals(out, figs, base, *baselineName)
+		printClickHouseGoals(out, figs, base, *baselineName)
+	} else {
+		printClickHouseGoals(out, figs, nil, "")
 	}
 
 	s.costs()

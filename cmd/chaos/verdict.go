@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpscope/telemetry/clickhouse"
 )
 
 // The verdict: every acknowledged item stored once in events and in every
@@ -124,7 +126,7 @@ func (h *harness) chQuery(q string) (string, error) {
 
 // checkEvents: every acknowledged id stored once, no id twice.
 func (h *harness) checkEvents() (int, error) {
-	out, err := h.chQuery(fmt.Sprintf("SELECT id, count() FROM %s.events WHERE mcp_id = '%s' GROUP BY id FORMAT TSV", h.database, h.mcp))
+	out, err := h.chQuery(fmt.Sprintf("SELECT %s AS item_id, count() FROM %s.events WHERE mcp_id = '%s' GROUP BY item_id FORMAT TSV", clickhouse.EventID, h.database, h.mcp))
 	if err != nil {
 		return 0, err
 	}

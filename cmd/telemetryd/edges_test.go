@@ -17,6 +17,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
@@ -135,7 +136,7 @@ func storedIDs(addr, database, mcpID string) (map[string]int, error) {
 	}
 	defer conn.Close()
 	rows, err := conn.Query(context.Background(),
-		fmt.Sprintf("SELECT id, count() FROM %s.events WHERE mcp_id = ? GROUP BY id", database), mcpID)
+		fmt.Sprintf("SELECT %s AS item_id, count() FROM %s.events WHERE mcp_id = ? GROUP BY item_id", clickhouse.EventID, database), mcpID)
 	if err != nil {
 		return nil, err
 	}

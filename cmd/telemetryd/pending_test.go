@@ -12,6 +12,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
@@ -41,7 +42,7 @@ func storedPerID(t *testing.T, cfg Config, mcp, prefix string) map[string]uint64
 	}
 	defer conn.Close()
 	rows, err := conn.Query(context.Background(), fmt.Sprintf(
-		"SELECT id, count() FROM %s.events WHERE mcp_id = ? AND startsWith(id, ?) GROUP BY id", cfg.ClickHouse.Database), mcp, prefix)
+		"SELECT %[1]s AS item_id, count() FROM %[2]s.events WHERE mcp_id = ? AND startsWith(%[1]s, ?) GROUP BY item_id", clickhouse.EventID, cfg.ClickHouse.Database), mcp, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

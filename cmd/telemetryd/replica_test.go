@@ -244,7 +244,7 @@ nightly: {enabled: false}
 			if err != nil {
 				continue
 			}
-			for _, q := range []string{"SELECT mcp_id, count(), uniqExact(id) FROM " + dbCluster + ".events_local GROUP BY mcp_id ORDER BY mcp_id",
+			for _, q := range []string{"SELECT mcp_id, count(), uniqExact(" + clickhouse.EventID + ") FROM " + dbCluster + ".events_local GROUP BY mcp_id ORDER BY mcp_id",
 				"SELECT mcp_id, countMerge(calls) FROM " + dbCluster + ".mcp_daily_local GROUP BY mcp_id ORDER BY mcp_id"} {
 				rows, err := hc.Query(ctx, q)
 				if err != nil {
@@ -284,7 +284,7 @@ nightly: {enabled: false}
 			t.Fatal(err)
 		}
 		defer hc.Close()
-		if err := hc.QueryRow(ctx, "SELECT count(), uniqExact(id) FROM "+database+".events WHERE mcp_id = ?", mcp).Scan(&n, &ids); err != nil {
+		if err := hc.QueryRow(ctx, "SELECT count(), uniqExact("+clickhouse.EventID+") FROM "+database+".events WHERE mcp_id = ?", mcp).Scan(&n, &ids); err != nil {
 			t.Fatal(err)
 		}
 		return n, ids

@@ -75,6 +75,22 @@ func SeedHistory(ctx context.Context, db *clickhouse.DB, opt SeedOptions) error 
 	return nil
 }
 
+// SeedQueries returns the statements SeedHistory runs into database db,
+// one per batch, for a benchmark that times them elsewhere (ClickHouse 26
+// through libchdb: clickhouse's BenchmarkInsertOn26).
+func SeedQueries(db string, opt SeedOptions) ([]string, error) {
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	start := analytics.UTCDay(opt.End).AddDate(0, 0, -(opt.Days - 1))
+	span := int64(opt.Days) * 86400
+	var qs []string
+	for done := int64(0); done < opt.Events; done += opt.BatchSize {
+		qs = append(qs, seedQuery(db, opt, start.Unix(), span, done, min(opt.BatchSize, opt.Events-done)))
+	}
+	return qs, nil
+}
+
 func (o *SeedOptions) defaults() error {
 	if o.Events <= 0 || o.Days <= 0 || o.MCPs <= 0 || o.BigMCPShare < 0 || o.BigMCPShare > 1 {
 		return telemetry.Errorf(telemetry.EINVALID, "seed: events, days and MCPs must be positive and the big MCP share within 0..1")
@@ -112,7 +128,7 @@ func seedQuery(db string, o SeedOptions, start, span, offset, n int64) string {
 SELECT account_id, mcp_id, ts, ts_ms, received_at, id, session_id, method, name,
 	is_error, error_type, error_message, duration_ms, has_duration, client_name, client_version,
 	server_version, protocol_version, user_id, user_key, attr_keys, attr_values, ingest_node, ingest_seq,
-	error_kind, response_bytes, args_hash
+	error_kind, response_bytes, args_hash, id_uuid
 FROM (
 	SELECT
 		toUInt64(number + %[3]d) AS n,
@@ -150,7 +166,8 @@ FROM (
 		toUInt64(0) AS ingest_seq,
 		if(is_error = 1, ['timeout', 'invalid_params', 'exception', 'unknown_tool'][hn %% 4 + 1], '') AS error_kind,
 		if(method = 'tools/call', toInt64(hn2 %% 5000), toInt64(-1)) AS response_bytes,
-		if(method = 'tools/call', lower(hex(hn2 %% 7)), '') AS args_hash
+		if(method = 'tools/call', lower(hex(hn2 %% 7)), '') AS args_hash,
+		toUUID('00000000-0000-0000-0000-000000000000') AS id_uuid
 	FROM numbers(%[13]d)
 )`, db, clickhouse.EventColumns, offset, clickhouse.QuoteString(o.AccountID), quoteArray(o.MCPIDs), big, others,
 		start, span, o.Events, len(seedTools), quoteArray(seedTools), n, releaseExpr(o))
