@@ -210,6 +210,12 @@ type InventoryChange struct {
 	// for changes recorded before grading.
 	Severity *string        `json:"severity"`
 	Reasons  []ChangeReason `json:"reasons"`
+	// AffectedClients are the clients that called the tool in the
+	// AffectedClientsWindow before the change, most calls first (at most
+	// MaxAffectedClients); null in an inventory read whose changes span
+	// more events than a raw read may read (the change's own read,
+	// GET .../inventory/changes/{change_id}, always has them).
+	AffectedClients []AffectedClient `json:"affected_clients"`
 }
 
 // InventoryService keeps the inventory. mcpID is trusted: callers check

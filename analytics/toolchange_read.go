@@ -39,7 +39,8 @@ type ImpactWindow struct {
 
 // ToolChangeImpact is who a change hit and how the tool fared after it.
 type ToolChangeImpact struct {
-	AffectedClients []AffectedClient `json:"affected_clients"`
+	// AffectedClients are encoded as the change's (InventoryChange).
+	AffectedClients []AffectedClient `json:"-"`
 	Before          ImpactWindow     `json:"before"`
 	After           ImpactWindow     `json:"after"`
 }
@@ -74,6 +75,16 @@ type ToolChangeImpactReader interface {
 	// AffectedClientsWindow before at, most calls first, and its calls
 	// over ImpactWindows(at, now).
 	ToolChangeImpact(ctx context.Context, mcpID, tool string, at, now time.Time) (ToolChangeImpact, error)
+}
+
+// AffectedClientsReader reads the affected clients of many changes at
+// once (the inventory read's changes).
+type AffectedClientsReader interface {
+	// AffectedClients answers, per change (by index), the clients that
+	// called its tool in the AffectedClientsWindow before its At, most
+	// calls first, at most MaxAffectedClients. A read over more events
+	// than a raw read may read fails with ErrTooManyEvents.
+	AffectedClients(ctx context.Context, mcpID string, changes []InventoryChange) ([][]AffectedClient, error)
 }
 
 // ToolChangeDetail is GET /v1/mcps/{id}/inventory/changes/{change_id}.

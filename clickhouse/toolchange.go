@@ -3,6 +3,8 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -67,4 +69,78 @@ func (db *Reads) ToolChangeImpact(ctx context.Context, mcpID, tool string, at, n
 	imp.Before.SetRate()
 	imp.After.SetRate()
 	return imp, nil
+}
+
+var _ analytics.AffectedClientsReader = (*Reads)(nil)
+
+// AffectedClients implements analytics.AffectedClientsReader in one read
+// of the MCP's tools/call events of the changed tools, from the window
+// before the earliest change to the latest: each call counts for every
+// change of its tool in the AffectedClientsWindow after it (the same
+// [at-window, at) as ToolChangeImpact, to the millisecond). Within the
+// raw budget of the reads of repeats and unknown tools.
+func (db *Reads) AffectedClients(ctx context.Context, mcpID string, changes []analytics.InventoryChange) ([][]analytics.AffectedClient, error) {
+	out := make([][]analytics.AffectedClient, len(changes))
+	if len(changes) == 0 {
+		return out, nil
+	}
+	// The change times of each tool, and which changes each names.
+	byTool := map[string]map[int64][]int{}
+	var tools []string
+	first, last := changes[0].At, changes[0].At
+	for i, c := range changes {
+		at := c.At.UTC().UnixMilli()
+		if byTool[c.Tool] == nil {
+			byTool[c.Tool] = map[int64][]int{}
+			tools = append(tools, c.Tool)
+		}
+		byTool[c.Tool][at] = append(byTool[c.Tool][at], i)
+		if c.At.Before(first) {
+			first = c.At
+		}
+		if c.At.After(last) {
+			last = c.At
+		}
+		out[i] = []analytics.AffectedClient{}
+	}
+	names, times := make([]string, len(tools)), make([]string, len(tools))
+	for i, tool := range tools {
+		names[i] = QuoteString(tool)
+		ats := make([]string, 0, len(byTool[tool]))
+		for at := range byTool[tool] {
+			ats = append(ats, strconv.FormatInt(at, 10))
+		}
+		times[i] = "[" + strings.Join(ats, ",") + "]"
+	}
+	window := analytics.AffectedClientsWindow.Milliseconds()
+	// 18.16 loses a lambda's captured column under GROUP BY, so the call's
+	// time goes into arrayFilter as an array of its own.
+	q := fmt.Sprintf(`SELECT tool, c,
+			toInt64(arrayJoin(arrayFilter((a, x) -> a > x AND a <= x + %[1]d, ats, arrayResize(emptyArrayInt64(), length(ats), tms)))) AS at,
+			toInt64(count()) AS n
+		FROM (SELECT CAST(name AS String) AS tool, CAST(client_name AS String) AS c, toInt64(toUInt32(ts)) * 1000 + ts_ms AS tms,
+				[%[2]s][indexOf([%[3]s], tool)] AS ats
+			FROM %[4]s.events
+			WHERE mcp_id = ? AND method = 'tools/call' AND name IN (%[3]s) AND %[5]s)
+		GROUP BY tool, c, at ORDER BY n DESC, c`, window, strings.Join(times, ","), strings.Join(names, ","), db.db,
+		msRange(first.Add(-analytics.AffectedClientsWindow), last))
+	type row struct {
+		tool, client string
+		at, n        int64
+	}
+	var rows []row
+	if err := db.query(db.rawBudget(ctx), "affected clients", q, []any{mcpID}, func() []any {
+		r := appendRow(&rows)
+		return []any{&r.tool, &r.client, &r.at, &r.n}
+	}); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		for _, i := range byTool[r.tool][r.at] {
+			if len(out[i]) < analytics.MaxAffectedClients {
+				out[i] = append(out[i], analytics.AffectedClient{ClientName: r.client, CallsBefore: r.n})
+			}
+		}
+	}
+	return out, nil
 }

@@ -41,4 +41,17 @@ func TestToolChangeImpact(t *testing.T) {
 	if err != nil || imp.After.Calls != 0 || imp.Before.Calls != 0 || len(imp.AffectedClients) != 1 {
 		t.Errorf("at the change: %v %+v", err, imp)
 	}
+
+	// The inventory read's batch: the same change, one of another tool
+	// and one of search before any call (no clients), in one read.
+	got, err := db.AffectedClients(ctx, mcpA, []analytics.InventoryChange{
+		{Tool: "search", At: change}, {Tool: "nothing", At: change}, {Tool: "search", At: at},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]analytics.AffectedClient{{{ClientName: "cursor", CallsBefore: 4}}, {}, {}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("batch %+v, want %+v", got, want)
+	}
 }

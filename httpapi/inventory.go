@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"reflect"
 	"sort"
@@ -122,5 +123,27 @@ func (s *Server) getInventory(ctx context.Context, in *mcpRangeInput) (*bodyOf[a
 		inv.Tools = append(inv.Tools, analytics.InventoryTool{Name: name, Calls: n})
 	}
 	sort.Slice(inv.Tools, func(i, j int) bool { return inv.Tools[i].Name < inv.Tools[j].Name })
+	if err := s.affectedClients(ctx, in.ID, inv.Changes); err != nil {
+		return nil, err
+	}
 	return &bodyOf[analytics.Inventory]{inv}, nil
+}
+
+// affectedClients fills the changes' affected clients; they stay null
+// when the changes span more events than a raw read may read.
+func (s *Server) affectedClients(ctx context.Context, mcpID string, changes []analytics.InventoryChange) error {
+	if s.opts.AffectedClients == nil || len(changes) == 0 {
+		return nil
+	}
+	clients, err := s.opts.AffectedClients.AffectedClients(ctx, mcpID, changes)
+	if errors.Is(err, analytics.ErrTooManyEvents) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i := range changes {
+		changes[i].AffectedClients = clients[i]
+	}
+	return nil
 }

@@ -46,6 +46,9 @@ type Options struct {
 	// GET /v1/mcps/{id}/inventory/changes/{change_id}.
 	ToolChanges  analytics.ToolChangeStore
 	ChangeImpact analytics.ToolChangeImpactReader
+	// AffectedClients, when set, fills the affected clients of the
+	// inventory read's changes.
+	AffectedClients analytics.AffectedClientsReader
 	// Ingester, when set, serves POST /v1/ingest.
 	Ingester Ingester
 	// SpanSources, when set, keeps which OTLP emitters sent MCP spans, so

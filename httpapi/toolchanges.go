@@ -44,6 +44,7 @@ func (s *Server) getToolChange(ctx context.Context, in *toolChangeInput) (*bodyO
 	if err != nil {
 		return nil, err
 	}
+	c.AffectedClients = imp.AffectedClients
 	d := &analytics.ToolChangeDetail{InventoryChange: c, ToolChangeImpact: imp, Diff: analytics.DefinitionDiff(before, after)}
 	for _, def := range []struct {
 		raw []byte

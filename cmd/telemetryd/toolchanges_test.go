@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,12 @@ func TestBreakingToolChangeEndToEnd(t *testing.T) {
 	clients := d["affected_clients"].([]any)
 	if len(clients) != 1 || clients[0].(map[string]any)["client_name"] != "research-agent" || clients[0].(map[string]any)["calls_before"] != 4.0 {
 		t.Errorf("affected clients %v", clients)
+	}
+	// The inventory's list carries the same clients on the change.
+	for _, c := range a.must(200, "GET", mcp+"/inventory", token, nil)["changes"].([]any) {
+		if m := c.(map[string]any); m["id"] == change["id"] && !reflect.DeepEqual(m["affected_clients"], d["affected_clients"]) {
+			t.Errorf("inventory affected clients %v, the change's %v", m["affected_clients"], d["affected_clients"])
+		}
 	}
 	after, before := d["after"].(map[string]any), d["before"].(map[string]any)
 	if after["calls"] != 3.0 || after["error_rate"] != 1.0 || after["error_kinds"].(map[string]any)["invalid_params"] == nil ||
