@@ -93,7 +93,7 @@ func TestAlertingWalkthrough(t *testing.T) {
 		t.Fatalf("connect: %v", ch)
 	}
 	r := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.admin, ruleAllChans, 201, "")
-	if keysOf(r) != "baseline,channels,comparator,created_at,enabled,error_kind,id,last_fired_at,mcp_id,metric,min_calls,name,notify_on_resolve,renotify_minutes,sensitivity,severity,snoozed_until,state,threshold,tool,window_minutes" ||
+	if keysOf(r) != "baseline,channels,comparator,created_at,enabled,error_kind,id,last_fired_at,mcp_id,metric,min_calls,min_severity,name,notify_on_resolve,renotify_minutes,sensitivity,severity,snoozed_until,state,threshold,tool,window_minutes" ||
 		r["severity"] != "error" || r["baseline"] != nil || r["min_calls"] != 0.0 || r["notify_on_resolve"] != false || r["snoozed_until"] != nil ||
 		r["state"] != "ok" || r["enabled"] != true || r["tool"] != nil || r["last_fired_at"] != nil || !isUTCTime(r["created_at"]) || r["mcp_id"] != tm.mcp {
 		t.Fatalf("rule %v", r)

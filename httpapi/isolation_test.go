@@ -75,6 +75,9 @@ func TestCredentialAndTenantIsolation(t *testing.T) {
 		"channel":    "slack",
 		"name":       "search_docs",
 		"session_id": "s-1",
+		// A release A's MCP may have: the route answers A's reads and
+		// 404 to the others by the MCP, whether or not it was seen.
+		"server_version": "1.0.0",
 	}
 	ownerB := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("b"), "B"), 201, "")["token"].(string)
 	ingestKey := keyA["key"].(string)

@@ -89,6 +89,15 @@ func (w *toolWalks) page(cursor string, tools []*mcp.Tool, next string, now time
 // inventoryResend is how often an unchanged tool list is reported again.
 const inventoryResend = time.Hour
 
+// The definitions a report carries: a tool's when it is at most 64 KiB
+// (what the service keeps), all of them while their sum stays within
+// 1 MiB (far below the service's 4 MiB body limit); the other tools go by
+// hash only.
+const (
+	inventoryDefinitionMax     = 64 << 10
+	inventoryDefinitionsBudget = 1 << 20
+)
+
 // reportInventory posts a complete tool list (toolWalks) to the inventory
 // endpoint in the background: once per distinct list per Telemetry, again
 // at most hourly when unchanged, one post at a time (a list that arrives
@@ -96,6 +105,7 @@ const inventoryResend = time.Hour
 // Close was called.
 func (t *Telemetry) reportInventory(tools []*mcp.Tool, serverVersion, protocol string) {
 	inv := client.Inventory{ServerVersion: serverVersion, ProtocolVersion: protocol, Tools: []client.InventoryTool{}}
+	budget := inventoryDefinitionsBudget
 	for _, tool := range tools {
 		if tool == nil {
 			continue
@@ -111,7 +121,9 @@ func (t *Telemetry) reportInventory(tools []*mcp.Tool, serverVersion, protocol s
 		if t.inventorySchemas {
 			// The definition sent covers outputSchema too (docs/tool-changes.md).
 			if def, err := schemaPart(tool, true); err == nil {
-				it.Schema = client.CanonicalJSON(def)
+				if b := client.CanonicalJSON(def); len(b) <= inventoryDefinitionMax && len(b) <= budget {
+					it.Schema, budget = b, budget-len(b)
+				}
 			}
 		}
 		inv.Tools = append(inv.Tools, it)

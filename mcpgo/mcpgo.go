@@ -58,11 +58,16 @@ type Options struct {
 	// UserID, when set, names the user of a request.
 	UserID func(ctx context.Context, req mcp.Request) string
 	// DisableInventory stops reporting tools/list answers to the
-	// inventory endpoint (on by default: names and schema hashes only).
+	// inventory endpoint (on by default).
 	DisableInventory bool
-	// InventorySchemas sends each tool's definition (description, input
-	// and output schemas, annotations) with its hash: the service grades
-	// tool changes from it.
+	// OmitInventorySchemas sends the inventory's tools by name and hash
+	// only. By default each tool's definition (description, input and
+	// output schemas, annotations) goes with its hash, so that the service
+	// grades tool changes from it; a definition over 64 KiB, or past
+	// 1 MiB for the whole list, goes by hash only.
+	OmitInventorySchemas bool
+	// InventorySchemas is the former switch of the definitions, now on by
+	// default (see OmitInventorySchemas); setting it changes nothing.
 	InventorySchemas bool
 	// ArgsHashKey is the key of args_hash (HMAC-SHA256, see ArgsHash).
 	// Empty: a random key per process, so equal calls hash equal within
@@ -118,7 +123,7 @@ func Instrument(server *mcp.Server, opts Options) (*Telemetry, error) {
 	}
 	t := &Telemetry{c: c, serverVersion: opts.ServerVersion, userID: opts.UserID,
 		announce: implVersion(server), sessions: map[weak.Pointer[mcp.ServerSession]]string{},
-		inventory: !opts.DisableInventory, inventorySchemas: opts.InventorySchemas, invSent: map[string]time.Time{},
+		inventory: !opts.DisableInventory, inventorySchemas: !opts.OmitInventorySchemas, invSent: map[string]time.Time{},
 		argsHashKey: opts.ArgsHashKey, shutdown: co.ShutdownTimeout}
 	if t.shutdown <= 0 {
 		t.shutdown = client.DefaultShutdownTimeout

@@ -208,6 +208,12 @@ func TestInventoryReported(t *testing.T) {
 	got := map[string]string{}
 	for _, tool := range inv[0].Tools {
 		got[tool.Name] = tool.SchemaHash
+		// The definition goes with the hash by default: its description
+		// and inputSchema are the hash's, outputSchema may be added.
+		var def map[string]any
+		if err := json.Unmarshal(tool.Schema, &def); err != nil || def["inputSchema"] == nil {
+			t.Errorf("tool %s: definition %s (%v), want it sent by default", tool.Name, tool.Schema, err)
+		}
 	}
 	check(t, "first list", got, want)
 	// definition_bytes: the tool's JSON as listed, what an agent pays for it.

@@ -384,10 +384,14 @@ func TestProbesTwoInstances(t *testing.T) {
 	var mu sync.Mutex
 	runs := map[string][]time.Time{}
 	byNode := map[string]int{}
+	ours := "" // this test's MCP: the database may hold other tests' probes
 	hook := func(node string) func(d postgres.DueProbe, c alerting.ProbeCheck) {
 		return func(d postgres.DueProbe, c alerting.ProbeCheck) {
 			mu.Lock()
 			defer mu.Unlock()
+			if d.MCPID != ours {
+				return
+			}
 			runs[d.ID] = append(runs[d.ID], c.At)
 			byNode[node]++
 		}
@@ -398,6 +402,9 @@ func TestProbesTwoInstances(t *testing.T) {
 	mB.Prober.OnCheck = hook("b")
 	a := api{t, baseA}
 	token, mcpID, _ := a.newTenant("two")
+	mu.Lock()
+	ours = mcpID
+	mu.Unlock()
 	for range 4 {
 		a.must(201, "POST", "/v1/mcps/"+mcpID+"/probes", token, map[string]any{"url": target.url()})
 	}

@@ -43,7 +43,7 @@ func runRelease(t *testing.T, base, key, version string, calls int, args map[str
 			return ok(ctx, r, nil)
 		})
 	}
-	tel, err := mcpgo.Instrument(s, mcpgo.Options{InventorySchemas: true, Client: client.Options{Endpoint: base, Key: key, FlushInterval: 100 * time.Millisecond}})
+	tel, err := mcpgo.Instrument(s, mcpgo.Options{Client: client.Options{Endpoint: base, Key: key, FlushInterval: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,8 +59,8 @@ async function eventually(f, timeoutMs = 15000) {
   }
 }
 
-const TOOLS = ["get_breakdown", "get_overview", "get_rule_history", "get_session_timeline", "get_slo", "get_tool", "get_tools",
-  "list_mcps", "list_probes", "list_rules", "list_sessions", "list_slos", "list_unknown_tools", "top_errors"];
+const TOOLS = ["compare_releases", "get_breakdown", "get_overview", "get_rule_history", "get_session_timeline", "get_slo", "get_tool", "get_tools",
+  "list_mcps", "list_probes", "list_releases", "list_rules", "list_sessions", "list_slos", "list_tool_changes", "list_unknown_tools", "top_errors"];
 
 test("every /mcp tool answers the API's figures; other accounts get not_found", { skip }, async () => {
   const a = await tenant("mcp-ts-a");

@@ -411,6 +411,12 @@ function toolSchemaHash(tool) {
 }
 
 const INVENTORY_RESEND_MS = 3600 * 1000;
+// The definitions an inventory report carries (docs/sdks.md): a tool's
+// when its JSON is at most 64 KiB (what the service keeps), all of them
+// while their sum stays within 1 MiB (a report stays far below the
+// service's 4 MiB body limit); the other tools are reported by hash only.
+const INVENTORY_DEFINITION_MAX = 64 * 1024;
+const INVENTORY_DEFINITIONS_BUDGET = 1024 * 1024;
 
 // Bounds of the paginated walks followed at once (ToolWalks).
 const MAX_WALKS = 64;
@@ -460,13 +466,22 @@ class Inventory {
   constructor(sender, options) {
     this.sender = sender;
     this.walks = new ToolWalks();
-    this.withSchemas = options.inventorySchemas ?? false;
+    this.withSchemas = options.inventorySchemas ?? true;
     this.url = sender.url.replace(/\/ingest$/, "/ingest/inventory");
     this.sent = new Map(); // body → last sent (ms)
   }
 
   report(tools, serverVersion, protocolVersion) {
     try {
+      let budget = INVENTORY_DEFINITIONS_BUDGET;
+      const definition = (t) => {
+        if (!this.withSchemas) return {};
+        const schema = pick(t, ["description", "inputSchema", "outputSchema", "annotations"]);
+        const size = Buffer.byteLength(JSON.stringify(schema));
+        if (size > INVENTORY_DEFINITION_MAX || size > budget) return {};
+        budget -= size;
+        return { schema };
+      };
       const body = {
         ...(serverVersion ? { server_version: String(serverVersion) } : {}),
         ...(protocolVersion ? { protocol_version: String(protocolVersion) } : {}),
@@ -476,7 +491,7 @@ class Inventory {
             name: t.name,
             schema_hash: toolSchemaHash(t),
             definition_bytes: Buffer.byteLength(JSON.stringify(t)), // what an agent pays for the tool in context
-            ...(this.withSchemas ? { schema: pick(t, ["description", "inputSchema", "outputSchema", "annotations"]) } : {}),
+            ...definition(t),
           })),
       };
       const text = JSON.stringify(body);

@@ -60,7 +60,7 @@ export interface InstrumentOptions {
   timeoutMs?: number;
   /** Report each distinct tools/list answer to POST /v1/ingest/inventory (names and schema hashes). Default true. */
   inventory?: boolean;
-  /** Send each tool's description, input and output schemas and annotations with the inventory (grades tool changes). Default false. */
+  /** Send each tool's description, input and output schemas and annotations with the inventory, so the service grades tool changes (a definition over 64 KiB, or past 1 MiB for the whole list, is sent by hash only). Default true. */
   inventorySchemas?: boolean;
   /** Longest close() waits for the service, retries included; then what is left is dropped with one warning. Default 2000 ms. */
   shutdownTimeoutMs?: number;

@@ -338,7 +338,13 @@ test("tools/list answers are reported to the inventory endpoint once per distinc
   assert.deepEqual(
     inventory[0].body.tools,
     // definition_bytes: the tool's JSON as listed, what an agent pays for it.
-    listed.map((t) => ({ name: t.name, schema_hash: toolSchemaHash(t), definition_bytes: Buffer.byteLength(JSON.stringify(t)) })),
+    // schema: the definition, sent by default (the service grades changes by it).
+    listed.map((t) => ({
+      name: t.name,
+      schema_hash: toolSchemaHash(t),
+      definition_bytes: Buffer.byteLength(JSON.stringify(t)),
+      schema: Object.fromEntries(["description", "inputSchema", "outputSchema", "annotations"].filter((k) => t[k] !== undefined).map((k) => [k, t[k]])),
+    })),
   );
   assert.deepEqual(inventory[1].body.tools.map((t) => t.name).sort(), relisted.map((t) => t.name).sort());
   assert.ok(inventory[1].body.tools.some((t) => t.name === "added"));
