@@ -86,7 +86,7 @@ func runReleases(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", read.name, err)
 		}
-		p50, p95 := percentile(ds, 0.5), percentile(ds, 0.95)
+		p50, p95 := percentile(ds, 50), percentile(ds, 95)
 		fmt.Fprintf(out, "  %-20s p50 %7.1f ms  p95 %7.1f ms\n", read.name, ms(p50), ms(p95))
 		figs = append(figs, figure{"releases", read.name, "p50_ms", ms(p50)}, figure{"releases", read.name, "p95_ms", ms(p95)})
 	}
