@@ -73,21 +73,19 @@ func (db *Reads) ToolChangeImpact(ctx context.Context, mcpID, tool string, at, n
 
 var _ analytics.AffectedClientsReader = (*Reads)(nil)
 
-// AffectedClients implements analytics.AffectedClientsReader in one read
-// of the MCP's tools/call events of the changed tools, from the window
-// before the earliest change to the latest: each call counts for every
-// change of its tool in the AffectedClientsWindow after it (the same
-// [at-window, at) as ToolChangeImpact, to the millisecond). Within the
-// raw budget of the reads of repeats and unknown tools.
+// AffectedClients implements analytics.AffectedClientsReader by reads of
+// the MCP's tools/call events of the changed tools, each from the window
+// before its tools' earliest change to their latest: a call counts for
+// every change of its tool in the AffectedClientsWindow after it (the
+// same [at-window, at) as ToolChangeImpact, to the millisecond). The
+// tools are split over as few reads as keep each statement under
+// max_query_size (names of up to 256 characters, up to 1,000 changes);
+// within the raw budget of the reads of repeats and unknown tools.
 func (db *Reads) AffectedClients(ctx context.Context, mcpID string, changes []analytics.InventoryChange) ([][]analytics.AffectedClient, error) {
 	out := make([][]analytics.AffectedClient, len(changes))
-	if len(changes) == 0 {
-		return out, nil
-	}
 	// The change times of each tool, and which changes each names.
 	byTool := map[string]map[int64][]int{}
 	var tools []string
-	first, last := changes[0].At, changes[0].At
 	for i, c := range changes {
 		at := c.At.UTC().UnixMilli()
 		if byTool[c.Tool] == nil {
@@ -95,35 +93,68 @@ func (db *Reads) AffectedClients(ctx context.Context, mcpID string, changes []an
 			tools = append(tools, c.Tool)
 		}
 		byTool[c.Tool][at] = append(byTool[c.Tool][at], i)
-		if c.At.Before(first) {
-			first = c.At
-		}
-		if c.At.After(last) {
-			last = c.At
-		}
 		out[i] = []analytics.AffectedClient{}
 	}
-	names, times := make([]string, len(tools)), make([]string, len(tools))
-	for i, tool := range tools {
-		names[i] = QuoteString(tool)
-		ats := make([]string, 0, len(byTool[tool]))
+	var g affectedGroup
+	for _, tool := range tools {
+		name, ats := QuoteString(tool), make([]string, 0, len(byTool[tool]))
 		for at := range byTool[tool] {
 			ats = append(ats, strconv.FormatInt(at, 10))
 		}
-		times[i] = "[" + strings.Join(ats, ",") + "]"
+		times := "[" + strings.Join(ats, ",") + "]"
+		if len(g.names) > 0 && g.bytes+len(name)+len(times)+2 > maxStatementBytes-4096 {
+			if err := db.affectedClients(ctx, mcpID, g, byTool, out); err != nil {
+				return nil, err
+			}
+			g = affectedGroup{}
+		}
+		for at := range byTool[tool] {
+			g.span(at)
+		}
+		g.names, g.times = append(g.names, name), append(g.times, times)
+		g.bytes += len(name) + len(times) + 2
 	}
+	if len(g.names) > 0 {
+		if err := db.affectedClients(ctx, mcpID, g, byTool, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// affectedGroup is the tools of one read of AffectedClients: their quoted
+// names and change-time arrays (in the same order), the literals' size,
+// and the earliest and latest change (Unix ms).
+type affectedGroup struct {
+	names, times []string
+	bytes        int
+	first, last  int64
+}
+
+func (g *affectedGroup) span(at int64) {
+	if g.first == 0 || at < g.first {
+		g.first = at
+	}
+	if at > g.last {
+		g.last = at
+	}
+}
+
+// affectedClients reads one group's clients into out (by change index).
+func (db *Reads) affectedClients(ctx context.Context, mcpID string, g affectedGroup, byTool map[string]map[int64][]int, out [][]analytics.AffectedClient) error {
 	window := analytics.AffectedClientsWindow.Milliseconds()
 	// 18.16 loses a lambda's captured column under GROUP BY, so the call's
-	// time goes into arrayFilter as an array of its own.
+	// time goes into arrayFilter as an array of its own. The names are
+	// written once: the calls of other tools have no index (0).
 	q := fmt.Sprintf(`SELECT tool, c,
 			toInt64(arrayJoin(arrayFilter((a, x) -> a > x AND a <= x + %[1]d, ats, arrayResize(emptyArrayInt64(), length(ats), tms)))) AS at,
 			toInt64(count()) AS n
 		FROM (SELECT CAST(name AS String) AS tool, CAST(client_name AS String) AS c, toInt64(toUInt32(ts)) * 1000 + ts_ms AS tms,
-				[%[2]s][indexOf([%[3]s], tool)] AS ats
+				indexOf([%[3]s], tool) AS ti, [%[2]s][ti] AS ats
 			FROM %[4]s.events
-			WHERE mcp_id = ? AND method = 'tools/call' AND name IN (%[3]s) AND %[5]s)
-		GROUP BY tool, c, at ORDER BY n DESC, c`, window, strings.Join(times, ","), strings.Join(names, ","), db.db,
-		msRange(first.Add(-analytics.AffectedClientsWindow), last))
+			WHERE mcp_id = ? AND method = 'tools/call' AND %[5]s AND ti > 0)
+		GROUP BY tool, c, at ORDER BY n DESC, c`, window, strings.Join(g.times, ","), strings.Join(g.names, ","), db.db,
+		msRange(time.UnixMilli(g.first).Add(-analytics.AffectedClientsWindow), time.UnixMilli(g.last)))
 	type row struct {
 		tool, client string
 		at, n        int64
@@ -133,7 +164,7 @@ func (db *Reads) AffectedClients(ctx context.Context, mcpID string, changes []an
 		r := appendRow(&rows)
 		return []any{&r.tool, &r.client, &r.at, &r.n}
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	for _, r := range rows {
 		for _, i := range byTool[r.tool][r.at] {
@@ -142,5 +173,5 @@ func (db *Reads) AffectedClients(ctx context.Context, mcpID string, changes []an
 			}
 		}
 	}
-	return out, nil
+	return nil
 }

@@ -2,7 +2,9 @@ package clickhouse_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +55,21 @@ func TestToolChangeImpact(t *testing.T) {
 	want := [][]analytics.AffectedClient{{{ClientName: "cursor", CallsBefore: 4}}, {}, {}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("batch %+v, want %+v", got, want)
+	}
+	// A list of 1,000 changes of tools with the longest names is read in
+	// as many statements as keep each under max_query_size.
+	long := []analytics.InventoryChange{}
+	for i := range analytics.MaxInventoryChanges - 1 {
+		long = append(long, analytics.InventoryChange{Tool: fmt.Sprintf("%03d%s", i, strings.Repeat("é", analytics.MaxInventoryNameLen-3)), At: change})
+	}
+	long = append(long, analytics.InventoryChange{Tool: "search", At: change})
+	got, err = db.AffectedClients(ctx, mcpA, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, clients := range got {
+		if want := (i == len(long)-1); (len(clients) == 1 && clients[0] == analytics.AffectedClient{ClientName: "cursor", CallsBefore: 4}) != want || (!want && len(clients) != 0) {
+			t.Fatalf("long list, change %d (%.10s): %+v", i, long[i].Tool, clients)
+		}
 	}
 }
