@@ -1306,3 +1306,240 @@ SELECT
 FROM telemetry.events_local
 WHERE id != '' OR id_uuid != toUUID('00000000-0000-0000-0000-000000000000') OR substring(mcp_id, 1, 5) = '~wal/';
 
+-- 015_call_input.sql
+DROP TABLE IF EXISTS telemetry.slo_hourly_mv;
+
+DROP TABLE IF EXISTS telemetry.slo_daily_mv;
+
+DROP TABLE IF EXISTS telemetry.release_hourly_mv;
+
+DROP TABLE IF EXISTS telemetry.failure_daily_mv;
+
+CREATE TABLE IF NOT EXISTS telemetry.call_input_local ON CLUSTER 'telemetry'
+(
+    mcp_id         String,
+    hour           DateTime('UTC'),
+    method         LowCardinality(String),
+    name           String,
+    server_version String,
+    error_kind     LowCardinality(String),
+    calls          AggregateFunction(count),
+    errors         AggregateFunction(sum, UInt64),
+    dur_n          AggregateFunction(sum, UInt64),
+    dur_q          AggregateFunction(quantilesTDigestIf(0.95), Float64, UInt8),
+    resp_q         AggregateFunction(quantilesTDigestIf(0.5, 0.95), Int64, UInt8),
+    resp_max       AggregateFunction(max, Int64),
+    first_seen     AggregateFunction(min, UInt64),
+    last_seen      AggregateFunction(max, UInt64),
+    le_50          UInt64,
+    le_100         UInt64,
+    le_200         UInt64,
+    le_300         UInt64,
+    le_500         UInt64,
+    le_750         UInt64,
+    le_1000        UInt64,
+    le_1500        UInt64,
+    le_2000        UInt64,
+    le_3000        UInt64,
+    le_5000        UInt64,
+    le_10000       UInt64,
+    le_30000       UInt64
+)
+ENGINE = Null;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.call_input_mv ON CLUSTER 'telemetry' TO telemetry.call_input_local AS
+SELECT
+    mcp_id,
+    toStartOfHour(ts) AS hour,
+    method,
+    if(method = 'tools/call' OR error_kind != '', name, '') AS name,
+    CAST(server_version AS String) AS server_version,
+    error_kind,
+    countState() AS calls,
+    sumState(toUInt64(is_error)) AS errors,
+    sumState(toUInt64(has_duration)) AS dur_n,
+    quantilesTDigestIfState(0.95)(duration_ms, has_duration) AS dur_q,
+    quantilesTDigestIfState(0.5, 0.95)(response_bytes, toUInt8(response_bytes >= 0)) AS resp_q,
+    maxState(response_bytes) AS resp_max,
+    minState(toUInt64(ts) * 1000 + ts_ms) AS first_seen,
+    maxState(toUInt64(ts) * 1000 + ts_ms) AS last_seen,
+    sum(has_duration AND duration_ms <= 50) AS le_50,
+    sum(has_duration AND duration_ms <= 100) AS le_100,
+    sum(has_duration AND duration_ms <= 200) AS le_200,
+    sum(has_duration AND duration_ms <= 300) AS le_300,
+    sum(has_duration AND duration_ms <= 500) AS le_500,
+    sum(has_duration AND duration_ms <= 750) AS le_750,
+    sum(has_duration AND duration_ms <= 1000) AS le_1000,
+    sum(has_duration AND duration_ms <= 1500) AS le_1500,
+    sum(has_duration AND duration_ms <= 2000) AS le_2000,
+    sum(has_duration AND duration_ms <= 3000) AS le_3000,
+    sum(has_duration AND duration_ms <= 5000) AS le_5000,
+    sum(has_duration AND duration_ms <= 10000) AS le_10000,
+    sum(has_duration AND duration_ms <= 30000) AS le_30000
+FROM telemetry.events_local
+GROUP BY mcp_id, hour, method, name, server_version, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.slo_hourly_mv ON CLUSTER 'telemetry' TO telemetry.slo_hourly_local AS
+SELECT
+    mcp_id,
+    hour,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    countMerge(calls) AS calls,
+    sumMerge(errors) AS errors,
+    sumMerge(dur_n) AS timed,
+    sum(le_50) AS le_50,
+    sum(le_100) AS le_100,
+    sum(le_200) AS le_200,
+    sum(le_300) AS le_300,
+    sum(le_500) AS le_500,
+    sum(le_750) AS le_750,
+    sum(le_1000) AS le_1000,
+    sum(le_1500) AS le_1500,
+    sum(le_2000) AS le_2000,
+    sum(le_3000) AS le_3000,
+    sum(le_5000) AS le_5000,
+    sum(le_10000) AS le_10000,
+    sum(le_30000) AS le_30000
+FROM telemetry.call_input_mv
+GROUP BY mcp_id, hour, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.slo_hourly_chained_mv ON CLUSTER 'telemetry' TO telemetry.slo_hourly_local AS
+SELECT
+    mcp_id,
+    hour,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    countMerge(calls) AS calls,
+    sumMerge(errors) AS errors,
+    sumMerge(dur_n) AS timed,
+    sum(le_50) AS le_50,
+    sum(le_100) AS le_100,
+    sum(le_200) AS le_200,
+    sum(le_300) AS le_300,
+    sum(le_500) AS le_500,
+    sum(le_750) AS le_750,
+    sum(le_1000) AS le_1000,
+    sum(le_1500) AS le_1500,
+    sum(le_2000) AS le_2000,
+    sum(le_3000) AS le_3000,
+    sum(le_5000) AS le_5000,
+    sum(le_10000) AS le_10000,
+    sum(le_30000) AS le_30000
+FROM telemetry.call_input_local
+GROUP BY mcp_id, hour, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.slo_daily_mv ON CLUSTER 'telemetry' TO telemetry.slo_daily_local AS
+SELECT
+    mcp_id,
+    toDate(hour) AS day,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    countMerge(calls) AS calls,
+    sumMerge(errors) AS errors,
+    sumMerge(dur_n) AS timed,
+    sum(le_50) AS le_50,
+    sum(le_100) AS le_100,
+    sum(le_200) AS le_200,
+    sum(le_300) AS le_300,
+    sum(le_500) AS le_500,
+    sum(le_750) AS le_750,
+    sum(le_1000) AS le_1000,
+    sum(le_1500) AS le_1500,
+    sum(le_2000) AS le_2000,
+    sum(le_3000) AS le_3000,
+    sum(le_5000) AS le_5000,
+    sum(le_10000) AS le_10000,
+    sum(le_30000) AS le_30000
+FROM telemetry.call_input_mv
+GROUP BY mcp_id, day, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.slo_daily_chained_mv ON CLUSTER 'telemetry' TO telemetry.slo_daily_local AS
+SELECT
+    mcp_id,
+    toDate(hour) AS day,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    countMerge(calls) AS calls,
+    sumMerge(errors) AS errors,
+    sumMerge(dur_n) AS timed,
+    sum(le_50) AS le_50,
+    sum(le_100) AS le_100,
+    sum(le_200) AS le_200,
+    sum(le_300) AS le_300,
+    sum(le_500) AS le_500,
+    sum(le_750) AS le_750,
+    sum(le_1000) AS le_1000,
+    sum(le_1500) AS le_1500,
+    sum(le_2000) AS le_2000,
+    sum(le_3000) AS le_3000,
+    sum(le_5000) AS le_5000,
+    sum(le_10000) AS le_10000,
+    sum(le_30000) AS le_30000
+FROM telemetry.call_input_local
+GROUP BY mcp_id, day, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.release_hourly_mv ON CLUSTER 'telemetry' TO telemetry.release_hourly_local AS
+SELECT
+    mcp_id,
+    server_version,
+    hour,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    sumMergeState(dur_n) AS dur_n,
+    quantilesTDigestIfMergeState(0.95)(dur_q) AS dur_q,
+    minMergeState(first_seen) AS first_seen,
+    maxMergeState(last_seen) AS last_seen
+FROM telemetry.call_input_mv
+WHERE server_version != ''
+GROUP BY mcp_id, server_version, hour, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.release_hourly_chained_mv ON CLUSTER 'telemetry' TO telemetry.release_hourly_local AS
+SELECT
+    mcp_id,
+    server_version,
+    hour,
+    if(method = 'tools/call', name, '') AS tool,
+    error_kind,
+    countMergeState(calls) AS calls,
+    sumMergeState(errors) AS errors,
+    sumMergeState(dur_n) AS dur_n,
+    quantilesTDigestIfMergeState(0.95)(dur_q) AS dur_q,
+    minMergeState(first_seen) AS first_seen,
+    maxMergeState(last_seen) AS last_seen
+FROM telemetry.call_input_local
+WHERE server_version != ''
+GROUP BY mcp_id, server_version, hour, tool, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.failure_daily_mv ON CLUSTER 'telemetry' TO telemetry.failure_daily_local AS
+SELECT
+    mcp_id,
+    toDate(hour) AS day,
+    method,
+    name,
+    error_kind,
+    countMergeState(calls) AS calls,
+    quantilesTDigestIfMergeState(0.5, 0.95)(resp_q) AS resp_q,
+    maxMergeState(resp_max) AS resp_max,
+    maxMergeState(last_seen) AS last_seen
+FROM telemetry.call_input_mv
+WHERE method = 'tools/call' OR error_kind != '' OR substring(mcp_id, 1, 5) = '~wal/'
+GROUP BY mcp_id, day, method, name, error_kind;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.failure_daily_chained_mv ON CLUSTER 'telemetry' TO telemetry.failure_daily_local AS
+SELECT
+    mcp_id,
+    toDate(hour) AS day,
+    method,
+    name,
+    error_kind,
+    countMergeState(calls) AS calls,
+    quantilesTDigestIfMergeState(0.5, 0.95)(resp_q) AS resp_q,
+    maxMergeState(resp_max) AS resp_max,
+    maxMergeState(last_seen) AS last_seen
+FROM telemetry.call_input_local
+WHERE method = 'tools/call' OR error_kind != '' OR substring(mcp_id, 1, 5) = '~wal/'
+GROUP BY mcp_id, day, method, name, error_kind;
+
