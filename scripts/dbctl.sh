@@ -118,14 +118,15 @@ XML
 	[ -f "$dir/ch/remote_servers.xml" ] || echo '<?xml version="1.0"?><yandex><clickhouse_remote_servers></clickhouse_remote_servers></yandex>' >"$dir/ch/remote_servers.xml"
 }
 
-wait_port() { # PORT NAME PIDFILE
-	local i
-	for i in $(seq 1 150); do
+wait_port() { # PORT NAME PIDFILE; DBCTL_WAIT_SECONDS [120]: a server loading
+	# many parts on a busy machine can take minutes to open its port
+	local i wait=${DBCTL_WAIT_SECONDS:-120}
+	for i in $(seq 1 $((wait * 5))); do
 		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
 		if [ -f "$3" ] && ! kill -0 "$(cat "$3")" 2>/dev/null; then log "$2 exited during start-up"; return 1; fi
 		sleep 0.2
 	done
-	log "$2 did not open port $1 within 30 s"; return 1
+	log "$2 did not open port $1 within $wait s"; return 1
 }
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -137,7 +138,7 @@ start_ch() { # DIR PORT [HTTP_PORT]
 	log "starting ClickHouse on 127.0.0.1:$port (data in $dir/ch)"
 	nohup clickhouse-server --config-file="$dir/ch/config.xml" >"$dir/ch/log/stdout.log" 2>&1 &
 	echo $! >"$pidf"
-	wait_port "$port" ClickHouse "$pidf" || { tail -20 "$dir/ch/log/error.log" "$dir/ch/log/stdout.log" >&2 || true; exit 1; }
+	wait_port "$port" ClickHouse "$pidf" || { tail -n 20 "$dir/ch/log/error.log" "$dir/ch/log/stdout.log" >&2 || true; exit 1; }
 }
 
 start_pg() { # DIR PORT
@@ -198,7 +199,7 @@ CFG
 	nohup java -Xmx256m -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar \
 		org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zk/zoo.cfg" >"$dir/zk/zookeeper.log" 2>&1 &
 	echo $! >"$pidf"
-	wait_port "$port" ZooKeeper "$pidf" || { tail -20 "$dir/zk/zookeeper.log" >&2 || true; exit 1; }
+	wait_port "$port" ZooKeeper "$pidf" || { tail -n 20 "$dir/zk/zookeeper.log" >&2 || true; exit 1; }
 }
 
 start_replicated() { # DIR NAME ZK_PORT SHARDS PORT...
