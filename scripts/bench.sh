@@ -52,7 +52,7 @@
 #   3c. probes: BENCH_PROBES probes at 60 s (accounts of 20, through the
 #      API) against MCP servers on loopback (go-sdk with and without
 #      sessions, slow, failing, hanging, refused), BENCH_PROBE_MINUTES
-#      measured after a warm-up minute: CPU per check of the service (its
+#      measured after a 70 s warm-up: CPU per check of the service (its
 #      idle CPU subtracted), ClickHouse, PostgreSQL and the servers; checks
 #      done against expected, checks per second, time between checks of a
 #      probe, check latency;
@@ -419,7 +419,7 @@ if want probes; then
 	# The prober at scale (docs/probes.md): BENCH_PROBES probes at 60 s over
 	# accounts of 20 (probes.max_per_account), against MCP servers that
 	# bench probes starts on BENCH_PROBE_PORT and the 5 ports after it.
-	step "probes: ${BENCH_PROBES:-1000} probes at 60 s against local MCP servers, ${BENCH_PROBE_MINUTES:-3} minutes after a warm-up minute"
+	step "probes: ${BENCH_PROBES:-1000} probes at 60 s against local MCP servers, ${BENCH_PROBE_MINUTES:-3} minutes after a 70 s warm-up"
 	stop_service
 	start_service TELEMETRY_PROBES_ALLOW_PRIVATE=true TELEMETRY_AUTH_CLIENT_MAX_ATTEMPTS=100000
 	"$bench" probes -endpoint "$ENDPOINT" -pid "$svc_pid" -chpid "$dir/db/ch.pid" -pgpid "$dir/db/pg.pid" -clickhouse "$CH" \

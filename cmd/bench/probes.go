@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sort"
 	"strings"
@@ -19,7 +20,8 @@ import (
 // servers of its own on loopback (probeTargets), signs up as many accounts
 // as probes.max_per_account needs through the API, measures the service's
 // idle CPU, creates the probes through the API, lets the service's
-// scheduler run them for a warm-up interval, then measures for -minutes:
+// scheduler run them for a warm-up of one interval, then measures for
+// -minutes:
 // the CPU per check of the service, ClickHouse, PostgreSQL and the test
 // servers (all from /proc), the checks done against those expected, how
 // evenly they fall over each second and over the interval, the time
@@ -74,8 +76,11 @@ func runProbes(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "  %d probes at %d s created through the API in %.1f s (%s)\n", len(probes), *interval, time.Since(created).Seconds(), probeMixText())
-	from := time.Now().Add(every)
-	fmt.Fprintf(out, "  warm-up of one interval, then measuring for %s (until %s UTC) ...\n", window, from.Add(window).UTC().Format("15:04:05"))
+	// Measured from one interval after the probes' first checks (all
+	// done within the first seconds: at most probes.concurrency are
+	// claimed a second).
+	from := time.Now().Add(every + 10*time.Second)
+	fmt.Fprintf(out, "  warm-up of %s, then measuring for %s (until %s UTC) ...\n", time.Until(from).Round(time.Second), window, from.Add(window).UTC().Format("15:04:05"))
 	if err := sleepCtx(ctx, time.Until(from)); err != nil {
 		return err
 	}
@@ -94,7 +99,7 @@ func runProbes(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r := probeReport{probes: len(probes), every: every, from: from, to: to, checks: checks,
+	r := probeReport{probes: len(probes), every: every, created: created, from: from, to: to, checks: checks,
 		idleRate: idleRate, cpu: c1.minus(c0), requests: targets.requests()}
 	figs := r.print(out)
 	return recorder{*outPath}.record(figs...)
@@ -219,6 +224,7 @@ func readProbeChecks(ctx context.Context, addr, database string, since time.Time
 type probeReport struct {
 	probes   int
 	every    time.Duration
+	created  time.Time // when their creation began
 	from, to time.Time
 	checks   []probeCheck // since the probes were created
 	idleRate float64      // the service's CPU s per s before the probes
@@ -258,6 +264,8 @@ func (r probeReport) print(out io.Writer) []figure {
 		iv.shortest.Seconds(), iv.p50.Seconds(), iv.p99.Seconds(), iv.longest.Seconds(), iv.n)
 	fmt.Fprintf(out, "  check latency: all p50 %.1f ms, p99 %.1f ms; up p50 %.1f ms, p99 %.1f ms\n",
 		ms(percentile(lat, 50)), ms(percentile(lat, 99)), ms(percentile(upLat, 50)), ms(percentile(upLat, 99)))
+	first := lastFirstCheck(r.checks).Sub(r.created).Seconds()
+	fmt.Fprintf(out, "  every probe's first check done %.1f s after their creation began\n", first)
 	fmt.Fprintf(out, "  requests served by the test servers: %s\n", requestText(r.requests))
 	f := func(metric string, v float64) figure { return figure{"probes", "probes", metric, v} }
 	return []figure{
@@ -272,6 +280,7 @@ func (r probeReport) print(out io.Writer) []figure {
 		f("interval_p99_s", iv.p99.Seconds()), f("interval_max_s", iv.longest.Seconds()),
 		f("latency_p50_ms", ms(percentile(lat, 50))), f("latency_p99_ms", ms(percentile(lat, 99))),
 		f("up_latency_p50_ms", ms(percentile(upLat, 50))), f("up_latency_p99_ms", ms(percentile(upLat, 99))),
+		f("first_checks_s", first),
 	}
 }
 
@@ -309,4 +318,30 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// probes prints the prober's figures (bench probes) against the goals of
+// docs/benchmarks.md.
+func (s summary) probes() {
+	n, ok := s.get("probes", "probes", "probes")
+	if !ok {
+		return
+	}
+	g := func(metric string) float64 { v, _ := s.get("probes", "probes", metric); return v }
+	every, window := g("interval_s"), g("window_s")
+	fmt.Fprintf(s.out, "probes: %.0f at %.0f s against local MCP servers, %.1f minutes measured\n", n, every, window/60)
+	ratio := g("checks") / max(g("expected"), 1)
+	s.line("checks done / expected", fmt.Sprintf("%.0f / %.0f (%.1f%%)", g("checks"), g("expected"), 100*ratio), "99-101% (once per interval)", pass(ratio >= 0.99 && ratio <= 1.01))
+	s.line("CPU per check: service (idle subtracted)", fmt.Sprintf("%.2f ms", g("service_cpu_ms_per_check")), "", "")
+	s.line("  ClickHouse / PostgreSQL / test servers", fmt.Sprintf("%.2f / %.2f / %.2f ms", g("clickhouse_cpu_ms_per_check"), g("postgres_cpu_ms_per_check"), g("servers_cpu_ms_per_check")), "", "")
+	mean, top := g("per_second_mean"), g("per_second_max")
+	s.line("checks per second: mean / p99 / max", fmt.Sprintf("%.1f / %.0f / %.0f", mean, g("per_second_p99"), top), "max <= 3x mean", pass(top <= 3*mean))
+	s.line("  seconds of the interval: quietest / busiest", fmt.Sprintf("%.0f / %.0f (mean %.1f)", g("phase_min"), g("phase_max"), g("phase_mean")), "", "")
+	p99 := g("interval_p99_s")
+	s.line("time between checks: min / p50 / p99 / max", fmt.Sprintf("%.1f / %.1f / %.1f / %.1f s", g("interval_min_s"), g("interval_p50_s"), p99, g("interval_max_s")),
+		fmt.Sprintf("p99 within %.0f ± 1 s", every), pass(math.Abs(p99-every) <= 1 && math.Abs(g("interval_p50_s")-every) <= 1))
+	if first, ok := s.get("probes", "probes", "first_checks_s"); ok {
+		s.line("every first check done", fmt.Sprintf("%.1f s after creation began", first), "", "")
+	}
+	s.line("check latency p50 / p99 (up checks)", fmt.Sprintf("%.1f / %.1f ms", g("up_latency_p50_ms"), g("up_latency_p99_ms")), "", "")
 }

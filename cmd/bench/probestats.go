@@ -86,7 +86,11 @@ type intervalStats struct {
 
 // checkIntervals measures, per probe, the time between each check that
 // started in [from, to) and the probe's check before it (which may be
-// earlier than from). checks need not be sorted.
+// earlier than from), except the time between a probe's first check and
+// its second: the first runs within seconds of the probe's creation, the
+// second at the probe's phase, 0.5 to 1.5 intervals later
+// (probe.NextRun), which is no interval of the schedule. checks hold
+// every check of the probes since they were created, in any order.
 func checkIntervals(checks []probeCheck, from, to time.Time) intervalStats {
 	byProbe := map[string][]time.Time{}
 	for _, c := range checks {
@@ -95,7 +99,7 @@ func checkIntervals(checks []probeCheck, from, to time.Time) intervalStats {
 	var ds []time.Duration
 	for _, ats := range byProbe {
 		sort.Slice(ats, func(i, j int) bool { return ats[i].Before(ats[j]) })
-		for i := 1; i < len(ats); i++ {
+		for i := 2; i < len(ats); i++ {
 			if ats[i].Before(from) || !ats[i].Before(to) {
 				continue
 			}
@@ -109,4 +113,21 @@ func checkIntervals(checks []probeCheck, from, to time.Time) intervalStats {
 	s.p50, s.p99 = percentile(ds, 50), percentile(ds, 99) // sorts ds
 	s.shortest, s.longest = ds[0], ds[len(ds)-1]
 	return s
+}
+
+// lastFirstCheck is when the last of the probes had its first check.
+func lastFirstCheck(checks []probeCheck) time.Time {
+	first := map[string]time.Time{}
+	for _, c := range checks {
+		if t, ok := first[c.probe]; !ok || c.at.Before(t) {
+			first[c.probe] = c.at
+		}
+	}
+	var last time.Time
+	for _, t := range first {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,12 +41,48 @@ func TestProbeSpread(t *testing.T) {
 		t.Fatalf("phases: %v", ph)
 	}
 	iv := checkIntervals(checks, from, at(120))
-	// a: 60, 60 (the first counts its predecessor before the window);
-	// b: 62 (134 is after the window); c: 0.7, 59.2.
-	if iv.n != 5 || iv.shortest != 700*time.Millisecond || iv.longest != 62*time.Second || iv.p50 != 60*time.Second || iv.p99 != 62*time.Second {
+	// Not from a probe's first check to its second (a: -59.5 to 0.5, b:
+	// 10 to 72, c: 10.2 to 10.9); a: 60 (its predecessor is before the
+	// window); b: none (134 is after the window); c: 59.2.
+	if iv.n != 2 || iv.shortest != 59200*time.Millisecond || iv.longest != 60*time.Second || iv.p50 != 59200*time.Millisecond || iv.p99 != 60*time.Second {
 		t.Fatalf("intervals: %+v", iv)
+	}
+	// c's first check (10.2) is the last of the first checks.
+	if got := lastFirstCheck(checks); !got.Equal(at(10.2)) {
+		t.Fatalf("last first check at %s", got.Sub(from))
 	}
 	if (checkIntervals(nil, from, at(1)) != intervalStats{}) || statsOfBins(nil).bins != 0 {
 		t.Fatal("empty input")
+	}
+}
+
+// TestProbeSummary: the summary's probe goals follow the figures: checks
+// within 1% of those expected, the busiest second within 3x the mean,
+// the time between checks within 1 s of the interval.
+func TestProbeSummary(t *testing.T) {
+	figs := func(checks, perSecondMax, intervalP99 float64) []figure {
+		f := func(m string, v float64) figure { return figure{"probes", "probes", m, v} }
+		return []figure{f("probes", 1000), f("interval_s", 60), f("window_s", 180), f("checks", checks), f("expected", 3000),
+			f("per_second_mean", 16.7), f("per_second_max", perSecondMax), f("interval_p50_s", 60), f("interval_p99_s", intervalP99)}
+	}
+	for _, c := range []struct {
+		checks, top, p99 float64
+		want             []string
+	}{
+		{2999, 30, 60.9, []string{`checks done / expected\s+2999 / 3000 \(100\.0%\)\s+99-101% .* ok`, `mean / p99 / max\s+16\.7 / 0 / 30 .* ok`, `p99 within 60 ± 1 s\s+ok`}},
+		{3105, 61, 67, []string{`3105 / 3000 \(103\.5%\) .* MISSED`, `16\.7 / 0 / 61 .* MISSED`, `p99 within 60 ± 1 s\s+MISSED`}},
+	} {
+		var out strings.Builder
+		summary{figs: figs(c.checks, c.top, c.p99), out: &out}.probes()
+		for _, w := range c.want {
+			if !regexp.MustCompile(w).MatchString(out.String()) {
+				t.Errorf("summary lacks %s:\n%s", w, out.String())
+			}
+		}
+	}
+	var none strings.Builder
+	summary{out: &none}.probes()
+	if none.Len() != 0 {
+		t.Errorf("no probe figures, yet: %q", none.String())
 	}
 }
