@@ -107,7 +107,7 @@
 #                              package instead of the alerting ones ("." for all)
 #   BENCHTIME [3x]             their -benchtime
 #   BENCH_GO_COUNT [1]         their -count; the summary takes each figure's median
-#   BENCH_PROBES [1000]        probes of the probes part (BENCH_ONLY=probes: about 6 minutes)
+#   BENCH_PROBES [1000]        probes of the probes part (BENCH_ONLY=probes: about 7 minutes)
 #   BENCH_PROBE_MINUTES [3]    minutes it measures
 #   BENCH_PROBE_PORT [HTTP+10] first of the 6 ports of its MCP servers
 #   BENCH_KEEP=1               keep the temporary directory (databases, logs)
