@@ -52,8 +52,8 @@
 #   3c. probes: BENCH_PROBES probes at 60 s (accounts of 20, through the
 #      API) against MCP servers on loopback (go-sdk with and without
 #      sessions, slow, failing, hanging, refused), BENCH_PROBE_MINUTES
-#      measured after a 70 s warm-up: CPU per check of the service (its
-#      idle CPU subtracted), ClickHouse, PostgreSQL and the servers; checks
+#      measured after a 70 s warm-up: CPU per check of the service,
+#      ClickHouse, PostgreSQL (idle CPU subtracted) and the servers; checks
 #      done against expected, checks per second, time between checks of a
 #      probe, check latency;
 #   4. the alerting Go benchmarks (evaluation pass, fan-out), or those BENCH_GO

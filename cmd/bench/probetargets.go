@@ -155,6 +155,10 @@ func (s cpuSample) minus(o cpuSample) cpuSample {
 	return cpuSample{s.service - o.service, s.clickhouse - o.clickhouse, s.postgres - o.postgres, s.self - o.self}
 }
 
+func (s cpuSample) scale(f float64) cpuSample {
+	return cpuSample{s.service * f, s.clickhouse * f, s.postgres * f, s.self * f}
+}
+
 // procTreeCPUSeconds is the CPU time of a process, of its children that
 // ended (PostgreSQL's postmaster reaps its backends) and of its live
 // children (the backends): PostgreSQL's whole CPU time.
