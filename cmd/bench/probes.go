@@ -63,24 +63,11 @@ func runProbes(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	cpu := cpuMeters{service: *pid, chPIDFile: *chPIDFile, pgPIDFile: *pgPIDFile}
-	// Earlier parts' merges (the reads' history) would count as the
-	// probes' ClickHouse CPU: waited for, and what goes on without probes
-	// is subtracted.
-	conn, err := openCH(ctx, *chAddr)
-	if err != nil {
-		return err
-	}
-	err = waitForMerges(ctx, conn, "", 5*time.Minute, &progress{out: out, interval: 10 * time.Second, last: time.Now()})
-	conn.Close()
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(out, "  %d accounts signed up; idle CPU over %s ...\n", len(accounts), *idle)
-	idle0 := cpu.read()
-	if err := sleepCtx(ctx, *idle); err != nil {
+	idleRate, err := idleCPU(ctx, *chAddr, cpu, *idle, out)
+	if err != nil {
 		return err
 	}
-	idleRate := cpu.read().minus(idle0).scale(1 / idle.Seconds()) // CPU s per s
 
 	created := time.Now()
 	probes, err := createProbes(ctx, accounts, *n, *perAccount, *interval, targets.urls)
@@ -115,6 +102,26 @@ func runProbes(ctx context.Context, args []string, out io.Writer) error {
 		idleRate: idleRate, cpu: c1.minus(c0), requests: targets.requests()}
 	figs := r.print(out)
 	return recorder{*outPath}.record(figs...)
+}
+
+// idleCPU is the CPU s per s of each process over d before the probes
+// exist, once ClickHouse's merges have settled: earlier parts' merges
+// (the reads' history) would otherwise count as the probes' cost.
+func idleCPU(ctx context.Context, chAddr string, cpu cpuMeters, d time.Duration, out io.Writer) (cpuSample, error) {
+	conn, err := openCH(ctx, chAddr)
+	if err != nil {
+		return cpuSample{}, err
+	}
+	err = waitForMerges(ctx, conn, "", 5*time.Minute, &progress{out: out, interval: 10 * time.Second, last: time.Now()})
+	conn.Close()
+	if err != nil {
+		return cpuSample{}, err
+	}
+	c0 := cpu.read()
+	if err := sleepCtx(ctx, d); err != nil {
+		return cpuSample{}, err
+	}
+	return cpu.read().minus(c0).scale(1 / d.Seconds()), nil
 }
 
 // probeAccount is an account of the benchmark with one MCP.
