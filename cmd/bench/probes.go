@@ -63,7 +63,7 @@ func runProbes(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	cpu := cpuMeters{service: *pid, chPIDFile: *chPIDFile, pgPIDFile: *pgPIDFile}
-	fmt.Fprintf(out, "  %d accounts signed up; idle CPU over %s ...\n", len(accounts), *idle)
+	fmt.Fprintf(out, "  %d accounts signed up\n", len(accounts))
 	idleRate, err := idleCPU(ctx, *chAddr, cpu, *idle, out)
 	if err != nil {
 		return err
@@ -117,6 +117,7 @@ func idleCPU(ctx context.Context, chAddr string, cpu cpuMeters, d time.Duration,
 	if err != nil {
 		return cpuSample{}, err
 	}
+	fmt.Fprintf(out, "  idle CPU over %s ...\n", d)
 	c0 := cpu.read()
 	if err := sleepCtx(ctx, d); err != nil {
 		return cpuSample{}, err
