@@ -2,8 +2,8 @@ package probe
 
 import (
 	"context"
+	"hash/fnv"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -28,7 +28,8 @@ type ResultSink interface {
 // Runner runs the due checks of every probe, on every instance: each
 // poll it claims due probes under a lease (postgres.ProbeStore.Claim, as
 // the outbox claims deliveries), checks them, records the outcome and the
-// next run (one interval after the due time, jittered), buffers the
+// next run (at the probe's own phase within its interval, NextRun, so
+// that the checks spread over the interval), buffers the
 // results for the metrics store and feeds the tool inventory with the
 // tools/list answers. An instance that dies mid-check leaves a lease that
 // ends a few seconds after the probe's timeout; another instance then
@@ -136,7 +137,7 @@ func (r *Runner) run(ctx context.Context, d postgres.DueProbe) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ok, err := r.Store.Record(rctx, r.Owner, d.ID, c, NextRun(d.DueAt, time.Now(), interval))
+	ok, err := r.Store.Record(rctx, r.Owner, d.ID, c, NextRun(d.ID, c.At, time.Now(), interval))
 	if err != nil {
 		r.Log.Warn("probes: record failed", "probe", d.ID, "error", err)
 		return
@@ -188,20 +189,35 @@ func (r *Runner) flush(ctx context.Context) {
 	}
 }
 
-// NextRun is when a probe due at due and checked by now runs next: one
-// interval after due, give or take a twentieth of it (jitter, so probes
-// created together drift apart), and never in the past: a probe whose
-// checks fell behind (every instance was down) runs once soon, not once
-// per missed interval.
-func NextRun(due, now time.Time, interval time.Duration) time.Time {
-	j := interval / 20
-	jitter := time.Duration(0)
-	if j > 0 {
-		jitter = time.Duration(rand.Int64N(int64(2*j))) - j
+// NextRun is when the probe id, whose check started at started and was
+// recorded at now, runs next: at its own phase within the interval (an
+// offset derived from its id, so that probes created together, or
+// overdue together after an outage, spread over the interval instead of
+// running in a burst each time; a fixed jitter), at least half an
+// interval after this check started (never twice in a row), and never in
+// the past: a probe whose checks fell behind runs once at its next phase,
+// not once per missed interval. In steady state a probe runs exactly one
+// interval after its last check was due, wherever the check started
+// within the poll and however long it took.
+func NextRun(id string, started, now time.Time, interval time.Duration) time.Time {
+	if interval <= 0 {
+		return now
 	}
-	next := due.Add(interval + jitter)
-	if !next.After(now) {
-		next = now.Add(time.Duration(rand.Int64N(int64(j) + 1)))
+	from := started.Add(interval / 2)
+	if from.Before(now) {
+		from = now
 	}
-	return next
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	phase := int64(h.Sum64() % uint64(interval))
+	// The first instant at or after from whose offset in the interval,
+	// counted from the Unix epoch, is the phase.
+	off := (from.UnixNano() - phase) % int64(interval)
+	if off < 0 {
+		off += int64(interval)
+	}
+	if off == 0 {
+		return from
+	}
+	return from.Add(interval - time.Duration(off))
 }

@@ -49,6 +49,13 @@
 #      by the outbox to a local sink (the TLS stand-in of the tests):
 #      deliveries/s; then the same beside one destination that never
 #      answers: p99 of due → sent of the others (BENCH_DELIVERIES);
+#   3c. probes: BENCH_PROBES probes at 60 s (accounts of 20, through the
+#      API) against MCP servers on loopback (go-sdk with and without
+#      sessions, slow, failing, hanging, refused), BENCH_PROBE_MINUTES
+#      measured after a 70 s warm-up: CPU per check of the service,
+#      ClickHouse, PostgreSQL (idle CPU subtracted) and the servers; checks
+#      done against expected, checks per second, time between checks of a
+#      probe, check latency;
 #   4. the alerting Go benchmarks (evaluation pass, fan-out), or those BENCH_GO
 #      names;
 # and prints a summary against the goals. Everything it started is stopped on
@@ -84,7 +91,7 @@
 #                              RSS must stay under 512 MiB (goal 4)
 #   BENCH_RELEASE_EVENTS [50000000] events of the release comparison's MCP (30 days, 6 releases;
 #                              seeding runs every view: about 9,000 events/s on a busy 2-core host)
-#   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct chstore reads releases export delivery alerting
+#   BENCH_SKIP                 space-separated parts to skip: ingest edges soak hostile redaction direct chstore reads releases export delivery probes alerting
 #   BENCH_ONLY                 space-separated parts to run (the others are skipped), e.g. "chstore"
 #   BENCH_CH_ROWS [1000000]    rows of each chstore round
 #   BENCH_CH_ROUNDS [2]        chstore rounds (each: both builds, alternating order)
@@ -100,6 +107,9 @@
 #                              package instead of the alerting ones ("." for all)
 #   BENCHTIME [3x]             their -benchtime
 #   BENCH_GO_COUNT [1]         their -count; the summary takes each figure's median
+#   BENCH_PROBES [1000]        probes of the probes part (BENCH_ONLY=probes: about 7 minutes)
+#   BENCH_PROBE_MINUTES [3]    minutes it measures
+#   BENCH_PROBE_PORT [HTTP+10] first of the 6 ports of its MCP servers
 #   BENCH_KEEP=1               keep the temporary directory (databases, logs)
 #   BENCH_CH_PORT [39100] BENCH_PG_PORT [35532] BENCH_HTTP_PORT [38080]
 # The figures are also saved under .data/bench/<time>/; when the ingest part
@@ -403,6 +413,17 @@ if want export; then
 	start_service TELEMETRY_EXPORT_PER_MINUTE=100
 	"$bench" export -endpoint "$ENDPOINT" -token "$BENCH_TOKEN" -mcp "$BENCH_HISTORY_MCP" -clickhouse "$CH" -database telemetry \
 		-days "$DAYS" -pid "$svc_pid" -big-attribute -out "$results"
+fi
+
+if want probes; then
+	# The prober at scale (docs/probes.md): BENCH_PROBES probes at 60 s over
+	# accounts of 20 (probes.max_per_account), against MCP servers that
+	# bench probes starts on BENCH_PROBE_PORT and the 5 ports after it.
+	step "probes: ${BENCH_PROBES:-1000} probes at 60 s against local MCP servers, ${BENCH_PROBE_MINUTES:-3} minutes after a 70 s warm-up"
+	stop_service
+	start_service TELEMETRY_PROBES_ALLOW_PRIVATE=true TELEMETRY_AUTH_CLIENT_MAX_ATTEMPTS=100000
+	"$bench" probes -endpoint "$ENDPOINT" -pid "$svc_pid" -chpid "$dir/db/ch.pid" -pgpid "$dir/db/pg.pid" -clickhouse "$CH" \
+		-n "${BENCH_PROBES:-1000}" -minutes "${BENCH_PROBE_MINUTES:-3}" -port "${BENCH_PROBE_PORT:-$((HTTP_PORT + 10))}" -out "$results"
 fi
 
 stop_service # the alerting benchmarks use databases of their own on the same servers

@@ -19,14 +19,10 @@ const clockTicks = 100
 
 // procCPUSeconds returns the user plus system CPU time a process has used.
 func procCPUSeconds(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fields, err := procStatFields(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may hold spaces: fields are counted after
-	// its closing parenthesis, where field 3 (state) comes first.
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(fields) < 13 {
 		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
 	}
@@ -36,6 +32,18 @@ func procCPUSeconds(pid int) (float64, error) {
 		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, fields[11], fields[12])
 	}
 	return (utime + stime) / clockTicks, nil
+}
+
+// procStatFields returns the fields of /proc/<pid>/stat after the command
+// name: the command name (field 2) may hold spaces, so fields are counted
+// after its closing parenthesis, where field 3 (state) comes first.
+func procStatFields(pid int) ([]string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	s := string(data)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:]), nil
 }
 
 // readPID reads a process id from a pid file.

@@ -13,6 +13,7 @@
 //	bench summary  print the table of every figure recorded with -out, against the goals
 //	bench capacity write docs/capacity.md, the sizing model, from a results file
 //	bench cpuof    run a command, record ClickHouse's CPU per million of its rows
+//	bench probes   1,000 probes at 60 s against local MCP servers: CPU per check, spread of the checks
 //	bench releases seed an MCP's releases, time the release comparison, verdict and list
 //
 // Every measuring subcommand appends its figures as JSON lines to the file
@@ -60,11 +61,12 @@ var commands = map[string]func(ctx context.Context, args []string, out io.Writer
 	"soak":      runSoak,
 	"cpuof":     runCPUOf,
 	"releases":  runReleases,
+	"probes":    runProbes,
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || commands[args[0]] == nil {
-		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|storage|soak|summary|capacity|cpuof [flags] (bench CMD -h for the flags)")
+		return fmt.Errorf("usage: bench setup|ingest|direct|reads|export|hostile|ready|delivery|redaction|storage|soak|summary|capacity|cpuof|releases|probes [flags] (bench CMD -h for the flags)")
 	}
 	return commands[args[0]](ctx, args[1:], out)
 }

@@ -55,6 +55,7 @@ func runSummary(ctx context.Context, args []string, out io.Writer) error {
 	s.reads()
 	s.export()
 	s.delivery()
+	s.probes()
 	if *gobench != "" {
 		return s.goBench(*gobench, *gobase)
 	}
