@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpscope/telemetry/analytics"
-	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // TestLatencySLOFormInABrowser: the SLOs tab's form creates a latency SLO
@@ -21,15 +19,8 @@ import (
 // does not offer, as a stale page could send) comes back as the API's 422
 // under the threshold field, and no SLO is created.
 func TestLatencySLOFormInABrowser(t *testing.T) {
-	chromiumPath(t)
-	cfg := testConfig(t, testenv.ClickHouseAddr(t))
-	cfg.Alerting.EvaluateInterval = time.Hour
-	_, base := startMain(t, cfg)
-	a := api{t, base}
-	email := fmt.Sprintf("slo-%d@example.com", time.Now().UnixNano())
-	token := a.must(201, "POST", "/v1/auth/signup", "", map[string]any{"email": email, "password": "a long password", "name": "Sam"})["token"].(string)
-	mcpID := a.must(201, "POST", "/v1/mcps", token, map[string]any{"name": "docs"})["id"].(string)
-	key := a.must(201, "POST", "/v1/mcps/"+mcpID+"/keys", token, map[string]any{"name": "k"})["key"].(string)
+	u := newBrowserUser(t, "slo", "Sam", "docs")
+	a, base, token, mcpID, key := u.a, u.base, u.token, u.mcpID, u.key
 	start := time.Now().UTC().Add(-3 * time.Minute)
 	var items []map[string]any
 	for i := range 100 {
@@ -43,23 +34,11 @@ func TestLatencySLOFormInABrowser(t *testing.T) {
 	if status, res := postIngest(t, base, key, items, false); status != 202 || num(res["accepted"]) != 100 {
 		t.Fatalf("ingest: %d %v", status, res)
 	}
-	eventually(t, 10*time.Second, func() error {
-		if _, o := a.do("GET", "/v1/mcps/"+mcpID+"/overview", token, nil); num(o["calls"]) != 100 {
-			return fmt.Errorf("not readable yet: %v", o["calls"])
-		}
-		return nil
-	})
+	waitIngested(t, a, token, mcpID, 100)
 
 	b := newBrowser(t, base)
 	defer b.checkConsole()
-	b.do("log in",
-		chromedp.Navigate(base+"/app/login"),
-		chromedp.WaitVisible(tid("login-form")),
-		chromedp.SendKeys(tid("login-email"), email),
-		chromedp.SendKeys(tid("login-password"), "a long password"),
-		chromedp.Click(tid("login-submit")),
-		chromedp.WaitVisible(tid("nav-mcps")),
-	)
+	b.logIn(u)
 	b.do("SLOs tab", chromedp.Navigate(base+"/app/mcps/"+mcpID+"/slos"), chromedp.WaitVisible(tid("slo-form")))
 	ladder := make([]string, len(analytics.LatencyLadderMs))
 	for i, ms := range analytics.LatencyLadderMs {
