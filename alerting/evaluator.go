@@ -257,79 +257,83 @@ func byAccount(rules []EvalRule) (accounts []string, groups map[string][]*EvalRu
 func (e *RuleEvaluator) EvaluateAll(ctx context.Context, now time.Time) (PassSummary, error) {
 	var sum PassSummary
 	var errs []error
-	ran, err := e.store.WithPassLock(ctx, func(ctx context.Context) error {
-		rules, err := e.store.EnabledRules(ctx)
-		if err != nil {
-			return err
-		}
-		sum.Rules = len(rules)
-		accounts, groups := byAccount(rules)
-		if len(accounts) == 0 {
-			return nil
-		}
-		order := e.passOrder(accounts)
-		started := time.Now()
-		resume := ""
-		// The chunks are read ahead of the one being applied, up to
-		// readAhead at once (see ReadAhead); the budget is checked as a
-		// chunk's turn to be read comes.
-		readAhead := e.readAhead()
-		reads := make(chan *chunkRead, readAhead)
-		slots := make(chan struct{}, readAhead)
-		deferred := 0
-		go func() {
-			defer close(reads)
-			for i := 0; i < len(order); {
-				slots <- struct{}{}
-				// At least one chunk a pass, so every pass makes progress.
-				if i > 0 && e.Budget > 0 && time.Since(started) > e.Budget {
-					resume = order[i]
-					for _, a := range order[i:] {
-						deferred += len(groups[a])
-					}
-					return
-				}
-				cr := &chunkRead{done: make(chan struct{})}
-				for ; i < len(order) && (len(cr.rules) == 0 || len(cr.rules)+len(groups[order[i]]) <= e.ChunkRules); i++ {
-					cr.rules = append(cr.rules, groups[order[i]]...)
-				}
-				go func() {
-					defer close(cr.done)
-					cr.cur, cr.prev, cr.older, cr.err = e.readChunk(ctx, now, cr.rules)
-					if cr.err == nil {
-						cr.release, cr.err = e.readReleases(ctx, cr.rules)
-					}
-				}()
-				reads <- cr
-			}
-		}()
-		for cr := range reads {
-			<-cr.done
-			if cr.err != nil {
-				sum.Failed += len(cr.rules)
-				errs = append(errs, fmt.Errorf("rules of %d accounts (%d rules): %w", len(groups), len(cr.rules), cr.err))
-			} else {
-				e.applyAll(ctx, cr.changes(now), now, &sum, &errs)
-			}
-			<-slots
-		}
-		// The reader goroutine has ended (reads is closed).
-		sum.Deferred = deferred
-		if resume == "" {
-			// A whole pass: the next one starts one account further on,
-			// so that no account is always measured last.
-			resume = order[min(1, len(order)-1)]
-		}
-		e.mu.Lock()
-		e.next = resume
-		e.mu.Unlock()
-		return nil
-	})
+	ran, err := e.store.WithPassLock(ctx, func(ctx context.Context) error { return e.pass(ctx, now, &sum, &errs) })
 	if err != nil {
 		return sum, err
 	}
 	sum.Skipped = !ran
 	return sum, errors.Join(errs...)
+}
+
+// pass is one pass of EvaluateAll, run under the pass lock: its counts go
+// to sum, the errors of single rules and chunks to errs.
+func (e *RuleEvaluator) pass(ctx context.Context, now time.Time, sum *PassSummary, errs *[]error) error {
+	rules, err := e.store.EnabledRules(ctx)
+	if err != nil {
+		return err
+	}
+	sum.Rules = len(rules)
+	accounts, groups := byAccount(rules)
+	if len(accounts) == 0 {
+		return nil
+	}
+	order := e.passOrder(accounts)
+	started := time.Now()
+	resume := ""
+	// The chunks are read ahead of the one being applied, up to
+	// readAhead at once (see ReadAhead); the budget is checked as a
+	// chunk's turn to be read comes.
+	readAhead := e.readAhead()
+	reads := make(chan *chunkRead, readAhead)
+	slots := make(chan struct{}, readAhead)
+	deferred := 0
+	go func() {
+		defer close(reads)
+		for i := 0; i < len(order); {
+			slots <- struct{}{}
+			// At least one chunk a pass, so every pass makes progress.
+			if i > 0 && e.Budget > 0 && time.Since(started) > e.Budget {
+				resume = order[i]
+				for _, a := range order[i:] {
+					deferred += len(groups[a])
+				}
+				return
+			}
+			cr := &chunkRead{done: make(chan struct{})}
+			for ; i < len(order) && (len(cr.rules) == 0 || len(cr.rules)+len(groups[order[i]]) <= e.ChunkRules); i++ {
+				cr.rules = append(cr.rules, groups[order[i]]...)
+			}
+			go func() {
+				defer close(cr.done)
+				cr.cur, cr.prev, cr.older, cr.err = e.readChunk(ctx, now, cr.rules)
+				if cr.err == nil {
+					cr.release, cr.err = e.readReleases(ctx, cr.rules)
+				}
+			}()
+			reads <- cr
+		}
+	}()
+	for cr := range reads {
+		<-cr.done
+		if cr.err != nil {
+			sum.Failed += len(cr.rules)
+			*errs = append(*errs, fmt.Errorf("rules of %d accounts (%d rules): %w", len(groups), len(cr.rules), cr.err))
+		} else {
+			e.applyAll(ctx, cr.changes(now), now, sum, errs)
+		}
+		<-slots
+	}
+	// The reader goroutine has ended (reads is closed).
+	sum.Deferred = deferred
+	if resume == "" {
+		// A whole pass: the next one starts one account further on,
+		// so that no account is always measured last.
+		resume = order[min(1, len(order)-1)]
+	}
+	e.mu.Lock()
+	e.next = resume
+	e.mu.Unlock()
+	return nil
 }
 
 // passOrder is the accounts in the order of this pass: from the one the

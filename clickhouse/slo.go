@@ -172,16 +172,14 @@ func (db *Reads) sliRun(ctx context.Context, op, q string, b sliBatch, add func(
 }
 
 // SLICounts implements analytics.SLIReader: per batch of queries (cut
-// where the MCPs and tools they name would pass sliLiteralBytes), one
-// statement on events for the minute windows and one on the SLO rollups
-// for the hour windows, run side by side. Hour windows must be whole days.
+// where the distinct MCPs and tools they name would pass sliLiteralBytes),
+// one statement on events for the minute windows and one on the SLO
+// rollups for the hour windows, run side by side. Hour windows must be
+// whole days.
 func (db *Reads) SLICounts(ctx context.Context, to time.Time, minutes, hours []int, qs []analytics.SLIQuery) ([]analytics.SLIReading, error) {
 	out := make([]analytics.SLIReading, len(qs))
 	for start := 0; start < len(qs); {
-		n, size := 0, 0
-		for ; start+n < len(qs) && (n == 0 || size+len(qs[start+n].MCPID)+len(qs[start+n].Tool) <= sliLiteralBytes); n++ {
-			size += len(qs[start+n].MCPID) + len(qs[start+n].Tool) + 8
-		}
+		n := sliBatchLen(qs[start:], sliLiteralBytes)
 		if err := db.sliCountsBatch(ctx, to, minutes, hours, qs[start:start+n], out[start:start+n]); err != nil {
 			return nil, err
 		}
@@ -192,6 +190,29 @@ func (db *Reads) SLICounts(ctx context.Context, to time.Time, minutes, hours []i
 
 // sliLiteralBytes bounds the MCP ids and tool names of one batch.
 const sliLiteralBytes = 96 << 10
+
+// sliBatchLen is how many of qs (at least one) one batch takes: as many as
+// keep the distinct MCP ids and tool names they name, each named once in
+// the statements, within limit bytes.
+func sliBatchLen(qs []analytics.SLIQuery, limit int) int {
+	n, size := 0, 0
+	ids, tools := map[string]bool{}, map[string]bool{"": true}
+	for ; n < len(qs); n++ {
+		add := 0
+		if !ids[qs[n].MCPID] {
+			add += len(qs[n].MCPID) + 8 // quotes, comma, slack
+		}
+		if !tools[qs[n].Tool] {
+			add += len(qs[n].Tool) + 8
+		}
+		if n > 0 && size+add > limit {
+			break
+		}
+		ids[qs[n].MCPID], tools[qs[n].Tool] = true, true
+		size += add
+	}
+	return n
+}
 
 func (db *Reads) sliCountsBatch(ctx context.Context, to time.Time, minutes, hours []int, qs []analytics.SLIQuery, out []analytics.SLIReading) error {
 	b, err := newSLIBatch(qs)

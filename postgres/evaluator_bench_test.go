@@ -62,6 +62,12 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 			SELECT 'rul_' || $1::int || '_' || m.id, m.account_id, m.id, 'Rule ' || $1::int, $2, $3, $4, $5, $6, '{in_app,email}'
 			FROM mcps m WHERE m.id = ANY($7)`, j, sh.metric, sh.tool, sh.cmp, sh.threshold, sh.window, mcps)
 	}
+	// Each MCP's items are one write-ahead-log record (an SDK's batch),
+	// and the same a week earlier another: as the service stores them,
+	// whose insert markers (clickhouse/ledger.go) name runs of records.
+	// A record per item, alternating days, would give each day's marker a
+	// run per item (megabytes in every rollup's mcp_id column) that no
+	// ingest produces.
 	var rows []analytics.StoredRow
 	for i, mcp := range mcps {
 		for k := 0; k < 220; k++ {
@@ -77,10 +83,10 @@ func passFixture(b *testing.B) (*postgres.DB, *clickhouse.DB, time.Time) {
 			if k < i%10 {
 				it.Status = analytics.StatusError
 			}
-			rows = append(rows, analytics.StoredRow{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
+			rows = append(rows, analytics.StoredRow{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(i), ReceivedAt: now, Item: it})
 			// The same a week earlier, which week_ago baselines read.
 			it.Timestamp = at.Add(-alerting.BaselineOffset)
-			rows = append(rows, analytics.StoredRow{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(rows)), ReceivedAt: now, Item: it})
+			rows = append(rows, analytics.StoredRow{AccountID: "acc", MCPID: mcp, Node: "bench", Seq: uint64(len(mcps) + i), ReceivedAt: now, Item: it})
 		}
 	}
 	if err := cdb.InsertRows(ctx, rows); err != nil {

@@ -34,7 +34,7 @@ func BenchmarkEvaluatePassSeasonalAndSLOs(b *testing.B) {
 	}
 	rows.Close()
 	var items []analytics.StoredRow
-	for _, mcp := range mcps {
+	for i, mcp := range mcps { // a record per MCP and week, as passFixture's
 		for w := 2; w <= alerting.SeasonalWeeks; w++ {
 			for k := 0; k < 220; k++ {
 				at := now.Add(-2 * time.Minute)
@@ -42,7 +42,7 @@ func BenchmarkEvaluatePassSeasonalAndSLOs(b *testing.B) {
 					at = now.Add(-time.Duration(k) * 6 * time.Minute)
 				}
 				it := analytics.Item{Timestamp: at.Add(-time.Duration(w) * alerting.Week), SessionID: "s", Method: "tools/call", Name: "search", Status: analytics.StatusOK}
-				items = append(items, analytics.StoredRow{AccountID: "acc", MCPID: mcp, Node: "bench-weeks", Seq: uint64(len(items)), ReceivedAt: now, Item: it})
+				items = append(items, analytics.StoredRow{AccountID: "acc", MCPID: mcp, Node: "bench-weeks", Seq: uint64(i*alerting.SeasonalWeeks + w), ReceivedAt: now, Item: it})
 			}
 		}
 	}

@@ -50,3 +50,30 @@ BenchmarkEvaluatePass10kRules/steady_half_week_ago-2 3 112000000 ns/op 100.00 ch
 		t.Errorf("%d goals met, want 4:\n%s", n, out.String())
 	}
 }
+
+// TestGoBenchSeasonalAndSLOs: the combined pass of 10,000 seasonal rules
+// and 10,000 SLOs is judged against its 1 s goal beside the 10,000-rule
+// pass, with the CPU per pass.
+func TestGoBenchSeasonalAndSLOs(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "this.txt")
+	text := `BenchmarkEvaluatePass10kRules/steady-2 3 100000000 ns/op 70.00 ch-cpu-ms/op 50.00 go-cpu-ms/op
+BenchmarkEvaluatePassSeasonalAndSLOs/slos-2 3 400000000 ns/op 150.00 ch-cpu-ms/op 90.00 go-cpu-ms/op
+BenchmarkEvaluatePassSeasonalAndSLOs/rules_and_slos-2 3 1200000000 ns/op 610.00 ch-cpu-ms/op 330.00 go-cpu-ms/op
+`
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := (summary{out: &out}).goBench(p, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`BenchmarkEvaluatePass10kRules/steady\s+100ms\s+< 0\.3 s quiet \(<= 10 s\)\s+ok\n`,
+		`BenchmarkEvaluatePassSeasonalAndSLOs/rules_and_slos\s+1\.2s\s+< 1 s \(docs/slos\.md\)\s+MISSED\n`,
+		`CPU per pass: Go / ClickHouse\s+330 ms / 610 ms\n`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out.String()) {
+			t.Errorf("summary lacks %s:\n%s", want, out.String())
+		}
+	}
+}

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // TestAnalystPagesInABrowser: a user opens a session from the sessions list
@@ -18,15 +16,8 @@ import (
 // the previous period are on the figure cards, and a range of two days
 // gets hourly charts.
 func TestAnalystPagesInABrowser(t *testing.T) {
-	chromiumPath(t)
-	cfg := testConfig(t, testenv.ClickHouseAddr(t))
-	cfg.Alerting.EvaluateInterval = time.Hour
-	_, base := startMain(t, cfg)
-	a := api{t, base}
-	email := fmt.Sprintf("ana-%d@example.com", time.Now().UnixNano())
-	token := a.must(201, "POST", "/v1/auth/signup", "", map[string]any{"email": email, "password": "a long password", "name": "Ana"})["token"].(string)
-	mcpID := a.must(201, "POST", "/v1/mcps", token, map[string]any{"name": "docs"})["id"].(string)
-	key := a.must(201, "POST", "/v1/mcps/"+mcpID+"/keys", token, map[string]any{"name": "k"})["key"].(string)
+	u := newBrowserUser(t, "ana", "Ana", "docs")
+	a, base, token, mcpID, key := u.a, u.base, u.token, u.mcpID, u.key
 
 	now := time.Now().UTC().Add(-time.Hour)
 	session := "s/1 é"
@@ -59,14 +50,7 @@ func TestAnalystPagesInABrowser(t *testing.T) {
 
 	b := newBrowser(t, base)
 	defer b.checkConsole()
-	b.do("log in",
-		chromedp.Navigate(base+"/app/login"),
-		chromedp.WaitVisible(tid("login-form")),
-		chromedp.SendKeys(tid("login-email"), email),
-		chromedp.SendKeys(tid("login-password"), "a long password"),
-		chromedp.Click(tid("login-submit")),
-		chromedp.WaitVisible(tid("nav-mcps")),
-	)
+	b.logIn(u)
 
 	// Sessions list → the session's timeline.
 	b.do("sessions", chromedp.Navigate(base+"/app/mcps/"+mcpID+"/sessions"), chromedp.WaitVisible(tid("sessions-table")))

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // TestFailurePagesInABrowser: the overview shows error kinds and the
@@ -16,15 +14,8 @@ import (
 // page its kinds, refused arguments, answer sizes and repeats; the session
 // timeline marks the repeats.
 func TestFailurePagesInABrowser(t *testing.T) {
-	chromiumPath(t)
-	cfg := testConfig(t, testenv.ClickHouseAddr(t))
-	cfg.Alerting.EvaluateInterval = time.Hour
-	_, base := startMain(t, cfg)
-	a := api{t, base}
-	email := fmt.Sprintf("fail-%d@example.com", time.Now().UnixNano())
-	token := a.must(201, "POST", "/v1/auth/signup", "", map[string]any{"email": email, "password": "a long password", "name": "Fay"})["token"].(string)
-	mcpID := a.must(201, "POST", "/v1/mcps", token, map[string]any{"name": "weather"})["id"].(string)
-	key := a.must(201, "POST", "/v1/mcps/"+mcpID+"/keys", token, map[string]any{"name": "k"})["key"].(string)
+	u := newBrowserUser(t, "fail", "Fay", "weather")
+	a, base, token, mcpID, key := u.a, u.base, u.token, u.mcpID, u.key
 	now := time.Now().UTC().Add(-time.Hour)
 	ts := func(s int) string { return now.Add(time.Duration(s) * time.Second).Format(time.RFC3339Nano) }
 	call := func(s int, session, name string, extra map[string]any) map[string]any {
@@ -57,14 +48,7 @@ func TestFailurePagesInABrowser(t *testing.T) {
 	})
 	b := newBrowser(t, base)
 	defer b.checkConsole()
-	b.do("log in",
-		chromedp.Navigate(base+"/app/login"),
-		chromedp.WaitVisible(tid("login-form")),
-		chromedp.SendKeys(tid("login-email"), email),
-		chromedp.SendKeys(tid("login-password"), "a long password"),
-		chromedp.Click(tid("login-submit")),
-		chromedp.WaitVisible(tid("nav-mcps")),
-	)
+	b.logIn(u)
 	b.do("overview", chromedp.Navigate(base+"/app/mcps/"+mcpID+"/overview"), chromedp.WaitVisible(tid("failures")))
 	b.waitFor("overview loaded", idle+` && document.querySelectorAll('[data-testid="unknown-tool"]').length === 1`)
 	b.shot("failures-overview")

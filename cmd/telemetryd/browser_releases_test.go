@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
 // TestReleasePagesInABrowser: 1.0.0 then 1.1.0 of an MCP, search failing
@@ -16,15 +14,8 @@ import (
 // them as worse with the CI verdict fail, and the overview's charts mark
 // both releases.
 func TestReleasePagesInABrowser(t *testing.T) {
-	chromiumPath(t)
-	cfg := testConfig(t, testenv.ClickHouseAddr(t))
-	cfg.Alerting.EvaluateInterval = time.Hour
-	_, base := startMain(t, cfg)
-	a := api{t, base}
-	email := fmt.Sprintf("rel-%d@example.com", time.Now().UnixNano())
-	token := a.must(201, "POST", "/v1/auth/signup", "", map[string]any{"email": email, "password": "a long password", "name": "Rel"})["token"].(string)
-	mcpID := a.must(201, "POST", "/v1/mcps", token, map[string]any{"name": "docs"})["id"].(string)
-	key := a.must(201, "POST", "/v1/mcps/"+mcpID+"/keys", token, map[string]any{"name": "k"})["key"].(string)
+	u := newBrowserUser(t, "rel", "Rel", "docs")
+	a, base, token, mcpID, key := u.a, u.base, u.token, u.mcpID, u.key
 	start := time.Now().UTC().Add(-2 * time.Hour)
 	var items []map[string]any
 	for i := range 220 {
@@ -52,14 +43,7 @@ func TestReleasePagesInABrowser(t *testing.T) {
 	})
 	b := newBrowser(t, base)
 	defer b.checkConsole()
-	b.do("log in",
-		chromedp.Navigate(base+"/app/login"),
-		chromedp.WaitVisible(tid("login-form")),
-		chromedp.SendKeys(tid("login-email"), email),
-		chromedp.SendKeys(tid("login-password"), "a long password"),
-		chromedp.Click(tid("login-submit")),
-		chromedp.WaitVisible(tid("nav-mcps")),
-	)
+	b.logIn(u)
 	b.do("releases", chromedp.Navigate(base+"/app/mcps/"+mcpID+"/releases"), chromedp.WaitVisible(tid("release-verdict")))
 	b.waitFor("releases loaded", idle+` && document.querySelectorAll('[data-testid="release-row"]').length === 2`)
 	b.shot("releases")

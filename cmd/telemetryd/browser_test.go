@@ -613,3 +613,36 @@ func TestDashboardShowsAPIErrors(t *testing.T) {
 		t.Error("the first field error is not the threshold's")
 	}
 }
+
+// browserUser is a new user with one MCP and an ingest key, on a service
+// started for one browser test (evaluator passes an hour apart).
+type browserUser struct {
+	a                              api
+	base, email, token, mcpID, key string
+}
+
+func newBrowserUser(t *testing.T, prefix, name, mcpName string) browserUser {
+	t.Helper()
+	chromiumPath(t)
+	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	cfg.Alerting.EvaluateInterval = time.Hour
+	_, base := startMain(t, cfg)
+	u := browserUser{a: api{t, base}, base: base, email: fmt.Sprintf("%s-%d@example.com", prefix, time.Now().UnixNano())}
+	u.token = u.a.must(201, "POST", "/v1/auth/signup", "", map[string]any{"email": u.email, "password": "a long password", "name": name})["token"].(string)
+	u.mcpID = u.a.must(201, "POST", "/v1/mcps", u.token, map[string]any{"name": mcpName})["id"].(string)
+	u.key = u.a.must(201, "POST", "/v1/mcps/"+u.mcpID+"/keys", u.token, map[string]any{"name": "k"})["key"].(string)
+	return u
+}
+
+// logIn logs u in through the login page.
+func (b *browser) logIn(u browserUser) {
+	b.t.Helper()
+	b.do("log in",
+		chromedp.Navigate(u.base+"/app/login"),
+		chromedp.WaitVisible(tid("login-form")),
+		chromedp.SendKeys(tid("login-email"), u.email),
+		chromedp.SendKeys(tid("login-password"), "a long password"),
+		chromedp.Click(tid("login-submit")),
+		chromedp.WaitVisible(tid("nav-mcps")),
+	)
+}
