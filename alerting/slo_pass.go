@@ -38,7 +38,9 @@ func (p RulesAndSLOs) EvaluateAll(ctx context.Context, now time.Time) (PassSumma
 		wg.Wait()
 		return err
 	})
-	sum.Skipped = !ran
+	// A pass that could not take the lock (the database unavailable) is
+	// a failed pass, not one skipped for another instance's.
+	sum.Skipped = !ran && err == nil
 	sum.SLOs, sum.SLOAlerts = ssum.SLOs, ssum.Alerted
 	sum.Failed += ssum.Failed
 	return sum, errors.Join(err, errors.Join(errs...), serr)

@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,5 +107,13 @@ func TestRulesAndSLOsShareThePassLock(t *testing.T) {
 	p.SLOs.Store = slos
 	if sum, err := p.EvaluateAll(context.Background(), evalNow); err != nil || !sum.Skipped || sum.SLOs != 0 {
 		t.Fatalf("skipped pass %+v, %v", sum, err)
+	}
+
+	// The lock cannot be taken (the database is down): a failed pass,
+	// not a skipped one, so the evaluator's metrics count it as failed.
+	down := errors.New("unavailable: the database is unavailable")
+	store.lock = func(context.Context, func(context.Context) error) (bool, error) { return false, down }
+	if sum, err := p.EvaluateAll(context.Background(), evalNow); !errors.Is(err, down) || sum.Skipped {
+		t.Fatalf("pass without the database %+v, %v; want failed, not skipped", sum, err)
 	}
 }

@@ -1241,7 +1241,7 @@ SELECT
 FROM telemetry.events
 WHERE id != '' OR id_uuid != toUUID('00000000-0000-0000-0000-000000000000') OR substring(mcp_id, 1, 5) = '~wal/';
 
--- 015_call_input.sql
+-- 014_call_input.sql
 DROP TABLE IF EXISTS telemetry.slo_hourly_mv;
 
 DROP TABLE IF EXISTS telemetry.slo_daily_mv;
