@@ -17,6 +17,7 @@ import (
 // one stored just after the polls first found none left (within the grace
 // period: another instance's flush lag).
 func TestDeletionRunsAgainForRowsStoredLate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		grace time.Duration

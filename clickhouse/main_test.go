@@ -11,8 +11,11 @@ import (
 	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
-// TestMain removes ClickHouse 26's data after the tests (ProveOn26).
+// TestMain runs the tests, each on a database of its own, several at once
+// (testenv.RaiseParallel), and removes ClickHouse 26's data after them
+// (ProveOn26).
 func TestMain(m *testing.M) {
+	testenv.RaiseParallel(6)
 	code := m.Run()
 	clickhouse.CleanUpProof()
 	os.Exit(code)

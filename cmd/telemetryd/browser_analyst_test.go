@@ -18,6 +18,7 @@ import (
 // the previous period are on the figure cards, and a range of two days
 // gets hourly charts.
 func TestAnalystPagesInABrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Alerting.EvaluateInterval = time.Hour

@@ -16,6 +16,7 @@ import (
 // page its kinds, refused arguments, answer sizes and repeats; the session
 // timeline marks the repeats.
 func TestFailurePagesInABrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Alerting.EvaluateInterval = time.Hour

@@ -16,6 +16,7 @@ import (
 // them as worse with the CI verdict fail, and the overview's charts mark
 // both releases.
 func TestReleasePagesInABrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Alerting.EvaluateInterval = time.Hour

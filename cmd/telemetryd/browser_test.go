@@ -230,6 +230,7 @@ const noOverflow = `document.documentElement.scrollWidth <= window.innerWidth`
 // "Evaluate now", the inbox badge and marking the item read; then the API
 // docs page, the / redirect and the phone layout.
 func TestDashboardInABrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip before starting the service
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	// Only "Evaluate now" fires the rule: the evaluator's own pass must not
@@ -563,6 +564,7 @@ func waitIngested(t *testing.T, a api, token, mcpID string, calls float64) {
 // the page in words next to the field it is about, and that a wrong
 // password on the login page is explained, never a blank page.
 func TestDashboardShowsAPIErrors(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}

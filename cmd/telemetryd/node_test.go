@@ -41,6 +41,7 @@ func lookNode(t *testing.T) string {
 }
 
 func runNodeSuite(t *testing.T, dir, pattern string) {
+	t.Parallel()
 	node := lookNode(t)
 	root := testenv.RepoRoot()
 	pkg := filepath.Join(root, dir)

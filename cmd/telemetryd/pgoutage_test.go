@@ -69,6 +69,7 @@ func startRetriedLoad(base, key string, workers int) *retriedLoad {
 // is back everything works again without a restart; every acknowledged
 // item is stored exactly once.
 func TestPostgresOutageUnderLoad(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
