@@ -44,6 +44,8 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
+var browserSlots = make(chan struct{}, 2)
+
 // browser is one headless chromium tab on the service at base.
 type browser struct {
 	t     *testing.T
@@ -62,6 +64,11 @@ type browser struct {
 func newBrowser(t *testing.T, base string) *browser {
 	t.Helper()
 	path := chromiumPath(t)
+	// The package's tests run in parallel; at most two browsers at once
+	// (rendering is the heaviest work of any test, and a step has
+	// stepTimeout), held until the test ends.
+	browserSlots <- struct{}{}
+	t.Cleanup(func() { <-browserSlots }) // registered first: runs after the browser is closed
 	shots := os.Getenv("TELEMETRY_SCREENSHOTS")
 	if shots == "" {
 		shots = t.TempDir()

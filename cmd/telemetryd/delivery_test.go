@@ -56,7 +56,7 @@ func startMailDev(t *testing.T, ca *chatstub.CA, user, pass string, extra ...str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	eventually(t, 15*time.Second, func() error {
+	eventually(t, 60*time.Second, func() error { // node starts slowly on a busy machine
 		_, err := md.emails()
 		return err
 	})

@@ -259,7 +259,7 @@ func TestExportDeadlineMidBlockReleases(t *testing.T) {
 		// (On a busy machine the export's plan query may itself outlast
 		// the short deadline: a 503 then, which a retry gets past.)
 		var res *http.Response
-		eventually(t, 10*time.Second, func() error {
+		eventually(t, 30*time.Second, func() error { // the package's tests run side by side
 			if res = get(ctx, token, "/v1/mcps/"+mcp+"/export?format=csv"); res.StatusCode != 200 {
 				body, _ := io.ReadAll(res.Body)
 				res.Body.Close()

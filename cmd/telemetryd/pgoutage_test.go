@@ -142,8 +142,9 @@ func TestPostgresOutageUnderLoad(t *testing.T) {
 		}
 		return nil
 	})
-	// The deletion worker resumes the request the outage interrupted.
-	eventually(t, 60*time.Second, func() error {
+	// The deletion worker resumes the request the outage interrupted
+	// (its mutations are slow on a busy ClickHouse).
+	eventually(t, 120*time.Second, func() error {
 		if d := a.must(200, "GET", "/v1/account/deletions/"+deletion, token, nil); d["status"] != "done" {
 			return fmt.Errorf("deletion %v after the outage", d["status"])
 		}
