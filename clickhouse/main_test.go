@@ -47,7 +47,9 @@ func openDB(t testing.TB, prove bool, options ...func(*clickhouse.Config)) *clic
 func openDBAt(t testing.TB, prove bool, version uint32, options ...func(*clickhouse.Config)) *clickhouse.DB {
 	t.Helper()
 	addr := testenv.ClickHouseAddr(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// Generous: the package's tests migrate side by side, and ClickHouse
+	// 26 (the proof) takes their statements one at a time.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t"),
 		Cluster: testenv.ClickHouseCluster(), Replicated: testenv.ClickHouseReplicated()}
@@ -62,7 +64,7 @@ func openDBAt(t testing.TB, prove bool, version uint32, options ...func(*clickho
 		clickhouse.ProveOn26(t, db)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		if err := chtest.DropDatabase(ctx, db); err != nil {
 			t.Errorf("drop database: %v", err)
