@@ -221,7 +221,8 @@ func (e errString) Error() string { return string(e) }
 // second account meanwhile meets the instance's total ceiling: 503 with
 // Retry-After, not the first account's 429.
 func TestExportDeadlineMidBlockReleases(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its export must start within a 2 s deadline, and the
+	// package's sequential tests run before its parallel ones start.
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Server.DeadlineExport = 2 * time.Second
 	cfg.Export.Concurrent, cfg.Export.MaxConcurrentTotal, cfg.Export.PerMinute = 1, 1, 100
