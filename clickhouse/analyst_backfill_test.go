@@ -15,6 +15,7 @@ import (
 // breakdowns and hourly series then agree with the oracle, also after the
 // migration runs again.
 func TestAnalystBackfill(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	rows := fixtureRows()

@@ -98,6 +98,7 @@ func checkFigures(t *testing.T, where string, got analytics.Figures, w agg) {
 // merges, against plain aggregates of the raw items. Attribute keys and
 // values include quotes, backslashes, '?' and unicode.
 func TestBreakdown(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	rows := fixtureRows()
@@ -130,43 +131,45 @@ func TestBreakdown(t *testing.T) {
 		analytics.NewRange(date(2025, 10, 15), date(2026, 4, 20)), analytics.NewRange(day0.AddDate(0, 0, 100), day0.AddDate(0, 0, 101))}
 	check := func(t *testing.T) {
 		for _, by := range dims {
-			for fi, f := range filters {
-				for ri, r := range rs {
-					if fi > 0 && ri > 0 {
-						continue
-					}
-					for _, limit := range []int{2, 0} {
-						q, err := analytics.ParseBreakdownQuery(by, f.Tool, f.Method, f.ClientName, f.Status, limit)
-						if err != nil {
-							t.Fatal(err)
+			parallel(t, by, func(t *testing.T) {
+				for fi, f := range filters {
+					for ri, r := range rs {
+						if fi > 0 && ri > 0 {
+							continue
 						}
-						where := fmt.Sprintf("%s filter %d %s..%s limit %d", by, fi, r.FromDate(), r.ToDate(), limit)
-						got, err := db.Breakdown(ctx, mcpA, r, q)
-						if err != nil {
-							t.Fatalf("%s: %v", where, err)
-						}
-						want, other := o.breakdown(mcpA, r, q)
-						if got.From != r.FromDate() || got.To != r.ToDate() || got.By != by || got.Items == nil {
-							t.Errorf("%s: echo %+v", where, got)
-						}
-						if len(got.Items) != len(want) {
-							t.Fatalf("%s: %d items, want %d (%+v)", where, len(got.Items), len(want), got.Items)
-						}
-						for i, g := range got.Items {
-							if g.Value != want[i].value {
-								t.Fatalf("%s: items[%d] = %q, want %q", where, i, g.Value, want[i].value)
+						for _, limit := range []int{2, 0} {
+							q, err := analytics.ParseBreakdownQuery(by, f.Tool, f.Method, f.ClientName, f.Status, limit)
+							if err != nil {
+								t.Fatal(err)
 							}
-							checkFigures(t, where+" "+g.Value, g.Figures, want[i].agg)
-						}
-						if (got.Other == nil) != (other == nil) {
-							t.Fatalf("%s: other %+v, want %+v", where, got.Other, other)
-						}
-						if other != nil {
-							checkFigures(t, where+" other", *got.Other, *other)
+							where := fmt.Sprintf("%s filter %d %s..%s limit %d", by, fi, r.FromDate(), r.ToDate(), limit)
+							got, err := db.Breakdown(ctx, mcpA, r, q)
+							if err != nil {
+								t.Fatalf("%s: %v", where, err)
+							}
+							want, other := o.breakdown(mcpA, r, q)
+							if got.From != r.FromDate() || got.To != r.ToDate() || got.By != by || got.Items == nil {
+								t.Errorf("%s: echo %+v", where, got)
+							}
+							if len(got.Items) != len(want) {
+								t.Fatalf("%s: %d items, want %d (%+v)", where, len(got.Items), len(want), got.Items)
+							}
+							for i, g := range got.Items {
+								if g.Value != want[i].value {
+									t.Fatalf("%s: items[%d] = %q, want %q", where, i, g.Value, want[i].value)
+								}
+								checkFigures(t, where+" "+g.Value, g.Figures, want[i].agg)
+							}
+							if (got.Other == nil) != (other == nil) {
+								t.Fatalf("%s: other %+v, want %+v", where, got.Other, other)
+							}
+							if other != nil {
+								checkFigures(t, where+" other", *got.Other, *other)
+							}
 						}
 					}
 				}
-			}
+			})
 		}
 	}
 	t.Run("unmerged", check)
@@ -213,6 +216,7 @@ func TestBreakdown(t *testing.T) {
 }
 
 func TestParseBreakdownQuery(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		by, status string
 		limit      int
@@ -236,6 +240,7 @@ func TestParseBreakdownQuery(t *testing.T) {
 // previous period of a comparison uses: the same figures as the full
 // breakdown for the values that have items, nothing for the others.
 func TestBreakdownOnly(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	if err := db.InsertRows(ctx, fixtureRows()); err != nil {

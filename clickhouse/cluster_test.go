@@ -16,6 +16,7 @@ import (
 // (synchronous distributed inserts). The rest of the package's tests check
 // the figures in cluster mode when run by `make test-cluster`.
 func TestClusterShardsByMCP(t *testing.T) {
+	t.Parallel()
 	if testenv.ClickHouseCluster() == "" {
 		t.Skip("single server; `make test-cluster` runs this on two shards")
 	}

@@ -16,6 +16,7 @@ import (
 // strings) and after it (UUIDs in id_uuid) all read back as they came, in
 // the duplicate filter's start-up scan and in its event_ids check.
 func TestCompactIDsUpgrade(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDBAt(t, true, 10)
 	now := time.Now().UTC().Truncate(time.Second)

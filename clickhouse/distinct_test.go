@@ -14,6 +14,7 @@ import (
 // three days, so the read merges several daily states: exact up to 16,
 // within the documented error beyond (see distinct).
 func TestDistinctCountsBeyondTheExactSet(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	sizes := []int{16, 17, 40, 3000}

@@ -9,6 +9,7 @@ import (
 // those toString(UUID) writes back the same, so that EventID reads every
 // id as it came.
 func TestCanonicalUUID(t *testing.T) {
+	t.Parallel()
 	for id, want := range map[string]bool{
 		"0f8fad5b-d9cb-469f-a165-70867728950e":          true,
 		"0F8FAD5B-D9CB-469F-A165-70867728950E":          false, // upper case reads back lower
@@ -34,6 +35,7 @@ func TestCanonicalUUID(t *testing.T) {
 // TestDescendingKeepsExpressions checks that the reverse of the timeline's
 // order keeps EventID (commas inside parentheses) whole.
 func TestDescendingKeepsExpressions(t *testing.T) {
+	t.Parallel()
 	got := descending(timelineOrder)
 	if !strings.Contains(got, EventID+" DESC") {
 		t.Fatalf("EventID cut apart: %s", got)

@@ -41,6 +41,7 @@ func failureRows(mcp string, at time.Time) []analytics.StoredRow {
 }
 
 func TestFailureReads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, true)
 	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)

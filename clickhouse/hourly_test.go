@@ -13,6 +13,7 @@ import (
 // 23:59:59.999 and 00:00:00.000 items of 03-03/03-04) and at the range's
 // edges, and the start of every daily entry.
 func TestHourlySeries(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	rows := fixtureRows()

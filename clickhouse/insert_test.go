@@ -14,6 +14,7 @@ import (
 )
 
 func TestInsertedSeqsAndRecentIDs(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -99,6 +100,7 @@ func TestInsertedSeqsAndRecentIDs(t *testing.T) {
 }
 
 func TestOpenUnavailable(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +123,7 @@ func TestOpenUnavailable(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []clickhouse.Config{
 		{},
 		{Addr: []string{"x:1"}, Database: "bad-name; DROP"},
@@ -164,6 +167,7 @@ func BenchmarkInsertRows(b *testing.B) {
 // dropped meanwhile is replaced before the block is sent, so the insert
 // is stored once. A cancelled insert answers the context's error.
 func TestInsertAfterTheIdleConnectionDropped(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC()

@@ -14,6 +14,7 @@ import (
 // A marker goes to the shard its slot names: the Go hash that picks its
 // suffix is the server's cityHash64, the events table's sharding key.
 func TestMarkerSlotsFollowTheServersHash(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, Config{Addr: []string{testenv.ClickHouseAddr(t)}, Database: "default"})
 	if err != nil {
@@ -36,6 +37,7 @@ func TestMarkerSlotsFollowTheServersHash(t *testing.T) {
 }
 
 func TestMarkerRowsAndRuns(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	row := func(node string, seq uint64, ts time.Time) analytics.StoredRow {
 		return analytics.StoredRow{Node: node, Seq: seq, Item: analytics.Item{Timestamp: ts}}

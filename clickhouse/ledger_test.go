@@ -21,6 +21,7 @@ import (
 // and re-derives them: afterwards every read equals that of the same items
 // inserted whole, and a second call has nothing to do.
 func TestCompleteViewsAfterAnInsertCutShort(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
@@ -142,6 +143,7 @@ func rollupReads(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range)
 // short before that view ran is completed through both SELECTs: the
 // breakdowns then equal those of the same items inserted whole.
 func TestCompleteViewsThroughTheBreakdownInput(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)

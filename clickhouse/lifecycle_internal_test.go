@@ -9,6 +9,7 @@ import (
 // A table of tenants' rows whose shape retention does not know fails the
 // derivation instead of being left out.
 func TestLifecycleRefusesUnknownShapes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, columns, engine string }{
 		{"no partitions", "mcp_id String, day Date", "MergeTree() ORDER BY mcp_id"},
 		{"odd partitions", "mcp_id String, day Date", "MergeTree()\nPARTITION BY toMonday(day)\nORDER BY mcp_id"},
@@ -31,6 +32,7 @@ func TestLifecycleRefusesUnknownShapes(t *testing.T) {
 
 // Long session ids go in statements under max_query_size, every id once.
 func TestInChunksStaysUnderMaxQuerySize(t *testing.T) {
+	t.Parallel()
 	var ids []string
 	for i := range 3000 {
 		ids = append(ids, fmt.Sprintf("%04d", i)+strings.Repeat(`'\€`, 41))

@@ -45,6 +45,7 @@ func eventuallyNone(t *testing.T, what string, tables []string, count func(table
 // MCP's; another person's and another MCP's rows stay. It fails when a
 // table holding an MCP's rows is missing from what a deletion reaches.
 func TestDeletionReachesEveryTable(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t, func(cfg *clickhouse.Config) { cfg.DeletionGrace = 100 * time.Millisecond })
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second).Add(-time.Hour)
@@ -188,6 +189,7 @@ func timeCond(t *testing.T, db *clickhouse.DB, table string, cutoff time.Time) s
 // month), the newest rows stay, and the insert markers of the table
 // without partitions are gone but for the last days'.
 func TestRetentionReachesEveryTable(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	today := analytics.UTCDay(time.Now())

@@ -11,8 +11,11 @@ import (
 	"github.com/mcpscope/telemetry/internal/testkit/testenv"
 )
 
-// TestMain removes ClickHouse 26's data after the tests (ProveOn26).
+// TestMain runs the tests, each on a database of its own, several at once
+// (testenv.RaiseParallel), and removes ClickHouse 26's data after them
+// (ProveOn26).
 func TestMain(m *testing.M) {
+	testenv.RaiseParallel(6)
 	code := m.Run()
 	clickhouse.CleanUpProof()
 	os.Exit(code)
@@ -44,7 +47,9 @@ func openDB(t testing.TB, prove bool, options ...func(*clickhouse.Config)) *clic
 func openDBAt(t testing.TB, prove bool, version uint32, options ...func(*clickhouse.Config)) *clickhouse.DB {
 	t.Helper()
 	addr := testenv.ClickHouseAddr(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// Generous: the package's tests migrate side by side, and ClickHouse
+	// 26 (the proof) takes their statements one at a time.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := clickhouse.Config{Addr: []string{addr}, Database: testenv.Name("t"),
 		Cluster: testenv.ClickHouseCluster(), Replicated: testenv.ClickHouseReplicated()}
@@ -59,7 +64,7 @@ func openDBAt(t testing.TB, prove bool, version uint32, options ...func(*clickho
 		clickhouse.ProveOn26(t, db)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		if err := chtest.DropDatabase(ctx, db); err != nil {
 			t.Errorf("drop database: %v", err)

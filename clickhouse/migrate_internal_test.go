@@ -19,6 +19,7 @@ var dropView = regexp.MustCompile(`^DROP TABLE IF EXISTS tdb\.[a-z_]+_mv$`)
 var dropInput = regexp.MustCompile(`^DROP TABLE IF EXISTS tdb\.rollup_input$`)
 
 func TestLoadMigrations(t *testing.T) {
+	t.Parallel()
 	single, err := loadMigrations(templateData{DB: "tdb"})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // ones, once: every read then agrees with the oracle, also after the
 // migration runs again (the backfill is skipped for a table with rows).
 func TestMonthlyBackfill(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	rows := fixtureRows()

@@ -70,6 +70,7 @@ func checkNightly(t *testing.T, db *clickhouse.DB, rows []analytics.StoredRow, m
 }
 
 func TestNightly(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	rows := fixtureRows()

@@ -12,6 +12,7 @@ import (
 // Probe results go in, come back newest first page by page, count in
 // the uptime, and old days are dropped.
 func TestProbeResults(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)

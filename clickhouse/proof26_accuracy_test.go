@@ -20,6 +20,7 @@ import (
 // implementations, so 26's are checked against the exact quantiles of the
 // fixture, per MCP per day per tool and per MCP over the whole fixture.
 func TestTDigestAccuracyOn26(t *testing.T) {
+	t.Parallel()
 	if testenv.ClickHouseCluster() != "" {
 		t.Skip("the proof runs on a single server")
 	}

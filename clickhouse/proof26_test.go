@@ -240,15 +240,23 @@ func (c *proofConn) compareExportBlocks(ctx context.Context, q string) {
 		c.t.Errorf("the export's decoders read 26's blocks otherwise than 18.16's:\n%s\n-- 18.16:\n%s\n-- 26:\n%s", q,
 			strings.Join(o, "\n"), strings.Join(g, "\n"))
 	}
-	exportBlocksProven.Add(int64(len(g)))
+	n, _ := exportBlocksProven.LoadOrStore(c.db, new(atomic.Int64))
+	n.(*atomic.Int64).Add(int64(len(g)))
 }
 
-// exportBlocksProven counts the rows compareExportBlocks decoded from 26.
-var exportBlocksProven atomic.Int64
+// exportBlocksProven counts the rows compareExportBlocks decoded from 26,
+// per database (the package's tests run in parallel).
+var exportBlocksProven sync.Map // database -> *atomic.Int64
 
 // ExportRowsProvenOn26 is how many rows of ClickHouse 26's export answers
-// the export's decoders have read (and matched with 18.16's) so far.
-func ExportRowsProvenOn26() int64 { return exportBlocksProven.Load() }
+// on database the export's decoders have read (and matched with 18.16's)
+// so far.
+func ExportRowsProvenOn26(database string) int64 {
+	if n, ok := exportBlocksProven.Load(database); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
 
 // httpQuery runs a query on 18.16's HTTP interface; the answer is TSV.
 func httpQuery(ctx context.Context, url, text string) (string, error) {

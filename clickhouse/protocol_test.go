@@ -13,6 +13,7 @@ import (
 // items stored afterwards keep theirs; the breakdown by protocol_version
 // then agrees with the oracle, also after the migration runs again.
 func TestProtocolVersionMigration(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	rows := fixtureRows()

@@ -23,6 +23,7 @@ import (
 // brute-force oracle, then forces the merges and checks again: reads must
 // not depend on when ClickHouse merges.
 func TestReads(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	rows := fixtureRows()
@@ -34,16 +35,16 @@ func TestReads(t *testing.T) {
 	}
 	o := oracle{rows: rows}
 	checkAll := func(t *testing.T) {
-		t.Run("overview", func(t *testing.T) { testOverview(t, db, o) })
-		t.Run("tools", func(t *testing.T) { testTools(t, db, o) })
-		t.Run("tool", func(t *testing.T) { testTool(t, db, o) })
-		t.Run("insights", func(t *testing.T) { testInsights(t, db, o) })
-		t.Run("sessions", func(t *testing.T) { testSessions(t, db, o) })
-		t.Run("usage", func(t *testing.T) { testUsage(t, db, o) })
-		t.Run("window", func(t *testing.T) { testWindowStats(t, db, o) })
-		t.Run("window sets", func(t *testing.T) { testWindowSets(t, db, o) })
-		t.Run("window sets random", func(t *testing.T) { testWindowSetsRandom(t, db, o) })
-		t.Run("window totals random", func(t *testing.T) { testWindowTotalsRandom(t, db, o) })
+		parallel(t, "overview", func(t *testing.T) { testOverview(t, db, o) })
+		parallel(t, "tools", func(t *testing.T) { testTools(t, db, o) })
+		parallel(t, "tool", func(t *testing.T) { testTool(t, db, o) })
+		parallel(t, "insights", func(t *testing.T) { testInsights(t, db, o) })
+		parallel(t, "sessions", func(t *testing.T) { testSessions(t, db, o) })
+		parallel(t, "usage", func(t *testing.T) { testUsage(t, db, o) })
+		parallel(t, "window", func(t *testing.T) { testWindowStats(t, db, o) })
+		parallel(t, "window sets", func(t *testing.T) { testWindowSets(t, db, o) })
+		parallel(t, "window sets random", func(t *testing.T) { testWindowSetsRandom(t, db, o) })
+		parallel(t, "window totals random", func(t *testing.T) { testWindowTotalsRandom(t, db, o) })
 	}
 	t.Run("unmerged", checkAll)
 	for _, table := range []string{"events", "mcp_daily", "tool_daily", "session_daily", "error_daily", "client_daily", "tool_client_daily", "user_daily", "usage_daily",
@@ -55,6 +56,17 @@ func TestReads(t *testing.T) {
 	t.Run("merged", checkAll)
 	t.Run("window sets batch fails whole", func(t *testing.T) { testWindowSetsBatchFails(t, db) })
 	t.Run("window sets after the idle connections dropped", func(t *testing.T) { testWindowSetsRedial(t, db) })
+}
+
+// parallel runs f as a subtest beside its parallel siblings: reads of a
+// fixture that nothing writes to until the parent's t.Run returns (which
+// waits for them).
+func parallel(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		f(t)
+	})
 }
 
 func ranges() []analytics.Range {

@@ -52,6 +52,7 @@ func releaseRows(mcp string, day time.Time) []analytics.StoredRow {
 }
 
 func TestReleaseReads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, true)
 	day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)

@@ -73,6 +73,7 @@ func (s *cutSink) InsertBatch(ctx context.Context, insertID string, rows []analy
 // every rollup holds the batch exactly once (the same reads as the same
 // items inserted whole), and the raw table too.
 func TestRetryWaitsForTheInsertItRetries(t *testing.T) {
+	t.Parallel()
 	db := openUnprovenTestDB(t)
 	ctx := context.Background()
 	raw, err := ch.Open(&ch.Options{Addr: []string{testenv.ClickHouseAddr(t)}})
@@ -193,6 +194,7 @@ func readDiff(path string, got, want any) []string {
 // pinned, a rollup partition gets several parts from one insert (the
 // control below). With them (InsertRows), exactly one.
 func TestInsertWritesOnePartPerRollupPartition(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	raw, err := ch.Open(&ch.Options{Addr: []string{testenv.ClickHouseAddr(t)}})

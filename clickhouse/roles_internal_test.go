@@ -16,6 +16,7 @@ import (
 // only its role and would not see it; and no method name is on two of
 // them, which would make it ambiguous on DB.
 func TestMethodsLiveOnARole(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob("*.go")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // last-seen times equal, the t-digest percentiles within 1% (merged
 // digests, docs/analyst-reads.md "Rollups on insert").
 func TestRollupInputUpgrade(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	old, upgraded := openDBAt(t, false, 6), openDBAt(t, true, 6)
 	rows := fixtureRows()

@@ -16,6 +16,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files of testd
 // a change of a migration or of the rendering shows up as a diff there
 // (go test ./clickhouse -run TestSchemaGolden -update rewrites them).
 func TestSchemaGolden(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file string
 		cfg  Config
@@ -50,6 +51,7 @@ func TestSchemaGolden(t *testing.T) {
 // CLUSTER, and nothing else changes: the statements are the cluster's with
 // those two differences.
 func TestReplicatedRendering(t *testing.T) {
+	t.Parallel()
 	cluster, err := loadMigrations(templateData{DB: "tdb", Cluster: "c-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +116,7 @@ func TestReplicatedRendering(t *testing.T) {
 }
 
 func TestReplicatedConfig(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cfg Config
 		ok  bool

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSeedHistory(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	end := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)

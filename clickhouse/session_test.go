@@ -102,12 +102,13 @@ func walkSessions(t *testing.T, db *clickhouse.DB, mcp string, r analytics.Range
 
 func testSessions(t *testing.T, db *clickhouse.DB, o oracle) {
 	for _, mcp := range []string{mcpA, mcpB, "mcp-none"} {
-		for _, r := range ranges() {
-			want := o.sessions(mcp, r)
-			for _, limit := range []int{0, 1, 3, 500} {
-				got := walkSessions(t, db, mcp, r, limit, nil)
-				sameJSON(t, fmt.Sprintf("%s %s..%s limit %d sessions", mcp, r.FromDate(), r.ToDate(), limit), got, want)
-			}
+		for _, limit := range []int{0, 1, 3, 500} {
+			parallel(t, fmt.Sprintf("%s limit %d", mcp, limit), func(t *testing.T) {
+				for _, r := range ranges() {
+					got := walkSessions(t, db, mcp, r, limit, nil)
+					sameJSON(t, fmt.Sprintf("%s %s..%s limit %d sessions", mcp, r.FromDate(), r.ToDate(), limit), got, o.sessions(mcp, r))
+				}
+			})
 		}
 	}
 	// A session across midnight, read for the second day only: its part of
@@ -130,6 +131,7 @@ func testSessions(t *testing.T, db *clickhouse.DB, o oracle) {
 // and new items of sessions already listed or still to come. Every session
 // that existed before the walk must be visited exactly once.
 func TestSessionsPaginationWhileIngesting(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	base := day0.Add(6 * time.Hour)

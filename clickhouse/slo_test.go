@@ -16,6 +16,7 @@ import (
 // the SLO's error kinds (an error without a kind counts), latency bad
 // over the threshold among the items with a duration. Exact counts.
 func TestSLICountsAndSeries(t *testing.T) {
+	t.Parallel()
 	db := openDB(t, true)
 	ctx := context.Background()
 	to := time.Date(2026, 11, 20, 12, 30, 0, 0, time.UTC) // windows end at 13:00

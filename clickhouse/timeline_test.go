@@ -114,6 +114,7 @@ func walkTimeline(t *testing.T, db *clickhouse.DB, mcp, session string, w analyt
 // session with many items in one millisecond (some identical in every
 // field) and hostile ids and strings.
 func TestSessionTimeline(t *testing.T) {
+	t.Parallel()
 	db := openTestDB(t)
 	ctx := context.Background()
 	rows := fixtureRows()
@@ -171,27 +172,29 @@ func TestSessionTimeline(t *testing.T) {
 				if mcp == mcpB && session != "a-s1" && session != "b-s1" {
 					continue // another MCP's session is not there: checked once
 				}
-				for wi, w := range windows {
-					want := o.timeline(mcp, session, w)
-					limits := []int{0, 3, 1000}
-					if session == hostile {
-						limits = append(limits, 1, 2)
-					}
-					for _, limit := range limits {
-						what := fmt.Sprintf("%s %s window %d limit %d", mcp, session, wi, limit)
-						got, err := walkTimeline(t, db, mcp, session, w, limit)
-						if want == nil {
-							if telemetry.ErrorCode(err) != telemetry.ENOTFOUND {
-								t.Errorf("%s: got %v, %v, want not_found", what, got, err)
+				parallel(t, mcp+" "+session, func(t *testing.T) {
+					for wi, w := range windows {
+						want := o.timeline(mcp, session, w)
+						limits := []int{0, 3, 1000}
+						if session == hostile {
+							limits = append(limits, 1, 2)
+						}
+						for _, limit := range limits {
+							what := fmt.Sprintf("%s %s window %d limit %d", mcp, session, wi, limit)
+							got, err := walkTimeline(t, db, mcp, session, w, limit)
+							if want == nil {
+								if telemetry.ErrorCode(err) != telemetry.ENOTFOUND {
+									t.Errorf("%s: got %v, %v, want not_found", what, got, err)
+								}
+								continue
 							}
-							continue
+							if err != nil {
+								t.Fatalf("%s: %v", what, err)
+							}
+							sameJSON(t, what, got, want)
 						}
-						if err != nil {
-							t.Fatalf("%s: %v", what, err)
-						}
-						sameJSON(t, what, got, want)
 					}
-				}
+				})
 			}
 		}
 		_, err := db.SessionTimeline(ctx, mcpA, "a-s1", analytics.TimeWindow{}, 10, "garbage")

@@ -12,6 +12,7 @@ import (
 // A read that runs past ReadTimeout is stopped by the server and answers
 // EUNAVAILABLE (503), not a hung connection or a 500.
 func TestReadTimeout(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, Config{Addr: []string{testenv.ClickHouseAddr(t)}, Database: "default", ReadTimeout: time.Second})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // before (cursor, 4 calls), and matched 6 s windows: 4 calls without
 // error before, 3 refused (invalid_params) after. Proven on ClickHouse 26.
 func TestToolChangeImpact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, true)
 	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)

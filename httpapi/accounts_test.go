@@ -144,6 +144,7 @@ func signupBody(email, name string, extra ...string) string {
 // TestNewUserWalkthrough is a new user's first steps: sign up, an MCP, a
 // key, the account's members.
 func TestNewUserWalkthrough(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	ada := uniqueEmail("ada")
 	m := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(ada, "Ada Lovelace", "account_name", "Engines"), 201, "")
@@ -239,6 +240,7 @@ func TestNewUserWalkthrough(t *testing.T) {
 }
 
 func TestAuthErrors(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{LoginMaxFailures: 3})
 	addr := uniqueEmail("err")
 	expect(t, s, "POST", "/v1/auth/signup", "", signupBody(addr, "Err"), 201, "")
@@ -272,6 +274,7 @@ func TestAuthErrors(t *testing.T) {
 
 // TestBadInput: invalid bodies are 4xx with the field's location, never 5xx.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	owner := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("bad"), "Bad"), 201, "")
 	token := owner["token"].(string)
@@ -336,6 +339,7 @@ func TestBadInput(t *testing.T) {
 // TestStringsStoredAsSent: no trimming, no normalisation, hostile Unicode
 // included.
 func TestStringsStoredAsSent(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	names := []string{"  padded  ", "e\u0301 (decomposed)", "\u202eevil\u202c", "🦄👩‍👩‍👧", "<script>alert(1)</script>", "tab\there", "Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇", strings.Repeat("ß", 200)}
 	owner := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("uni"), names[0]), 201, "")
@@ -353,6 +357,7 @@ func TestStringsStoredAsSent(t *testing.T) {
 }
 
 func TestCompanyMerge(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	token := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("co"), "Co"), 201, "")["token"].(string)
 	empty := expect(t, s, "GET", "/v1/account/company", token, "", 200, "")
@@ -381,6 +386,7 @@ func TestCompanyMerge(t *testing.T) {
 }
 
 func TestMembersRoles(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	owner := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("own"), "Own"), 201, "")
 	token := owner["token"].(string)
@@ -416,6 +422,7 @@ func TestMembersRoles(t *testing.T) {
 }
 
 func TestProfile(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	first := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("p1"), "P1"), 201, "")
 	second := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("p2"), "P2"), 201, "")

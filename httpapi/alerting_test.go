@@ -85,6 +85,7 @@ const (
 // until it fires, see the inbox items, the queued email and Slack
 // deliveries, and nothing for Discord.
 func TestAlertingWalkthrough(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 
@@ -165,6 +166,7 @@ func TestAlertingWalkthrough(t *testing.T) {
 // Seed §2 rule 1: no read returns the webhook URL. Every response of every
 // alerting route, after connecting and firing, is searched for it.
 func TestWebhookURLIsNeverReturnedByAnyRead(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	var bodies []string
@@ -206,6 +208,7 @@ func TestWebhookURLIsNeverReturnedByAnyRead(t *testing.T) {
 }
 
 func TestChannelRoutes(t *testing.T) {
+	t.Parallel()
 	s, _ := alertingServer(t)
 	tm := newAPITeam(t, s)
 
@@ -298,6 +301,7 @@ func TestChannelRoutes(t *testing.T) {
 }
 
 func TestRuleRoutes(t *testing.T) {
+	t.Parallel()
 	s, _ := alertingServer(t)
 	tm := newAPITeam(t, s)
 	rules := "/v1/mcps/" + tm.mcp + "/rules"
@@ -382,6 +386,7 @@ func TestRuleRoutes(t *testing.T) {
 }
 
 func TestInboxRoutes(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	// Three firings of three rules: three inbox items each.

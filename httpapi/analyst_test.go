@@ -18,6 +18,7 @@ import (
 // on the overview, tools, a tool and a breakdown. The figures are small
 // enough to be exact, so they are written out by hand.
 func TestAnalystReadsThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	token := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("ana"), "Ana"), 201, "")["token"].(string)
 	mcp := expect(t, s, "POST", "/v1/mcps", token, `{"name":"docs"}`, 201, "")["id"].(string)

@@ -25,6 +25,7 @@ func signIn(t *testing.T, s *Server, remote, xff string) (int, string) {
 }
 
 func TestSignInIsLimitedPerClientAddress(t *testing.T) {
+	t.Parallel()
 	opts, _, _ := accountOptions(t, accounts.AuthPolicy{})
 	opts.ClientLimit = accounts.NewAttemptLimiter(3, time.Minute, 100)
 	s := New(opts)

@@ -13,6 +13,7 @@ import (
 // A handler still waiting on a dependency when its deadline passes answers
 // 503 unavailable with Retry-After, not 500.
 func TestHandlerDeadline(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, Options{})
 	op := huma.Operation{OperationID: "test-slow", Method: http.MethodGet, Path: "/v1/test/slow",
 		Middlewares: huma.Middlewares{withDeadline(20 * time.Millisecond)}}
@@ -32,6 +33,7 @@ func TestHandlerDeadline(t *testing.T) {
 // A request whose client went away (its context cancelled) is no internal
 // error: 503 with Retry-After, as when a deadline passes.
 func TestCancelledRequestIsNoInternalError(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{context.Canceled, fmt.Errorf("ingest: %w", context.Canceled), context.DeadlineExceeded} {
 		p := ProblemFromError(context.Background(), err)
 		if p.Status != 503 || p.Code != "unavailable" || p.headers.Get("Retry-After") == "" {

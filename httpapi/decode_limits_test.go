@@ -49,6 +49,7 @@ func postRaw(s *Server, path, key, contentType string, body []byte, gz bool) *ht
 // with 413 too_many_items (counted, never decoded); so is an OTLP body of
 // too many empty spans.
 func TestBombsAreRefusedBeforeDecoding(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	key := ingestKey(t, s)
 	bomb := []byte(`{"items":[` + strings.TrimSuffix(strings.Repeat("{},", (1<<20-20)/3), ",") + `]}`)
@@ -75,6 +76,7 @@ func TestBombsAreRefusedBeforeDecoding(t *testing.T) {
 // When the decode budget is taken, a body waits briefly, then gets 503
 // unavailable with Retry-After; once room is free it is served.
 func TestDecodeBudget(t *testing.T) {
+	t.Parallel()
 	opts, _, _ := accountOptions(t, accounts.AuthPolicy{})
 	opts.DecodeBudgetBytes = 1 << 20
 	s := New(opts)

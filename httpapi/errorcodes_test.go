@@ -62,6 +62,7 @@ func errorCodes(t *testing.T) []errorCode {
 // whatever status the HTTP stack raised. The codes the stack's own
 // statuses get (statusCode) map back to those statuses.
 func TestEveryErrorCodeHasAStatus(t *testing.T) {
+	t.Parallel()
 	codes := errorCodes(t)
 	if len(codes) < 20 {
 		t.Fatalf("only %d error codes read from error.go: the parse is broken", len(codes))

@@ -29,6 +29,7 @@ func inventoryReport(version string, tools ...string) string {
 // of the range (a tool called but never listed included); a rule on
 // tool_changes fires on the schema change; bounds refuse hostile reports.
 func TestToolInventory(t *testing.T) {
+	t.Parallel()
 	s, _ := alertingServer(t)
 	tm := newAPITeam(t, s)
 	key := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/keys", tm.owner, `{"name":"k"}`, 201, "")["key"].(string)

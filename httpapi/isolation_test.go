@@ -42,6 +42,7 @@ var sharedParams = map[string]bool{"channel": true}
 // access token answers every read (GET) exactly as its person's session
 // does, and is 403 credential_not_allowed on everything else.
 func TestCredentialAndTenantIsolation(t *testing.T) {
+	t.Parallel()
 	s, _ := alertingServer(t)
 	ops := operations(s)
 	hasIngest := false

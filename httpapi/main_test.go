@@ -10,4 +10,10 @@ import (
 // the routes with the real account services.
 var pg testenv.PostgresDB
 
-func TestMain(m *testing.M) { pg.Main(m) }
+// TestMain runs the tests 4 at once (testenv.RaiseParallel): each makes
+// its own tenants, and those that read whole tables (the evaluator's pass)
+// have a database of their own (testdb.Postgres).
+func TestMain(m *testing.M) {
+	testenv.RaiseParallel(4)
+	pg.Main(m)
+}

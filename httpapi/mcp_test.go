@@ -64,6 +64,7 @@ func toolText(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.Text
 // every tool; bad input is a tool error, never a 5xx; a request without
 // a valid credential is an HTTP 401.
 func TestMCPEndpoint(t *testing.T) {
+	t.Parallel()
 	s, _ := alertingServer(t)
 	tm := newAPITeam(t, s)
 	srv := httptest.NewServer(s.Handler())

@@ -11,6 +11,7 @@ import (
 // Requests with made-up methods to unknown paths must not grow the
 // request metrics' label sets: labels come from the route table.
 func TestMetricLabelsAreBounded(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	s := testServer(t, Options{Metrics: NewMetrics(reg)})
 	for i := 0; i < 300; i++ {

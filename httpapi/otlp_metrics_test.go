@@ -28,6 +28,7 @@ func metricsJSON(end time.Time, service string) []byte {
 // received decides: an emitter whose spans reached it has its points
 // skipped, another's are read; nothing is refused.
 func TestOTLPMetricsWithoutPostgreSQL(t *testing.T) {
+	t.Parallel()
 	opts, _, _ := accountOptions(t, accounts.AuthPolicy{})
 	gone, err := postgres.Open(context.Background(), postgres.Config{URL: pg.URL(t), MaxConns: 1}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -59,6 +60,7 @@ func TestOTLPMetricsWithoutPostgreSQL(t *testing.T) {
 // TestOTLPMetricsRoute: with PostgreSQL up the point is read (gzip too),
 // and a body priced over the decode limit is refused before decoding.
 func TestOTLPMetricsRoute(t *testing.T) {
+	t.Parallel()
 	opts, db, _ := accountOptions(t, accounts.AuthPolicy{})
 	opts.SpanSources = postgres.NewSpanSources(db)
 	s := New(opts)

@@ -36,6 +36,7 @@ func releaseEvents(t *testing.T, cdb *clickhouse.DB, account, mcp, version, tool
 // comparison is worse, the verdict (read with a personal access token)
 // fail, and an error_rate rule with previous_release > 2 fires.
 func TestReleaseRoutesAndRule(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	now := time.Now().UTC().Truncate(time.Second)

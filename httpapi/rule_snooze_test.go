@@ -13,6 +13,7 @@ import (
 // it is still firing (through the pass); a rule that fired, and notified,
 // before it was snoozed does not notify again when the snooze ends.
 func TestSnoozeEndNotifiesAMutedFiringOnce(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	rule := func(name string) string {
@@ -76,6 +77,7 @@ func TestSnoozeEndNotifiesAMutedFiringOnce(t *testing.T) {
 // resolves nor fires again on a quiet window, and resolves once a window
 // with enough calls is under the threshold.
 func TestMinCallsWindowKeepsTheState(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	id := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.admin, `{"name":"Rate","metric":"error_rate","tool":"search",

@@ -15,6 +15,7 @@ import (
 // The new rule fields are validated like the others: 422 with the field's
 // location, never a 5xx, on create and on PATCH.
 func TestRuleFieldValidation(t *testing.T) {
+	t.Parallel()
 	s, _ := alertingServer(t)
 	tm := newAPITeam(t, s)
 	base := `"name":"r","metric":"errors","comparator":">","threshold":1,"window_minutes":5,"channels":["in_app"]`
@@ -89,6 +90,7 @@ func TestRuleFieldValidation(t *testing.T) {
 // driven to firing and back by telemetry; both notices reach every inbox,
 // the history has two rows; snoozed, it changes state without deliveries.
 func TestResolveNoticesHistoryAndSnooze(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	r := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.admin,
@@ -189,6 +191,7 @@ func TestResolveNoticesHistoryAndSnooze(t *testing.T) {
 // A week_ago baseline: with nothing a week ago the rule keeps its state;
 // with last week's traffic it compares the ratio.
 func TestWeekAgoBaseline(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	r := expect(t, s, "POST", "/v1/mcps/"+tm.mcp+"/rules", tm.owner,
@@ -222,6 +225,7 @@ func TestWeekAgoBaseline(t *testing.T) {
 
 // p50_ms, p99_ms, sessions and users measure what the metric reads do.
 func TestMoreRuleMetrics(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	at := time.Now().Add(-time.Minute)

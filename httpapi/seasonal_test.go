@@ -12,6 +12,7 @@ import (
 // without history (expected null), and once two weeks of history exist
 // the evaluation answers the band and the history keeps it.
 func TestSeasonalRuleAPI(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	base := `"name":"Quiet","metric":"calls","comparator":"<","threshold":0,"window_minutes":30,"channels":["in_app"]`

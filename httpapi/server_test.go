@@ -73,6 +73,7 @@ func do(t *testing.T, s *Server, method, path, body string, hdr ...string) (*htt
 }
 
 func TestProblemDocuments(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, Options{})
 	cases := []struct {
 		name, method, path, body string
@@ -117,6 +118,7 @@ func TestProblemDocuments(t *testing.T) {
 }
 
 func TestValidationLocation(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, Options{})
 	_, m := do(t, s, "POST", "/v1/test/echo", `{"name":"far too long a name"}`)
 	errs, _ := m["errors"].([]any)
@@ -126,6 +128,7 @@ func TestValidationLocation(t *testing.T) {
 }
 
 func TestRetryAfterFromDomainError(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, Options{})
 	rec, m := do(t, s, "POST", "/v1/test/echo", `{"name":"limited"}`)
 	if rec.Code != 429 || m["code"] != "rate_limited" || rec.Header().Get("Retry-After") != "7" {
@@ -134,6 +137,7 @@ func TestRetryAfterFromDomainError(t *testing.T) {
 }
 
 func TestSuccessHeadersAndLegacyHost(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, Options{})
 	rec, m := do(t, s, "POST", "/v1/test/echo", `{"name":"ok"}`)
 	if rec.Code != 200 || m["name"] != "ok" || rec.Header().Get("API-Version") != "1" || rec.Header().Get("Deprecation") != "" {
@@ -152,6 +156,7 @@ func TestSuccessHeadersAndLegacyHost(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	ok := func(context.Context) error { return nil }
 	down := func(context.Context) error { return errors.New("connection refused") }
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -169,6 +174,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	s := testServer(t, Options{})
 	rec, m := do(t, s, "GET", "/docs", "")
 	if rec.Code != 200 || m["openapi"] != "3.1.0" {
@@ -203,6 +209,7 @@ func TestDocs(t *testing.T) {
 }
 
 func TestAppAndRootRedirect(t *testing.T) {
+	t.Parallel()
 	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("app:" + r.URL.Path)) })
 	s := testServer(t, Options{App: app})
 	rec, _ := do(t, s, "GET", "/", "", "Accept", "text/html,*/*")

@@ -17,6 +17,7 @@ import (
 // input is 422 on its field, members cannot create, other accounts see
 // nothing.
 func TestSLOWalkthrough(t *testing.T) {
+	t.Parallel()
 	s, cdb := alertingServer(t)
 	tm := newAPITeam(t, s)
 	base := `"name":"Search succeeds","kind":"availability","objective":0.995,"tool":"search","channels":["in_app","email"]`

@@ -11,6 +11,7 @@ import (
 // reads as its person, refused for writes and token management, and
 // refused from the request after its deletion.
 func TestPersonalTokens(t *testing.T) {
+	t.Parallel()
 	s := accountServer(t, accounts.AuthPolicy{})
 	owner := expect(t, s, "POST", "/v1/auth/signup", "", signupBody(uniqueEmail("pat"), "Pat"), 201, "")["token"].(string)
 	mcp := expect(t, s, "POST", "/v1/mcps", owner, `{"name":"m"}`, 201, "")["id"].(string)

@@ -10,6 +10,7 @@ import (
 // TestChannelTestLimiter: tests are counted per person and per account;
 // a refusal by the account's budget does not spend the person's.
 func TestChannelTestLimiter(t *testing.T) {
+	t.Parallel()
 	var l channelTestLimiter
 	l.init(ChannelTestLimits{PerPerson: 2, PerAccount: 3})
 	a := &accounts.Principal{AccountID: "acc_a", UserID: "usr_1"}

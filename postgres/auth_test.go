@@ -11,6 +11,7 @@ import (
 )
 
 func TestSignupLoginLogout(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	addr := email("Ada")
@@ -65,6 +66,7 @@ func TestSignupLoginLogout(t *testing.T) {
 }
 
 func TestSignupValidationAndConflict(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	s := f.signup(t, "Grace")
@@ -80,6 +82,7 @@ func TestSignupValidationAndConflict(t *testing.T) {
 }
 
 func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{SessionTTL: time.Hour})
 	clock := time.Now()
@@ -96,6 +99,7 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 func TestLoginRateLimit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{LoginMaxFailures: 3, LoginFailureWindow: 15 * time.Minute})
 	clock := time.Now()
@@ -148,6 +152,7 @@ func TestLoginRateLimit(t *testing.T) {
 }
 
 func TestLoginPicksAccount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	a := f.signup(t, "Multi")

@@ -14,6 +14,7 @@ import (
 // (a buffer drained late), get one session, kept in auto_sessions with
 // the 16 most recently used.
 func TestAutoSessionsLateItems(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, accounts.AuthPolicy{})
 	ctx := context.Background()
 	s := f.signup(t, "autolate")
@@ -53,6 +54,7 @@ func TestAutoSessionsLateItems(t *testing.T) {
 // theirs, and a placement after expiry starts afresh. A person's deletion
 // request deletes their state at once, and no one else's.
 func TestAutoSessionsExpiryAndDeletion(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, accounts.AuthPolicy{})
 	ctx := context.Background()
 	s1, s2 := f.signup(t, "expiry1"), f.signup(t, "expiry2")

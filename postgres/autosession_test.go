@@ -132,6 +132,7 @@ func storedStarts(t *testing.T, db *DB, mcpID, identity string) []time.Time {
 // outage is written back without a further item, and a session another
 // instance began meanwhile is kept beside the mirror's (a union).
 func TestAutoSessionsOutage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, accounts.AuthPolicy{})
 	ctx := context.Background()
 	s := f.signup(t, "autosess")
@@ -233,6 +234,7 @@ func TestAutoSessionsOutage(t *testing.T) {
 // The mirror stays within its entry cap whatever the traffic; a dirty
 // entry dropped for room is counted, and write-back no longer sees it.
 func TestSessionMirrorBounded(t *testing.T) {
+	t.Parallel()
 	m := newSessionMirror(4)
 	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	for i := range 10 {

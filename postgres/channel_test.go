@@ -14,6 +14,7 @@ import (
 // Seed §2 rule 2: the catalogue lists every destination, including those
 // not connected; a person who never saved preferences hears everywhere.
 func TestChannelsListEveryDestinationConnectedOrNot(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
@@ -39,6 +40,7 @@ func TestChannelsListEveryDestinationConnectedOrNot(t *testing.T) {
 // PUT /v1/account/channels merges: only the switches sent change, for this
 // person in this account only.
 func TestPreferencesMergeOnlyTheSwitchesSent(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 2)
 	s := newStores(t, db, nil)
@@ -72,6 +74,7 @@ func TestPreferencesMergeOnlyTheSwitchesSent(t *testing.T) {
 // Seed §2 rule 1: a stored webhook URL is never returned by any read, only
 // the masked hint; at rest it is ciphertext bound to account and channel.
 func TestWebhookURLIsSealedAndNeverReturned(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
@@ -138,6 +141,7 @@ func TestWebhookURLIsSealedAndNeverReturned(t *testing.T) {
 // Seed §7: a webhook URL on a foreign host is rejected, and nothing is
 // stored. (The full table of hostile URLs is in the alerting package.)
 func TestWebhookOnForeignHostIsRejected(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)

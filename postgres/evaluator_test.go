@@ -99,6 +99,7 @@ func wantCounts(t *testing.T, ds []deliveryRow, want map[string]int) {
 // team, on each channel where the rule and the person's preference agree;
 // in-app deliveries are delivered at once, email recorded as queued.
 func TestRuleFiringCreatesADeliveryPerPersonAndChannel(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 3)
 	r := e.rule(t, errorRule(alerting.ChannelInApp, alerting.ChannelEmail))
 	e.failing(t)
@@ -133,6 +134,7 @@ func TestRuleFiringCreatesADeliveryPerPersonAndChannel(t *testing.T) {
 // Seed §1: a notification is delivered only where the rule and the
 // person's preference agree: a person who switched email off gets no email.
 func TestPreferenceOffMeansNoDeliveryOnThatChannel(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 3)
 	ctx := context.Background()
 	off := false
@@ -168,6 +170,7 @@ func TestPreferenceOffMeansNoDeliveryOnThatChannel(t *testing.T) {
 // The rule says how loud: a rule naming only email gives nobody an inbox
 // item, whatever their preferences.
 func TestRuleNotNamingAChannelGetsNothingThere(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 2)
 	r := e.rule(t, errorRule(alerting.ChannelEmail))
 	e.failing(t)
@@ -178,6 +181,7 @@ func TestRuleNotNamingAChannelGetsNothingThere(t *testing.T) {
 // Seed §3 and §7: a rule naming a channel with no connection delivers
 // nothing there, raises no error and creates no substitute destination.
 func TestUnconnectedChannelGetsNothingAndNoError(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 2)
 	r := e.rule(t, errorRule(alerting.ChannelSlack, alerting.ChannelDiscord))
 	e.failing(t)
@@ -195,6 +199,7 @@ func TestUnconnectedChannelGetsNothingAndNoError(t *testing.T) {
 // Seed §3: a connected team channel gets exactly one queued delivery for
 // the whole team; the unconnected one named beside it gets nothing.
 func TestConnectedTeamChannelGetsExactlyOneQueuedDelivery(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 4)
 	e.connect(t, alerting.ChannelSlack, slackURL)
 	r := e.rule(t, errorRule(alerting.ChannelSlack, alerting.ChannelDiscord, alerting.ChannelInApp))
@@ -218,6 +223,7 @@ func TestConnectedTeamChannelGetsExactlyOneQueuedDelivery(t *testing.T) {
 // Seed §2 rule 3: the audience is the team at the moment the rule fired;
 // later membership changes do not alter existing items.
 func TestMembershipChangeAfterFiringDoesNotAlterDeliveries(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 3)
 	r := e.rule(t, errorRule(alerting.ChannelInApp))
 	e.failing(t)
@@ -250,6 +256,7 @@ func TestMembershipChangeAfterFiringDoesNotAlterDeliveries(t *testing.T) {
 
 // Contract: a rule does not fire again while firing.
 func TestNoRefireWhileFiring(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 2)
 	r := e.rule(t, errorRule(alerting.ChannelInApp))
 	e.failing(t)
@@ -271,6 +278,7 @@ func TestNoRefireWhileFiring(t *testing.T) {
 // Contract: firing -> ok resolves (no deliveries), and a later breach fires
 // again with new deliveries.
 func TestResolveThenFireAgain(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 2)
 	r := e.rule(t, errorRule(alerting.ChannelInApp))
 	e.failing(t)
@@ -299,6 +307,7 @@ func TestResolveThenFireAgain(t *testing.T) {
 // on-demand evaluations racing from separate pools (separate "instances")
 // create one firing's deliveries.
 func TestTwoEvaluatorsRacingFireOnce(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 5)
 	e.connect(t, alerting.ChannelSlack, slackURL)
 	var rules []alerting.Rule
@@ -362,6 +371,7 @@ func TestTwoEvaluatorsRacingFireOnce(t *testing.T) {
 // A metrics outage must neither fire nor resolve anything: the pass
 // reports the failure and leaves every state as it was.
 func TestMetricsOutageLeavesStatesUnchanged(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 2)
 	r := e.rule(t, errorRule(alerting.ChannelInApp))
 	down, err := clickhouse.Open(context.Background(), clickhouse.Config{Addr: []string{testenv.ClickHouseAddr(t)}, Database: e.ch.Database()})
@@ -385,6 +395,7 @@ func TestMetricsOutageLeavesStatesUnchanged(t *testing.T) {
 // A disabled rule is skipped by the pass; evaluating it on demand reports
 // the value without firing.
 func TestDisabledRuleIsMeasuredButNeverFires(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 1)
 	c := errorRule(alerting.ChannelInApp)
 	c.Enabled = ptr(false)
@@ -403,6 +414,7 @@ func TestDisabledRuleIsMeasuredButNeverFires(t *testing.T) {
 // Rules of several windows, metrics and tools across MCPs and accounts are
 // measured in one pass, each against its own MCP and window.
 func TestPassMeasuresEachRuleOnItsOwnWindowAndMCP(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 1)
 	ctx := context.Background()
 	other := testdb.NewTeam(t, e.db, 1)
@@ -444,6 +456,7 @@ func TestPassMeasuresEachRuleOnItsOwnWindowAndMCP(t *testing.T) {
 // Deliveries outlive their rule and MCP: deleting the MCP removes its rules
 // but not the inbox items, which keep the rule's name.
 func TestDeliveriesOutliveDeletedRuleAndMCP(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 1)
 	ctx := context.Background()
 	r := e.rule(t, errorRule(alerting.ChannelInApp))
@@ -461,6 +474,7 @@ func TestDeliveriesOutliveDeletedRuleAndMCP(t *testing.T) {
 
 // Evaluating another account's rule is not found, like every other read.
 func TestEvaluateAnotherAccountsRuleIsNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 1)
 	r := e.rule(t, errorRule(alerting.ChannelInApp))
 	other := testdb.NewTeam(t, e.db, 1)
@@ -475,6 +489,7 @@ func TestEvaluateAnotherAccountsRuleIsNotFound(t *testing.T) {
 // the rule changed meanwhile: edited, disabled, deleted or already fired
 // elsewhere. Only a transition measured on the current rule applies.
 func TestStaleFiringIsNotApplied(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 2)
 	ctx := context.Background()
 	mk := func() alerting.Rule { return e.rule(t, errorRule(alerting.ChannelInApp)) }
@@ -541,6 +556,7 @@ func TestStaleFiringIsNotApplied(t *testing.T) {
 // (it would measure the same rules for nothing); it runs once the lock is
 // free.
 func TestPassSkipsWhileAnotherInstanceEvaluates(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 1)
 	ctx := context.Background()
 	r := e.rule(t, errorRule(alerting.ChannelInApp))

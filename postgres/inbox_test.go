@@ -45,6 +45,7 @@ func inboxIDs(p alerting.InboxPage) []string {
 }
 
 func TestInboxNewestFirstWithCursorPagination(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 2)
 	s := newStores(t, db, nil)
@@ -91,6 +92,7 @@ func TestInboxNewestFirstWithCursorPagination(t *testing.T) {
 // unknown and malformed ids are ignored; the answer counts the items that
 // went from unread to read.
 func TestMarkReadIgnoresOtherPeoplesIDs(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 2)
 	s := newStores(t, db, nil)
@@ -139,6 +141,7 @@ func TestMarkReadIgnoresOtherPeoplesIDs(t *testing.T) {
 }
 
 func TestNotificationsLogFiltersAndPages(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 2)
 	s := newStores(t, db, nil)

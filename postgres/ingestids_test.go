@@ -25,6 +25,7 @@ func claimNow(r *IngestIDs, node, mcpID string, ids []string, at time.Time) ([]s
 // are per MCP, idempotent for their record (node and receipt), and ids
 // older than the window are new again, before and after Expire.
 func TestIngestIDsClaimExpire(t *testing.T) {
+	t.Parallel()
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
@@ -65,6 +66,7 @@ func TestIngestIDsClaimExpire(t *testing.T) {
 // claim of the same ids waits; when the log refuses the payload, the
 // claim is rolled back and the other one gets the ids.
 func TestIngestIDsClaimWaitsForTheLog(t *testing.T) {
+	t.Parallel()
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
@@ -112,6 +114,7 @@ func TestIngestIDsClaimWaitsForTheLog(t *testing.T) {
 // claimed before, loses what another record owns, and an id repeated
 // across records goes to the first that owns it.
 func TestIngestIDsSettle(t *testing.T) {
+	t.Parallel()
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
@@ -154,6 +157,7 @@ func TestIngestIDsSettle(t *testing.T) {
 // hash is the same in Go and in SQL, and a replayed record of the same
 // receipt owns them, while any other claim finds them accepted.
 func TestIngestIDsCarriedOver(t *testing.T) {
+	t.Parallel()
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
@@ -187,6 +191,7 @@ func TestIngestIDsCarriedOver(t *testing.T) {
 
 // Concurrent claims of the same ids: each id goes to exactly one record.
 func TestIngestIDsConcurrent(t *testing.T) {
+	t.Parallel()
 	db := testDB(t)
 	r := NewIngestIDs(db, 24*time.Hour)
 	mcp := fmt.Sprintf("mcp-race-%d", time.Now().UnixNano())
@@ -224,6 +229,7 @@ func TestIngestIDsConcurrent(t *testing.T) {
 // (an id two of them carry goes to the first) and the refused one holds
 // none.
 func TestIngestIDsClaimGroupOneRefused(t *testing.T) {
+	t.Parallel()
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
@@ -297,6 +303,7 @@ func TestIngestIDsClaimGroupOneRefused(t *testing.T) {
 // window; the next sweep begins an eighth of the window after the last
 // one began.
 func TestIngestIDsExpireSweep(t *testing.T) {
+	t.Parallel()
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, time.Hour)
@@ -394,6 +401,7 @@ func TestIngestIDsExpireSweep(t *testing.T) {
 // lock order of every group), and a key in several payloads of the
 // group goes to the first of them.
 func TestIngestIDsGroupRows(t *testing.T) {
+	t.Parallel()
 	ids := [][]string{{"a", "b", "c"}, {"c", "d", "a"}, {"e", "c"}}
 	var group []*claimReq
 	for i, p := range ids {

@@ -15,6 +15,7 @@ import (
 // goroutines at once (instances receiving one deployment's reports): each
 // tool is added once; then windows count the changes per tool and in all.
 func TestInventoryConcurrentReports(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, accounts.AuthPolicy{})
 	ctx := context.Background()
 	s := f.signup(t, "inv")

@@ -30,6 +30,7 @@ func keyFixture(t *testing.T, f *fixture) (*accounts.Session, *accounts.MCP, *ac
 }
 
 func TestKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	s, m, k := keyFixture(t, f)
@@ -91,6 +92,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestMCPs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	s := f.signup(t, "MCPs")
@@ -123,6 +125,7 @@ func TestMCPs(t *testing.T) {
 }
 
 func TestCompany(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	s := f.signup(t, "Company")
@@ -153,6 +156,7 @@ func TestCompany(t *testing.T) {
 }
 
 func TestAccountAndProfile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	s := f.signup(t, "Prof")
@@ -182,6 +186,7 @@ func TestAccountAndProfile(t *testing.T) {
 // TestSecretsNeverStored dumps every row of every table and looks for any
 // secret, raw or in the encodings a careless store might use.
 func TestSecretsNeverStored(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	s, _, k := keyFixture(t, f)
@@ -220,6 +225,7 @@ func TestSecretsNeverStored(t *testing.T) {
 }
 
 func TestKeyCacheHotPath(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	_, _, k := keyFixture(t, f)
@@ -249,6 +255,7 @@ func TestKeyCacheHotPath(t *testing.T) {
 // TestKeyCacheTTL: an instance that never hears of a deletion (no LISTEN)
 // stops accepting the key once its cache entry expires.
 func TestKeyCacheTTL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{KeyCacheTTL: 2 * time.Second})
 	s, _, k := keyFixture(t, f)
@@ -273,6 +280,7 @@ func TestKeyCacheTTL(t *testing.T) {
 // TestKeyCacheRealTime is the contract's bound on a real clock, with no
 // LISTEN: a deleted key is refused within 5 seconds.
 func TestKeyCacheRealTime(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	s, _, k := keyFixture(t, f)
@@ -290,6 +298,7 @@ func TestKeyCacheRealTime(t *testing.T) {
 // notification can make another instance refuse a deleted key, whether it
 // is deleted directly or through its MCP.
 func TestKeyRevocationListen(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := newFixture(t, accounts.AuthPolicy{})
 	s, m, k := keyFixture(t, f)
@@ -327,6 +336,7 @@ func TestKeyRevocationListen(t *testing.T) {
 }
 
 func TestKeyLastUsed(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := newFixture(t, accounts.AuthPolicy{})

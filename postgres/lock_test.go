@@ -11,6 +11,7 @@ import (
 // A node id is held by one instance at a time; a second one waits for it
 // (a predecessor going away) and is refused when the wait is over.
 func TestHoldNodeID(t *testing.T) {
+	t.Parallel()
 	a, b := testDB(t), testDB(t)
 	ctx := context.Background()
 	release, err := a.HoldNodeID(ctx, "node-x", 0)

@@ -14,7 +14,13 @@ import (
 
 var pg testenv.PostgresDB
 
-func TestMain(m *testing.M) { pg.Main(m) }
+// TestMain runs the tests 4 at once (testenv.RaiseParallel): each makes
+// its own rows, and those that read whole tables have a database of their
+// own (testdb.Postgres).
+func TestMain(m *testing.M) {
+	testenv.RaiseParallel(4)
+	pg.Main(m)
+}
 
 // testDB opens a pool on the package's database, migrated.
 func testDB(t testing.TB) *DB {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestInvitations(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	owner := f.signup(t, "Owner")
@@ -108,6 +109,7 @@ func TestInvitations(t *testing.T) {
 }
 
 func TestOwnersAndRemoval(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, accounts.AuthPolicy{})
 	first := f.signup(t, "First")

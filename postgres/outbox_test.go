@@ -43,6 +43,7 @@ func hook(i int) string {
 // message id, and no destination gets two messages within a second from
 // one instance.
 func TestTwoOutboxesSendOnce(t *testing.T) {
+	t.Parallel()
 	url, db1 := testdb.Postgres(t)
 	db2 := testdb.OpenPostgres(t, url)
 	ctx := context.Background()

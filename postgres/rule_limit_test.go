@@ -14,6 +14,7 @@ import (
 // An account cannot hold more rules than the cap, even when creations
 // race; deleting one makes room.
 func TestRulesPerAccountCap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, db := testdb.Postgres(t)
 	team := testdb.NewTeam(t, db, 1)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestRuleLifecycle(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
@@ -68,6 +69,7 @@ func TestRuleLifecycle(t *testing.T) {
 }
 
 func TestRuleCreateValidates(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
@@ -85,6 +87,7 @@ func TestRuleCreateValidates(t *testing.T) {
 // Another account's rules and MCPs do not exist for the caller: every
 // method answers not found and changes nothing.
 func TestRulesOfAnotherAccountAreNotFound(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	mine, theirs := testdb.NewTeam(t, db, 1), testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)
@@ -120,6 +123,7 @@ func TestRulesOfAnotherAccountAreNotFound(t *testing.T) {
 
 // Contract: deleting an MCP removes its rules.
 func TestDeletingAnMCPRemovesItsRules(t *testing.T) {
+	t.Parallel()
 	_, db := testdb.Postgres(t)
 	tm := testdb.NewTeam(t, db, 1)
 	s := newStores(t, db, nil)

@@ -33,6 +33,7 @@ func seasonalRule(name, comparator string) alerting.RuleCreate {
 // firing reaches the inbox saying what was expected, and the history
 // keeps the band.
 func TestSeasonalRulesLearnTheWeeksRhythm(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 2)
 	ctx := context.Background()
 	// The last Monday 09:30 at least a day ago, and the Sunday night
@@ -98,6 +99,7 @@ func TestSeasonalRulesLearnTheWeeksRhythm(t *testing.T) {
 // A seasonal rule on an MCP with one week of history holds its state,
 // however far the value is from that week's.
 func TestSeasonalRuleNeedsTwoWeeks(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 1)
 	r := e.rule(t, seasonalRule("Unusually quiet", alerting.CompLT))
 	testdb.Events(t, e.ch, e.tm.AccountID, e.tm.MCPID, "", e.now.Add(-alerting.Week-10*time.Minute), 1000, 0)

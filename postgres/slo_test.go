@@ -56,6 +56,7 @@ func (tr *traffic) month(now time.Time, errPerMille int) {
 // budget is left and how long it lasts; a snoozed SLO changes state
 // without notifying.
 func TestSLOBurnRateAlertsOverASyntheticMonth(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 2)
 	ctx := context.Background()
 	now := e.now.Truncate(time.Minute)

@@ -12,6 +12,7 @@ import (
 // TestSpanSources: marks are per MCP and resource, read back within the
 // window, and throttled to one write a minute per key.
 func TestSpanSources(t *testing.T) {
+	t.Parallel()
 	db := testDB(t)
 	ctx := context.Background()
 	s := NewSpanSources(db)
@@ -55,6 +56,7 @@ func TestSpanSources(t *testing.T) {
 // the same instance, which share the pause) answer from memory without
 // asking PostgreSQL, so no traces or metrics export waits on it.
 func TestSpanSourcesOutage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	direct := NewSpanSources(testDB(t)) // migrated; another instance's view
 	db, proxy := openViaProxy(t)

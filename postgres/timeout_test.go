@@ -14,6 +14,7 @@ import (
 // A statement past the configured statement_timeout is cancelled by the
 // server and answers EUNAVAILABLE; migrations still run on such a pool.
 func TestStatementTimeout(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, Config{URL: pg.URL(t), MaxConns: 4, StatementTimeout: 200 * time.Millisecond}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -40,6 +41,7 @@ func TestStatementTimeout(t *testing.T) {
 // unexpected EOF) is the database being unavailable, not an internal
 // error.
 func TestConnectionCutIsUnavailable(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{io.ErrUnexpectedEOF, fmt.Errorf("read: %w", io.ErrUnexpectedEOF), io.EOF} {
 		if got := wrap(err); telemetry.ErrorCode(got) != telemetry.EUNAVAILABLE {
 			t.Errorf("wrap(%v) = %v, want unavailable", err, got)

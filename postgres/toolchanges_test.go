@@ -18,6 +18,7 @@ import (
 // not cover is still a change; the reads filter by severity and tool,
 // and a change of another MCP is not found.
 func TestToolChangesGradedAndKept(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, accounts.AuthPolicy{})
 	ctx := context.Background()
 	s := f.signup(t, "tc")

@@ -17,6 +17,7 @@ import (
 // the MCP's inventory did not list in the window (an MCP without an
 // inventory counts only the first), per rule window and named tool.
 func TestUnknownToolCallsRulePass(t *testing.T) {
+	t.Parallel()
 	e := newEvalEnv(t, 1)
 	ctx := context.Background()
 	inv := postgres.NewInventoryService(e.db)

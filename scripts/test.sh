@@ -9,7 +9,12 @@ CH_PORT=${TEST_CH_PORT:-29000}
 PG_PORT=${TEST_PG_PORT:-25432}
 CH_HTTP_PORT=${TEST_CH_HTTP_PORT:-29123}
 dir=$(mktemp -d /tmp/telemetry-test.XXXXXX)
-cleanup() { scripts/dbctl.sh stop "$dir" || true; rm -rf "$dir"; }
+fuzzpid=""
+cleanup() {
+	if [ -n "$fuzzpid" ]; then kill "$fuzzpid" 2>/dev/null || true; fi
+	scripts/dbctl.sh stop "$dir" || true
+	rm -rf "$dir"
+}
 trap cleanup EXIT
 scripts/dbctl.sh start "$dir" "$CH_PORT" "$PG_PORT" "$CH_HTTP_PORT"
 # The ClickHouse 26 proof (clickhouse/proof26_test.go): libchdb.so,
@@ -49,10 +54,21 @@ for pkg in sdk/typescript e2e/node e2e/mcp-client e2e/maildev e2e/webhooks; do
 	fi
 done
 GO="$GO" scripts/lint.sh # gofmt, go vet, staticcheck
+# Up to 4 packages at once (go test's default is one per core): the two
+# long ones (clickhouse, cmd/telemetryd) run their own tests in parallel
+# (testenv.RaiseParallel), and the short ones need not queue behind them.
 echo "== go test"
-"$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
+"$GO" test -count=1 -timeout 30m -p "${TEST_PACKAGES:-4}" ${GOTEST_FLAGS:-} ./...
 echo "== go test (mcpgo against the Go MCP SDK of the old protocol)"
 (cd mcpgo/compat && "$GO" vet ./... && "$GO" test -count=1 ./...)
+# The short fuzz run goes beside the chaos run, which lasts its minutes
+# whatever else the machine does; its output is printed after it.
+fuzzlog=$dir/fuzz.log
+if [ -x scripts/fuzz.sh ]; then
+	echo "== fuzz (short), beside the chaos run"
+	scripts/fuzz.sh "${FUZZTIME:-20000x}" >"$fuzzlog" 2>&1 &
+	fuzzpid=$!
+fi
 # The randomized fault harness, short (docs/chaos.md): servers and
 # instances of its own on the CHAOS_* ports; a failure prints the seed
 # that replays it.
@@ -63,8 +79,12 @@ else
 	[ "${CI:-}" = true ] && { echo "node is needed for the chaos harness's TypeScript SDK client" >&2; exit 1; }
 	echo "warning: node missing; the chaos harness is skipped" >&2
 fi
-if [ -x scripts/fuzz.sh ]; then
+if [ -n "$fuzzpid" ]; then
 	echo "== fuzz (short)"
-	scripts/fuzz.sh "${FUZZTIME:-20000x}"
+	status=0
+	wait "$fuzzpid" || status=$?
+	fuzzpid=""
+	cat "$fuzzlog"
+	[ "$status" = 0 ] || { echo "fuzz failed" >&2; exit 1; }
 fi
 echo "== all tests passed"

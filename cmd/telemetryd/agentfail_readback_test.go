@@ -30,6 +30,7 @@ import (
 // repeat. The reads are the service side of issue 39 (branch h39api); on a
 // service without the unknown-tools route (404) it skips, saying so.
 func TestAgentFailuresReadBack(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcpID, key := a.newTenant("agentfail")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSecretKeyFileIsCreatedOnceWithMode0600(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sub", "secret.key")
 	k1, err := secretKey(AlertingConfig{SecretKeyFile: path})
 	if err != nil || len(k1) != alerting.SecretKeyLen {
@@ -26,6 +27,7 @@ func TestSecretKeyFileIsCreatedOnceWithMode0600(t *testing.T) {
 }
 
 func TestSecretKeyFromConfiguration(t *testing.T) {
+	t.Parallel()
 	const b64 = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=" // bytes 1..32
 	path := filepath.Join(t.TempDir(), "unused.key")
 	k, err := secretKey(AlertingConfig{SecretKey: b64, SecretKeyFile: path})

@@ -23,6 +23,7 @@ import (
 // the MCP's idle timeout set to 60 minutes, the same traffic of u-1 is one
 // session.
 func TestStatelessSessions(t *testing.T) {
+	t.Parallel()
 	app, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	t0 := time.Now().UTC().Truncate(time.Minute).Add(-3*time.Hour - 10*time.Minute)
@@ -176,6 +177,7 @@ func TestStatelessSessions(t *testing.T) {
 // last one PostgreSQL saw before it (the instance's mirror was merged
 // back); u-2, seen only during the outage, is one session of its own.
 func TestStatelessSessionsPostgresOutage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -16,6 +16,7 @@ import (
 // the previous period are on the figure cards, and a range of two days
 // gets hourly charts.
 func TestAnalystPagesInABrowser(t *testing.T) {
+	t.Parallel()
 	u := newBrowserUser(t, "ana", "Ana", "docs")
 	a, base, token, mcpID, key := u.a, u.base, u.token, u.mcpID, u.key
 

@@ -18,6 +18,7 @@ import (
 // and a signed webhook connect through their own forms; the rule form
 // lists the catalogue's channels and saves renotify_minutes and severity.
 func TestDashboardDelivery(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	e := newDeliveryEnv(t, false)
 	e.chat.SetRespond(func(r chatstub.Request, n int) chatstub.Answer {

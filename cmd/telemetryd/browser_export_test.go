@@ -20,6 +20,7 @@ import (
 // sessions page, and compares the files the browser saved with what the
 // API streams for the same range.
 func TestDashboardExportButtons(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	_, base := startMain(t, cfg)

@@ -14,6 +14,7 @@ import (
 // page its kinds, refused arguments, answer sizes and repeats; the session
 // timeline marks the repeats.
 func TestFailurePagesInABrowser(t *testing.T) {
+	t.Parallel()
 	u := newBrowserUser(t, "fail", "Fay", "weather")
 	a, base, token, mcpID, key := u.a, u.base, u.token, u.mcpID, u.key
 	now := time.Now().UTC().Add(-time.Hour)

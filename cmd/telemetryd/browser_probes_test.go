@@ -14,6 +14,7 @@ import (
 // go-sdk server, stopped meanwhile: the status, the uptime, the bars and
 // the latency line, and the last errors.
 func TestDashboardProbes(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	target := newGoTarget(t, true, nil)
 	_, base := startMain(t, probeConfig(t))

@@ -14,6 +14,7 @@ import (
 // them as worse with the CI verdict fail, and the overview's charts mark
 // both releases.
 func TestReleasePagesInABrowser(t *testing.T) {
+	t.Parallel()
 	u := newBrowserUser(t, "rel", "Rel", "docs")
 	a, base, token, mcpID, key := u.a, u.base, u.token, u.mcpID, u.key
 	start := time.Now().UTC().Add(-2 * time.Hour)

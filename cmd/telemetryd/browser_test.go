@@ -44,6 +44,8 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
+var browserSlots = make(chan struct{}, 2)
+
 // browser is one headless chromium tab on the service at base.
 type browser struct {
 	t     *testing.T
@@ -62,6 +64,11 @@ type browser struct {
 func newBrowser(t *testing.T, base string) *browser {
 	t.Helper()
 	path := chromiumPath(t)
+	// The package's tests run in parallel; at most two browsers at once
+	// (rendering is the heaviest work of any test, and a step has
+	// stepTimeout), held until the test ends.
+	browserSlots <- struct{}{}
+	t.Cleanup(func() { <-browserSlots }) // registered first: runs after the browser is closed
 	shots := os.Getenv("TELEMETRY_SCREENSHOTS")
 	if shots == "" {
 		shots = t.TempDir()
@@ -230,6 +237,7 @@ const noOverflow = `document.documentElement.scrollWidth <= window.innerWidth`
 // "Evaluate now", the inbox badge and marking the item read; then the API
 // docs page, the / redirect and the phone layout.
 func TestDashboardInABrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip before starting the service
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	// Only "Evaluate now" fires the rule: the evaluator's own pass must not
@@ -563,6 +571,7 @@ func waitIngested(t *testing.T, a api, token, mcpID string, calls float64) {
 // the page in words next to the field it is about, and that a wrong
 // password on the login page is explained, never a blank page.
 func TestDashboardShowsAPIErrors(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}

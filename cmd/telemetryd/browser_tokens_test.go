@@ -17,6 +17,7 @@ import (
 // then opens the tools page of an MCP whose server reported two tool sets
 // and reads the inventory, the unused tool and the change timeline.
 func TestDashboardTokensAndInventory(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}

@@ -14,6 +14,7 @@ import (
 // link of the verification email opens the verify page, which confirms
 // the address, and Settings then shows it verified.
 func TestDashboardEmailVerification(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	e := startDeliveryEnv(t, true, nil)
 	signup := e.a.must(201, "POST", "/v1/auth/signup", "", map[string]any{"email": "web-" + e.email, "password": "a long password", "name": "Web"})

@@ -89,6 +89,7 @@ func checkAdaptive(t *testing.T, body []byte) adaptiveMessage {
 // card escapes it, so <users/all> mentions nobody; failures retry or
 // break the channel.
 func TestTeamsAndGoogleChat(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, false)
 	m := e.a.must(422, "PUT", "/v1/account/channels/teams/connection", e.token,
 		map[string]any{"url": "https://contoso.webhook.office.com/webhookb2/abc@def/IncomingWebhook/123/456"})

@@ -215,11 +215,12 @@ func clusterDataSet(mcps []string) map[string][][]map[string]any {
 // the same through all three, and each instance's /metrics must show its
 // share of the work.
 func TestClusterMatchesSingleServer(t *testing.T) {
+	t.Parallel()
 	bin, cluster := os.Getenv(EnvClusterBin), testenv.ClickHouseCluster()
 	if bin == "" || cluster == "" {
 		t.Skipf("needs %s and %s: run `make test-cluster`", EnvClusterBin, testenv.EnvClickHouseCluster)
 	}
-	chAddr, pgURL := testenv.ClickHouseAddr(t), pg.URL(t)
+	chAddr, pgURL := testenv.ClickHouseAddr(t), pgURL(t)
 	dbSingle, dbCluster := testenv.Name("single"), testenv.Name("cluster")
 	t.Cleanup(func() {
 		ctx := context.Background()
@@ -546,6 +547,8 @@ const EnvClusterDir = "TELEMETRY_TEST_CLUSTER_DIR"
 // retry leaves them out: once the shard is back, every item is readable
 // exactly once.
 func TestClusterShardDown(t *testing.T) {
+	// Not parallel: it stops a shard (or a replica) that the other
+	// cluster tests use; Go runs it before the parallel tests resume.
 	dir, cluster := os.Getenv(EnvClusterDir), testenv.ClickHouseCluster()
 	if dir == "" || cluster == "" {
 		t.Skipf("needs %s and %s: run `make test-cluster`", EnvClusterDir, testenv.EnvClickHouseCluster)

@@ -82,6 +82,7 @@ func TestDeliveryConfiguration(t *testing.T) {
 // The cluster settings are checked by the store's own rule (one place),
 // reported under the key at fault.
 func TestClusterConfiguration(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cluster, zk string
 		replicated  bool

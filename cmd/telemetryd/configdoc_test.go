@@ -120,6 +120,7 @@ func parseConfigDoc(text string) []docRow {
 // renaming or changing the default of a key without the doc fails here,
 // with the row to write.
 func TestConfigurationDoc(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), configDocPath))
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +168,7 @@ func TestConfigurationDoc(t *testing.T) {
 
 // The doc's default rendering is the one a configuration file takes.
 func TestDocDefault(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		v    any
 		want string

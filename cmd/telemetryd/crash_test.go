@@ -22,14 +22,34 @@ type service struct {
 	base string
 }
 
+// The binary is built once for the package's tests (buildBinary) and
+// removed by TestMain.
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "telemetryd")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "telemetryd-bin-"); binErr != nil {
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "telemetryd"), ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
 	}
-	return bin
+	return filepath.Join(binDir, "telemetryd")
+}
+
+func removeBinary() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 }
 
 // startBinary runs the binary on cfg's servers, the environment's extra
@@ -87,6 +107,7 @@ func startBinary(t *testing.T, bin string, cfg Config, port int, extra ...string
 // write-ahead log and checks that every item that got a 202 is readable
 // exactly once.
 func TestCrashLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -21,6 +21,7 @@ import (
 // sessions go, someone else's stay, the rollup counts stay) and then the
 // whole MCP (every raw and rollup row goes, in the background).
 func TestDeletePersonAndMCP(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Storage.DeletionPoll = 200 * time.Millisecond
 	cfg.Export.PerMinute = 1000 // the test polls through the export
@@ -132,6 +133,7 @@ func TestDeletePersonAndMCP(t *testing.T) {
 // for the log to flush them, so they go too, and it is done only once
 // they are gone.
 func TestDeletionWaitsForTheLog(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Storage.DeletionPoll = 100 * time.Millisecond
 	cfg.Ingest.FlushInterval = 3 * time.Second
@@ -176,6 +178,7 @@ func countIDs(m map[string]map[string]any) int {
 // person's deletion and an MCP's deletion answer 429 rate_limited with
 // Retry-After, and the refused MCP stays; another account is not limited.
 func TestDeletionRequestsRateLimited(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Storage.DeletionsPerHour = 2
 	_, base := startMain(t, cfg)

@@ -56,7 +56,7 @@ func startMailDev(t *testing.T, ca *chatstub.CA, user, pass string, extra ...str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	eventually(t, 15*time.Second, func() error {
+	eventually(t, 60*time.Second, func() error { // node starts slowly on a busy machine
 		_, err := md.emails()
 		return err
 	})
@@ -223,6 +223,7 @@ func (e *deliveryEnv) channel(t *testing.T, id string) map[string]any {
 // the providers' documented shapes with user input escaped; each delivery
 // is sent with one attempt and the log and the catalogue say so.
 func TestDeliveryEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, true)
 	for _, c := range []string{"email", "slack", "discord"} {
 		if ch := e.channel(t, c); ch["delivers"] != true {
@@ -350,6 +351,7 @@ func TestDeliveryEndToEnd(t *testing.T) {
 // channel broken, tells the admins, and fails later deliveries with
 // webhook_revoked until reconnected; a failed delivery can be retried.
 func TestDeliveryFailures(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, false)
 
 	// Slack answers 500 twice, then ok; Discord 429 with Retry-After: 1.
@@ -470,6 +472,7 @@ func TestDeliveryFailures(t *testing.T) {
 // TestDeliveryOffByDefault: with nothing configured, email and chat
 // deliveries stay queued and the catalogue says delivers: false.
 func TestDeliveryOffByDefault(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	_, base := startMain(t, cfg)
 	a := api{t: t, base: base}
@@ -501,6 +504,7 @@ func (e *deliveryEnv) slackTitles(t *testing.T, ruleID string) []string {
 // is delivered again; a firing rule with notify_on_resolve that is
 // redefined, disabled or deleted sends a resolved notice saying why.
 func TestRenotifyAndEndedRules(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, false)
 	e.a.must(422, "POST", "/v1/mcps/"+e.mcp+"/rules", e.token, map[string]any{"name": "x", "metric": "calls", "comparator": "<",
 		"threshold": 1, "window_minutes": 5, "channels": []string{"slack"}, "renotify_minutes": 4})
@@ -562,6 +566,7 @@ func TestRenotifyAndEndedRules(t *testing.T) {
 // --incoming-secure) delivers, verified against the CA; a wrong password
 // is a permanent failure with a code that does not quote the server.
 func TestEmailImplicitTLSAndAuthFailure(t *testing.T) {
+	t.Parallel()
 	ca, err := chatstub.NewCA()
 	if err != nil {
 		t.Fatal(err)

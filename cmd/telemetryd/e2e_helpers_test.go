@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,11 +16,37 @@ import (
 	"github.com/mcpscope/telemetry/clickhouse"
 	"github.com/mcpscope/telemetry/internal/testkit/chtest"
 	"github.com/mcpscope/telemetry/internal/testkit/testenv"
+	"github.com/mcpscope/telemetry/postgres"
 )
 
 var pg testenv.PostgresDB
 
-func TestMain(m *testing.M) { pg.Main(m) }
+// TestMain runs the tests several at once (testenv.RaiseParallel): each
+// starts services of its own on a ClickHouse database and a PostgreSQL
+// database of its own (pgURL), and most of their time is spent waiting on
+// them, on flush intervals and on browsers.
+func TestMain(m *testing.M) {
+	testenv.RaiseParallel(4)
+	code := m.Run()
+	pg.Drop()
+	removeBinary()
+	os.Exit(code)
+}
+
+// pgURL is a PostgreSQL database of the test's own, migrated: a copy of the
+// package's database, migrated once.
+func pgURL(t *testing.T) string {
+	t.Helper()
+	return pg.Fresh(t, func(url string) error {
+		ctx := context.Background()
+		db, err := postgres.Open(ctx, postgres.Config{URL: url, MaxConns: 2}, quiet)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return db.Migrate(ctx)
+	})
+}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -33,7 +60,7 @@ func testConfig(t *testing.T, chAddr string) Config {
 	cfg.ClickHouse.Database = testenv.Name("e2e")
 	cfg.ClickHouse.Cluster = testenv.ClickHouseCluster() // `make test-cluster`
 	cfg.ClickHouse.Replicated = testenv.ClickHouseReplicated()
-	cfg.Postgres.URL = pg.URL(t)
+	cfg.Postgres.URL = pgURL(t)
 	cfg.Ingest.WALDir = t.TempDir()
 	cfg.Ingest.FlushInterval = 200 * time.Millisecond
 	cfg.Alerting.SecretKeyFile = t.TempDir() + "/secret.key"

@@ -53,6 +53,7 @@ func num(v any) float64 {
 // items on both sides of UTC midnight included, and checks the figures of
 // every metric read.
 func TestIngestAndReadBackThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcp, key := a.newTenant("ada")
@@ -204,6 +205,7 @@ func TestIngestAndReadBackThroughTheAPI(t *testing.T) {
 // TestHealthSeesClickHouseGoDown stops the service's own ClickHouse and
 // expects /health to say so, then recover.
 func TestHealthSeesClickHouseGoDown(t *testing.T) {
+	t.Parallel()
 	own := testenv.OwnClickHouse(t)
 	_, base := startMain(t, testConfig(t, own.Addr))
 	a := api{t, base}

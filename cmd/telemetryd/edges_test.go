@@ -179,6 +179,7 @@ func waitStoredOnce(t *testing.T, addr, database, mcpID string, ids []string) {
 // the outage is not stored twice; once ClickHouse is back, everything
 // acknowledged is stored exactly once and reads answer again.
 func TestStartDuringClickHouseOutage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -255,6 +256,7 @@ func TestStartDuringClickHouseOutage(t *testing.T) {
 // checkpoint write included); once space is freed, ingest answers 202 and
 // /health ok again, and every acknowledged item is stored once.
 func TestLogWriteFailureIsTemporary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -353,6 +355,7 @@ func (zeros) Read(p []byte) (int, error) {
 // record of the new log replayed after SIGKILL must not be mistaken for the
 // old log's record of the same number, which ClickHouse already holds.
 func TestResetLogDirectory(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -393,6 +396,7 @@ func TestResetLogDirectory(t *testing.T) {
 // start keeps the first and third payloads (stored once each), reports the
 // middle one lost in /metrics, and verify finds nothing more.
 func TestDamagedLogRecordKeepsLaterOnes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -468,6 +472,7 @@ func grepLines(s, substr string) string {
 // the one rollup that lacks them from the insert's marker: the tool read
 // (tool_daily) and the overview (mcp_daily) count every item once.
 func TestViewFailingForOneInsert(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -40,6 +40,7 @@ func getRaw(t *testing.T, base, path, token string) (*http.Response, string) {
 // received_at, so the output is known to the byte) and exports it in both
 // formats: only the MCP's items of the range, oldest first, every field.
 func TestExportKnownSetByteForByte(t *testing.T) {
+	t.Parallel()
 	m, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcp, _ := a.newTenant("exp")
@@ -142,6 +143,7 @@ func TestExportKnownSetByteForByte(t *testing.T) {
 // checks that the ClickHouse query is gone soon after; then the account's
 // per-minute limit answers 429 with Retry-After.
 func TestExportCancelled(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Export.PerMinute = 3
 	m, base := startMain(t, cfg)
@@ -219,7 +221,10 @@ func (e errString) Error() string { return string(e) }
 // second account meanwhile meets the instance's total ceiling: 503 with
 // Retry-After, not the first account's 429.
 func TestExportDeadlineMidBlockReleases(t *testing.T) {
-	cfg := testConfig(t, testenv.ClickHouseAddr(t))
+	// Not parallel, and on a ClickHouse of its own: its export must start
+	// within a 2 s deadline, which a test server busy with the other
+	// packages' tests (go test -p 4) does not always give.
+	cfg := testConfig(t, testenv.OwnClickHouse(t).Addr)
 	cfg.Server.DeadlineExport = 2 * time.Second
 	cfg.Export.Concurrent, cfg.Export.MaxConcurrentTotal, cfg.Export.PerMinute = 1, 1, 100
 	m, base := startMain(t, cfg)

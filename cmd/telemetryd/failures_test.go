@@ -19,6 +19,7 @@ import (
 // breakdown by error_kind. A rule on unknown_tool_calls fires and reaches
 // the inbox; one on repeated_calls measures the loop.
 func TestWhyAgentsFail(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcpID, key := a.newTenant("failures")

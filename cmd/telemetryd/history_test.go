@@ -7,6 +7,7 @@ import "testing"
 // deleted rule's history stays readable by its id), whether or not it
 // notifies anyone.
 func TestHistoryRecordsEveryEnd(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, false)
 	events := func(rule string) []map[string]any {
 		var out []map[string]any

@@ -17,6 +17,7 @@ import (
 // working, and a flood of made-up methods on unknown paths adds no label
 // sets to /metrics.
 func TestHostileRequests(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	_, base := startMain(t, cfg)
 	a := api{t, base}

@@ -97,6 +97,7 @@ func testItems(prefix string, n int) []map[string]any {
 // nightly pass runs once for both, and each instance's /metrics counts its
 // own work.
 func TestTwoInstances(t *testing.T) {
+	t.Parallel()
 	cfgA := testConfig(t, testenv.ClickHouseAddr(t))
 	cfgA.Ingest.NodeID = "node-a"
 	cfgA.Nightly.Enabled, cfgA.Nightly.CatchUpDays = true, 3
@@ -216,6 +217,7 @@ func TestTwoInstances(t *testing.T) {
 
 // /metrics is served by the API, on its own address, or not at all.
 func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
 	chAddr := testenv.ClickHouseAddr(t)
 	for _, tc := range []struct {
 		name    string
@@ -258,6 +260,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // A second instance with the node id of a running one is refused: it
 // would take the first one's log records for its own.
 func TestNodeIDInUse(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Ingest.NodeID = testenv.Name("node")
 	startMain(t, cfg)
@@ -279,6 +282,7 @@ func TestNodeIDInUse(t *testing.T) {
 // elsewhere) are accepted once in total and stored once; the restarted
 // instance still knows them without loading anything from ClickHouse.
 func TestSharedDedupAcrossInstances(t *testing.T) {
+	t.Parallel()
 	cfgA := testConfig(t, testenv.ClickHouseAddr(t))
 	cfgA.Ingest.NodeID, cfgA.Ingest.SharedDedup = "shared-a", true
 	cfgB := cfgA

@@ -84,6 +84,7 @@ func inventoryOf(t *testing.T, s *mcp.Server, version string) map[string]any {
 // adds one and drops another, and reads back the documented changes; a
 // rule on tool_changes fires.
 func TestInventoryOfARealServer(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcpID, key := a.newTenant("inventory")
@@ -154,6 +155,7 @@ func sameSet(a, b string) bool {
 // service only its whole tool set: the inventory holds the 3 tools and
 // its changes are the 3 additions, with no tool removed and added back.
 func TestPaginatedInventoryEndToEnd(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcpID, key := a.newTenant("paginated")

@@ -25,6 +25,7 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // official Go SDK client and a personal access token, and reads the calls
 // back from the receiving service's dashboard reads.
 func TestMCPEndpointSelfTelemetry(t *testing.T) {
+	t.Parallel()
 	chAddr := testenv.ClickHouseAddr(t)
 	_, receiver := startMain(t, testConfig(t, chAddr))
 	r := api{t, receiver}

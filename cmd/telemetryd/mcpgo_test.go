@@ -23,6 +23,7 @@ import (
 // transport (two connections), and reads every figure back from overview,
 // tools, tool detail, insights and sessions.
 func TestGoSDKMiddlewareEndToEnd(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcpID, key := a.newTenant("gosdk")
@@ -192,6 +193,7 @@ func TestGoSDKMiddlewareEndToEnd(t *testing.T) {
 // sessions: the middleware sends no session_id, and the service derives one
 // session per client identity (docs/sessions.md).
 func TestGoSDKStatelessEndToEnd(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcpID, key := a.newTenant("gosdk-stateless")
@@ -264,6 +266,7 @@ func TestGoSDKStatelessEndToEnd(t *testing.T) {
 // characters), and an item over the body limit alone through Send loses
 // only itself.
 func TestGoSDKOversizeItemEndToEnd(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcpID, key := a.newTenant("gosdk-oversize")

@@ -17,6 +17,7 @@ import (
 // overview then shows; then checks the catch-up computes exactly the
 // missed days, under the advisory lock.
 func TestNightlyCommandAndCatchUp(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	m, base := startMain(t, cfg)
 	a := api{t, base}

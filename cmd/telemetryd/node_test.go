@@ -20,9 +20,15 @@ import (
 // it. Dependencies are installed from each package-lock.json when
 // node_modules is missing, with the npm cache under .data/.
 
-func TestTypeScriptSDK(t *testing.T) { runNodeSuite(t, "sdk/typescript", "test/*.test.js") }
+func TestTypeScriptSDK(t *testing.T) {
+	t.Parallel()
+	runNodeSuite(t, "sdk/typescript", "test/*.test.js")
+}
 
-func TestInstrumentationPackagesEndToEnd(t *testing.T) { runNodeSuite(t, "e2e/node", "*.test.js") }
+func TestInstrumentationPackagesEndToEnd(t *testing.T) {
+	t.Parallel()
+	runNodeSuite(t, "e2e/node", "*.test.js")
+}
 
 // npmMu keeps two installs from sharing the npm cache at once.
 var npmMu sync.Mutex
@@ -83,4 +89,7 @@ func npmInstall(t *testing.T, root, pkg string) {
 
 // TestMCPEndpointTypeScriptClient drives /mcp with the official
 // TypeScript MCP client (e2e/mcp-client).
-func TestMCPEndpointTypeScriptClient(t *testing.T) { runNodeSuite(t, "e2e/mcp-client", "*.test.js") }
+func TestMCPEndpointTypeScriptClient(t *testing.T) {
+	t.Parallel()
+	runNodeSuite(t, "e2e/mcp-client", "*.test.js")
+}

@@ -98,6 +98,7 @@ var emitterFixtures = []struct {
 // notifications, session and wrapper spans are not calls), and the tools,
 // sessions and overview figures agree.
 func TestEmitterFixtures(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	for _, f := range emitterFixtures {

@@ -24,6 +24,7 @@ import (
 // the service allocates a small part of what decoding would (the inflated
 // body, the count), while an ordinary request is still taken.
 func TestOTLPElementFloodRefused(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	_, _, key := a.newTenant("flood")

@@ -97,6 +97,7 @@ func postOTLPProto(t *testing.T, base, path, key string, body []byte) (int, *col
 // cumulative points are refused with the reason, and an emitter that also
 // sends spans is counted from its spans only.
 func TestOTLPMetricsBecomeCalls(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcp, key := a.newTenant("otlp-metrics")

@@ -21,6 +21,7 @@ import (
 // in partial_success what they did not keep (all of it); nothing reaches the
 // call figures.
 func TestOTLPMetricsAndLogsPaths(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcp, key := a.newTenant("otlp-signals")

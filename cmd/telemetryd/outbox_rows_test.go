@@ -21,6 +21,7 @@ import (
 // every other one (the same account's Discord and email, another
 // account's Slack) is sent.
 func TestUndecryptableDeliveryFailsAlone(t *testing.T) {
+	t.Parallel()
 	e := startDeliveryEnv(t, true, func(c *Config) { c.Alerting.Delivery.PollInterval = time.Hour })
 	e.verify(t, e.email)
 	ctx := context.Background()
@@ -72,6 +73,7 @@ func TestUndecryptableDeliveryFailsAlone(t *testing.T) {
 // (encoded words on continuation lines, none near 998 octets), and reads
 // back whole.
 func TestLongNonASCIISubjectFolded(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, true)
 	name := strings.Repeat("Ошибка ", 28)[:195]
 	for !utf8.ValidString(name) {
@@ -125,6 +127,7 @@ func TestLongNonASCIISubjectFolded(t *testing.T) {
 // rather than being sent or lost, and /metrics shows the bound; channel
 // tests beyond a person's budget are 429 with Retry-After.
 func TestSendBudgets(t *testing.T) {
+	t.Parallel()
 	e := startDeliveryEnv(t, true, func(c *Config) { c.Alerting.Email.MaxPerAccountHour = 2 })
 	e.verify(t, e.email)
 	e.md.clear(t)

@@ -126,6 +126,7 @@ func (e *deliveryEnv) resolve(t *testing.T, ruleID string) {
 // PagerDuty's message, 429 and 500 are retried; a test triggers and
 // resolves; the delivery log filters by severity.
 func TestPagerDuty(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, false)
 	e.a.must(422, "PUT", "/v1/account/channels/pagerduty/connection", e.token, map[string]any{"routing_key": "short"})
 	e.a.must(422, "PUT", "/v1/account/channels/pagerduty/connection", e.token, map[string]any{"url": "https://events.pagerduty.com/"})

@@ -87,6 +87,7 @@ func exactlyOnce(t *testing.T, cfg Config, mcp, prefix string, n int) {
 // accepted) and the restarted instance stores its copy. Without a retry
 // the restarted instance stores the payload. Every item is stored once.
 func TestSharedDedupCrashWindows(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

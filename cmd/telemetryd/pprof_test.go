@@ -14,6 +14,7 @@ import (
 // The profiler is off by default, refused on anything but loopback, and
 // served on its own listener when server.pprof_addr is set.
 func TestPprofAddr(t *testing.T) {
+	t.Parallel()
 	if DefaultConfig().Server.PprofAddr != "" {
 		t.Fatal("the profiler is on by default")
 	}

@@ -173,6 +173,7 @@ func (a api) waitProbe(token, id string, timeout time.Duration, ok func(p map[st
 // days is a warning. The badge shows the status; a calls < rule says the
 // server answers.
 func TestProbesEndToEnd(t *testing.T) {
+	t.Parallel()
 	caPEM, tlsCfg := expiringCert(t)
 	cfg := probeConfig(t)
 	cfg.Alerting.Outbound.CAFile = filepath.Join(t.TempDir(), "ca.pem")
@@ -341,6 +342,7 @@ func TestProbesEndToEnd(t *testing.T) {
 // resolving to 127.0.0.1 included; the cap per account holds; intervals
 // under 30 s are refused.
 func TestProbesGuardAndLimits(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Probes.MaxPerAccount = 2
 	_, base := startMain(t, cfg)
@@ -376,6 +378,7 @@ func TestProbesGuardAndLimits(t *testing.T) {
 // interval (never twice at once); one instance stopped, the other runs
 // every probe.
 func TestProbesTwoInstances(t *testing.T) {
+	t.Parallel()
 	target := newGoTarget(t, true, nil)
 	cfgA := probeConfig(t)
 	cfgA.Ingest.NodeID = "probe-a"

@@ -50,6 +50,7 @@ func readmeWalkthrough(t *testing.T) []string {
 // service) and answers what its comments say: the batch accepted, its
 // figures read back, the rule firing into the inbox, its history.
 func TestReadmeWalkthrough(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			msg := fmt.Sprintf("the README's walk-through needs %s (make run and make test install it)", tool)

@@ -40,6 +40,7 @@ func exportedItems(t *testing.T, base, mcp, token string) map[string]map[string]
 // replaced in error_message and attribute values, identifiers untouched;
 // the MCP without redaction keeps the strings exactly as sent.
 func TestRedactionEndToEnd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Export.PerMinute = 1000 // the test polls through the export
 	_, base := startMain(t, cfg)
@@ -147,6 +148,7 @@ func TestRedactionEndToEnd(t *testing.T) {
 // after redaction, so a secret straddling the cut leaves nothing of
 // itself.
 func TestRedactionBoundedAndCut(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, testenv.ClickHouseAddr(t))
 	cfg.Export.PerMinute = 1000
 	_, base := startMain(t, cfg)

@@ -49,6 +49,7 @@ func init() { alerting.Register(pigeonIntegration) }
 // one line is in the catalogue, in /docs' channel enums, accepted by rule
 // validation, connected with its own body, and sent by the outbox.
 func TestRegistryAddsADestination(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, false)
 	ch := e.channel(t, "carrier_pigeon")
 	if ch["scope"] != "team" || ch["label"] != "Carrier pigeon" || ch["delivers"] != true || fmt.Sprint(ch["connect_fields"]) != "[loft]" {

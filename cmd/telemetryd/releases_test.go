@@ -8,5 +8,6 @@ import "testing"
 // worse and fail; equal traffic: same and pass; too little traffic:
 // insufficient and pending), the verdict read with a personal access token.
 func TestReleaseVerdictsEndToEnd(t *testing.T) {
+	t.Parallel()
 	runNodeSuite(t, "sdk/typescript", "test/releases.e2e.js")
 }

@@ -11,6 +11,7 @@ import (
 // email (not_a_member); an admin's retry of it does not mail them, while
 // the owner's delivery of the same alert is sent.
 func TestRemovedMemberHoldsNothing(t *testing.T) {
+	t.Parallel()
 	// The outbox is driven by hand here: its job polls once an hour.
 	e := startDeliveryEnv(t, true, func(c *Config) { c.Alerting.Delivery.PollInterval = time.Hour })
 	e.verify(t, e.email)

@@ -30,11 +30,13 @@ import (
 // instances equals the single server's, so nothing acknowledged was lost
 // or stored twice.
 func TestReplicaLoss(t *testing.T) {
+	// Not parallel: it stops a shard (or a replica) that the other
+	// cluster tests use; Go runs it before the parallel tests resume.
 	bin, dir, cluster := os.Getenv(EnvClusterBin), os.Getenv(EnvClusterDir), testenv.ClickHouseCluster()
 	if bin == "" || dir == "" || !testenv.ClickHouseReplicated() {
 		t.Skipf("needs the replicated topology of `make test-cluster` (%s, %s, %s=1)", EnvClusterBin, EnvClusterDir, testenv.EnvClickHouseReplicated)
 	}
-	chAddr, pgURL := testenv.ClickHouseAddr(t), pg.URL(t)
+	chAddr, pgURL := testenv.ClickHouseAddr(t), pgURL(t)
 	ctx := context.Background()
 	conn, err := ch.Open(&ch.Options{Addr: []string{chAddr}})
 	if err != nil {

@@ -80,6 +80,7 @@ func runRelease(t *testing.T, base, key, version string, calls int, args map[str
 // and its message in the inbox names the tool, severity, reason and
 // client; a rule with min_severity on another metric is 422.
 func TestBreakingToolChangeEndToEnd(t *testing.T) {
+	t.Parallel()
 	_, base := startMain(t, testConfig(t, testenv.ClickHouseAddr(t)))
 	a := api{t, base}
 	token, mcpID, key := a.newTenant("toolchanges")

@@ -69,6 +69,7 @@ func (e *deliveryEnv) verify(t *testing.T, addr string) {
 // token does not work), and email flows; changing the address makes it
 // unverified again.
 func TestEmailOnlyToVerifiedAddresses(t *testing.T) {
+	t.Parallel()
 	e := startDeliveryEnv(t, true, nil)
 	victim := e.email
 	if p := e.a.must(200, "GET", "/v1/account/profile", e.token, nil); p["email_verified"] != false {

@@ -106,6 +106,7 @@ func (r *receiver) waitEvents(t *testing.T, n int) []receivedEvent {
 // for a day, the old one too; a wrong secret does not; internal addresses
 // are refused at connect time.
 func TestSignedWebhook(t *testing.T) {
+	t.Parallel()
 	e := newDeliveryEnv(t, false)
 	r := startReceiver(t, e)
 	for _, u := range []string{"https://127.0.0.1/hook", "https://169.254.169.254/latest/meta-data", "https://localhost/x",

@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,9 @@ type PostgresDB struct {
 	name  string
 	url   string
 	err   error
+
+	prepared sync.Once
+	prepErr  error
 }
 
 // URL returns the URL of the package's database, creating it on first use.
@@ -39,6 +43,41 @@ func (d *PostgresDB) URL(t testing.TB) string {
 		t.Fatalf("create test database: %v", d.err)
 	}
 	return d.url
+}
+
+// Fresh returns the URL of a new database of the test's own, a copy of the
+// package's database (CREATE DATABASE ... TEMPLATE), dropped when the test
+// ends: tests that run in parallel (t.Parallel) and each start a service
+// whose jobs read whole tables need databases apart. prepare runs once, on
+// the package's database, before the first copy (migrations, so that each
+// copy starts migrated); it must leave no connection open, since
+// PostgreSQL copies only a database nobody is connected to. A package
+// that uses Fresh must not use URL's database otherwise.
+func (d *PostgresDB) Fresh(t testing.TB, prepare func(url string) error) string {
+	t.Helper()
+	url := d.URL(t)
+	d.prepared.Do(func() { d.prepErr = prepare(url) })
+	if d.prepErr != nil {
+		t.Fatalf("prepare the test database: %v", d.prepErr)
+	}
+	name := Name("t")
+	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{d.name}.Sanitize()
+	var err error
+	for try := 0; try < 50; try++ {
+		// "source database is being accessed by other users": a pool of
+		// prepare's, or of a test's, may take a moment to hang up.
+		if err = execMaintenance(d.maint, create); err == nil || !strings.Contains(err.Error(), "being accessed by other users") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = execMaintenance(d.maint, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	return WithDatabase(url, name)
 }
 
 // Main runs the package's tests, drops the database and exits.
