@@ -119,7 +119,36 @@ func RunDeletion(ctx context.Context, svc DeletionService, del TelemetryDeleter,
 	} else {
 		log.Info("deletions: done", "deletion", d.ID, "kind", d.Kind, "mcp", d.MCPID, "duration", time.Since(start))
 	}
-	if ferr := svc.FinishDeletion(context.WithoutCancel(ctx), d.ID, err); ferr != nil {
-		log.Warn("deletions: could not record the outcome", "deletion", d.ID, "error", ferr)
+	finishDeletion(ctx, svc, d.ID, err, log)
+}
+
+// finishRetryFirst and finishRetryFor are finishDeletion's first wait and
+// how long it retries in all while PostgreSQL is unavailable (vars, so
+// that tests can shorten them).
+var finishRetryFirst, finishRetryFor = time.Second, 2 * time.Minute
+
+// finishDeletion records a request's outcome. The work is done (or failed)
+// by now, so an outcome lost to a PostgreSQL outage would leave the request
+// running until it counts as stale (30 minutes) and is done again: while
+// PostgreSQL answers "unavailable", it retries (1 s, doubling to 8 s, for
+// at most finishRetryFor). The pass can claim nothing meanwhile anyway.
+func finishDeletion(ctx context.Context, svc DeletionService, id string, cause error, log *slog.Logger) {
+	wait, deadline := finishRetryFirst, time.Now().Add(finishRetryFor)
+	for {
+		ferr := svc.FinishDeletion(context.WithoutCancel(ctx), id, cause)
+		if ferr == nil {
+			return
+		}
+		if telemetry.ErrorCode(ferr) != telemetry.EUNAVAILABLE || time.Now().Add(wait).After(deadline) {
+			log.Warn("deletions: could not record the outcome; the request runs again once stale", "deletion", id, "error", ferr)
+			return
+		}
+		log.Warn("deletions: could not record the outcome; retrying", "deletion", id, "error", ferr, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return // shutting down: the request is claimed again once stale
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 8*finishRetryFirst)
 	}
 }
