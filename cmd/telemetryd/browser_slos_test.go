@@ -19,6 +19,7 @@ import (
 // does not offer, as a stale page could send) comes back as the API's 422
 // under the threshold field, and no SLO is created.
 func TestLatencySLOFormInABrowser(t *testing.T) {
+	t.Parallel()
 	u := newBrowserUser(t, "slo", "Sam", "docs")
 	a, base, token, mcpID, key := u.a, u.base, u.token, u.mcpID, u.key
 	start := time.Now().UTC().Add(-3 * time.Minute)
