@@ -87,7 +87,7 @@ type Stats struct {
 }
 
 // SyncBounds are the upper bounds, in seconds, of SyncTime's buckets.
-var SyncBounds = [...]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+var SyncBounds = [...]float64{.0005, .001, .0025, .005, .0075, .01, .015, .02, .025, .03, .04, .05, .06, .075, .1, .15, .25, .5, 1}
 
 // SyncTime counts data fsyncs by duration: Buckets[i] those that took
 // more than SyncBounds[i-1] and at most SyncBounds[i], Over those that

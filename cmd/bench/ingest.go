@@ -79,10 +79,21 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 	defer cancel()
 	rss := startRSSSampler(runCtx, *pid)
 	cpu := startCPU(*pid, *chPIDFile)
-	viewBefore := scrapeServerView(ctx, *endpoint)
 	start := time.Now()
 	load := &ingestLoad{batch: *batch, total: *total, limiter: limiter, measureFrom: start.Add(*warmup)}
+	// The service's histograms are read when the measured window starts,
+	// so that the warm-up (first connections, the decoder's first batches,
+	// the flusher's first inserts) is not in the p99s.
+	viewAt := make(chan serverView, 1)
+	go func() {
+		select {
+		case <-time.After(*warmup):
+		case <-runCtx.Done():
+		}
+		viewAt <- scrapeServerView(ctx, *endpoint)
+	}()
 	load.run(runCtx, *conns, clients, out, start)
+	viewBefore := <-viewAt
 	elapsed := time.Since(start)
 	window := time.Since(load.measureFrom)
 	cancel()

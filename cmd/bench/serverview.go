@@ -130,7 +130,7 @@ func serverViewFigures(out io.Writer, label string, before, after serverView) []
 		figs = append(figs, figure{"ingest", label, "wal_sync_p99_ms", sync * 1000})
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(out, "  the service's own view (its /metrics histograms, warm-up included): %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(out, "  the service's own view (its /metrics histograms, after the warm-up): %s\n", strings.Join(parts, ", "))
 	}
 	return figs
 }
