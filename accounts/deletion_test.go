@@ -34,7 +34,7 @@ func (f *finishFails) FinishDeletion(_ context.Context, _ string, cause error) e
 type noopDeleter struct{}
 
 func (noopDeleter) DeleteUserTelemetry(context.Context, string, string) error { return nil }
-func (noopDeleter) DeleteMCPTelemetry(context.Context, string) error        { return nil }
+func (noopDeleter) DeleteMCPTelemetry(context.Context, string) error          { return nil }
 
 // An outcome that PostgreSQL could not record because it was down is
 // recorded once it is back, instead of leaving the request running until

@@ -81,19 +81,8 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 	cpu := startCPU(*pid, *chPIDFile)
 	start := time.Now()
 	load := &ingestLoad{batch: *batch, total: *total, limiter: limiter, measureFrom: start.Add(*warmup)}
-	// The service's histograms are read when the measured window starts,
-	// so that the warm-up (first connections, the decoder's first batches,
-	// the flusher's first inserts) is not in the p99s.
-	viewAt := make(chan serverView, 1)
-	go func() {
-		select {
-		case <-time.After(*warmup):
-		case <-runCtx.Done():
-		}
-		viewAt <- scrapeServerView(ctx, *endpoint)
-	}()
+	viewAt := scrapeServerViewAfter(ctx, runCtx, *endpoint, *warmup)
 	load.run(runCtx, *conns, clients, out, start)
-	viewBefore := <-viewAt
 	elapsed := time.Since(start)
 	window := time.Since(load.measureFrom)
 	cancel()
@@ -101,7 +90,7 @@ func runIngest(ctx context.Context, args []string, out io.Writer) error {
 
 	acc := load.accepted.Load()
 	figs := load.report(out, *label, elapsed, window)
-	figs = append(figs, serverViewFigures(out, *label, viewBefore, scrapeServerView(ctx, *endpoint))...)
+	figs = append(figs, serverViewFigures(out, *label, <-viewAt, scrapeServerView(ctx, *endpoint))...)
 	if *pid > 0 {
 		figs = append(figs, ingestRSSFigures(out, *pid, *label, peakRSS)...)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -44,6 +45,22 @@ func scrapeServerView(ctx context.Context, endpoint string) serverView {
 		return serverView{}
 	}
 	return parseServerView(resp.Body)
+}
+
+// scrapeServerViewAfter reads the histograms once warmup has passed (or
+// run ended): the measured window starts there, so the warm-up (first
+// connections, the decoder's first batches, the flusher's first inserts)
+// is not in the p99s.
+func scrapeServerViewAfter(ctx, run context.Context, endpoint string, warmup time.Duration) <-chan serverView {
+	view := make(chan serverView, 1)
+	go func() {
+		select {
+		case <-time.After(warmup):
+		case <-run.Done():
+		}
+		view <- scrapeServerView(ctx, endpoint)
+	}()
+	return view
 }
 
 func parseServerView(r io.Reader) serverView {
