@@ -142,6 +142,10 @@ func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.It
 		return errCorrupt
 	}
 	grow(int(n))
+	// The numbers behind the items' pointers share one array a record,
+	// like the strings: one allocation a record instead of one an item.
+	var durations []float64
+	var sizes []int64
 	for i := range int(n) {
 		it := at(i)
 		it.ID = d.string()
@@ -151,8 +155,11 @@ func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.It
 		it.Name = d.string()
 		flags := d.byte()
 		if flags&flagDuration != 0 {
-			v := math.Float64frombits(d.uint64())
-			it.DurationMs = &v
+			if durations == nil {
+				durations = make([]float64, n)
+			}
+			durations[i] = math.Float64frombits(d.uint64())
+			it.DurationMs = &durations[i]
 		}
 		it.Status = analytics.StatusOK
 		if flags&flagError != 0 {
@@ -184,8 +191,11 @@ func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.It
 		if version >= 3 {
 			it.ErrorKind = d.string()
 			if flags&flagResponseBytes != 0 {
-				v := d.varint()
-				it.ResponseBytes = &v
+				if sizes == nil {
+					sizes = make([]int64, n)
+				}
+				sizes[i] = d.varint()
+				it.ResponseBytes = &sizes[i]
 			}
 			it.ArgsHash = d.string()
 		}
