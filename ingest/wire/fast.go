@@ -13,15 +13,17 @@ import (
 // parseFast decodes a batch of the shape every SDK sends in a single pass
 // over the bytes, without reflection: the object {"items": [...]} whose
 // items are objects of the known fields (exact names, each at most once),
-// strings without escapes, JSON numbers and null. Strings are copied once
-// each, a string equal to the same field's recent value is shared, and the
-// unique ones (id, args_hash, error_message) share one slab per batch.
+// strings (escapes but \u only in values), JSON numbers and null. Strings
+// are copied once each, a string equal to the same field's recent value
+// is shared, and the unique ones (id, args_hash, error_message) share one
+// slab per batch.
 //
 // ok is false when the body is anything else (an unknown or repeated key,
-// an escape, a type the field does not take, malformed JSON, no items or
-// too many): the caller then decodes it as before (sonic, else item by
-// item), so every answer for such a body is unchanged. When ok is true,
-// the batch is the one that path would give: FuzzParseFast checks it.
+// a \u escape, an escape in a key or a timestamp, a type the field does
+// not take, malformed JSON, no items or too many): the caller then decodes
+// it as before (sonic, else item by item), so every answer for such a body
+// is unchanged. When ok is true, the batch is the one that path would
+// give: FuzzParseFast checks it.
 func parseFast(body []byte, now time.Time) (b Batch, ok bool) {
 	d := fastDecoder{b: body}
 	d.ws()
@@ -188,9 +190,10 @@ func (c *fieldCache) unique(s []byte) string {
 }
 
 type fastDecoder struct {
-	b     []byte
-	i     int
-	cache *fieldCache
+	b       []byte
+	i       int
+	cache   *fieldCache
+	scratch []byte // text's unescaped strings
 }
 
 // ws skips JSON whitespace and returns the next byte, 0 at the end.
@@ -224,6 +227,17 @@ func (d *fastDecoder) key() ([]byte, bool) {
 // str reads a string without escapes at d.i (after whitespace), returning
 // its bytes; false for anything else, including invalid UTF-8.
 func (d *fastDecoder) str() ([]byte, bool) {
+	return d.scan(false)
+}
+
+// text is str that also takes the escapes other than \u, decoded into
+// the decoder's scratch buffer (valid until the next text): what error
+// messages and attribute values carry (quotes, new lines, backslashes).
+func (d *fastDecoder) text() ([]byte, bool) {
+	return d.scan(true)
+}
+
+func (d *fastDecoder) scan(escapes bool) ([]byte, bool) {
 	if d.ws() != '"' {
 		return nil, false
 	}
@@ -236,11 +250,59 @@ func (d *fastDecoder) str() ([]byte, bool) {
 			d.i = j + 1
 			s := d.b[start:j]
 			return s, ascii || utf8.Valid(s)
-		case c == '\\' || c < 0x20:
+		case c == '\\':
+			if !escapes {
+				return nil, false
+			}
+			return d.unescape(start, j, ascii)
+		case c < 0x20:
 			return nil, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
+	}
+	return nil, false
+}
+
+// unescape finishes the string begun at start whose first escape is at j.
+func (d *fastDecoder) unescape(start, j int, ascii bool) ([]byte, bool) {
+	out := append(d.scratch[:0], d.b[start:j]...)
+	for j < len(d.b) {
+		c := d.b[j]
+		switch {
+		case c == '"':
+			d.i = j + 1
+			d.scratch = out
+			return out, ascii || utf8.Valid(out)
+		case c == '\\':
+			if j+1 >= len(d.b) {
+				return nil, false
+			}
+			switch e := d.b[j+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			default: // \u (surrogates, invalid ones) is the old path's
+				return nil, false
+			}
+			j += 2
+			continue
+		case c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+		out = append(out, c)
+		j++
 	}
 	return nil, false
 }
@@ -373,14 +435,17 @@ func (d *fastDecoder) value(it *analytics.Item, f int, ts *[]byte) bool {
 	case fAttributes:
 		return d.attributes(it)
 	}
-	s, ok := d.str()
+	if f == fTimestamp {
+		s, ok := d.str() // kept until the item ends: not in the scratch
+		*ts = s
+		return ok
+	}
+	s, ok := d.text()
 	if !ok {
 		return false
 	}
 	c := d.cache
 	switch f {
-	case fTimestamp:
-		*ts = s
 	case fID:
 		it.ID = c.unique(s)
 	case fArgsHash:
@@ -409,7 +474,7 @@ func (d *fastDecoder) attributes(it *analytics.Item) bool {
 		if !ok {
 			return false
 		}
-		v, ok := d.str()
+		v, ok := d.text()
 		if !ok {
 			return false
 		}

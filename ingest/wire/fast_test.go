@@ -34,7 +34,7 @@ var fastSeeds = []string{
 // give (sonic, and encoding/json item by item), the same items, the same
 // drops; what it gives up on is theirs to answer.
 func FuzzParseFast(f *testing.F) {
-	for _, s := range fastSeeds {
+	for _, s := range append(fastSeeds, escapedSeeds...) {
 		f.Add([]byte(s))
 	}
 	f.Add(benchBodyOf(40, true))
@@ -63,10 +63,22 @@ func TestParseFastTakesWhatSDKsSend(t *testing.T) {
 	now := time.Now()
 	indented, _ := json.MarshalIndent(json.RawMessage(benchBodyOf(3, true)), "", "  ")
 	for name, body := range map[string][]byte{"plain": benchBodyOf(50, false), "failure": benchBodyOf(50, true), "indented": indented,
-		"seed": []byte(strings.ReplaceAll(fastSeeds[3], "2026-11-20T10:00:00Z", now.UTC().Format(time.RFC3339)))} {
+		"seed":    []byte(strings.ReplaceAll(fastSeeds[3], "2026-11-20T10:00:00Z", now.UTC().Format(time.RFC3339))),
+		"escapes": []byte(strings.ReplaceAll(escapedSeeds[0], "2026-11-20T10:00:00Z", now.UTC().Format(time.RFC3339)))} {
 		b, ok := parseFast(body, now)
 		if !ok || len(b.Items) == 0 || b.Dropped != 0 {
 			t.Fatalf("%s: fast decoder ok=%v, %d items, %d dropped", name, ok, len(b.Items), b.Dropped)
 		}
 	}
+}
+
+// escapedSeeds: strings with the escapes parseFast decodes, and those it
+// leaves to the old path.
+var escapedSeeds = []string{
+	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_type":"E","error_message":"tool \"x\" failed:\n\tat a\\b \/ \r\b\f","attributes":{"k":"v \"q\""}}]}`,
+	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_message":"caf\u00e9"}]}`,
+	`{"items":[{"timestamp":"2026-11-20T10:00:00\u005a","method":"ping"}]}`,
+	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_message":"bad \x"}]}`,
+	"{\"items\":[{\"timestamp\":\"2026-11-20T10:00:00Z\",\"method\":\"ping\",\"error_message\":\"\\n\xc3\"}]}",
+	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","attributes":{"k\n":"v"}}]}`,
 }
