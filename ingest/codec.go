@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
@@ -116,7 +117,7 @@ func (r Record) Encode(dst []byte) []byte {
 // instead of one a field (they live as long as the record's items anyway).
 func DecodeRecord(b []byte) (Record, error) {
 	var r Record
-	err := r.decode(b, func(n int) { r.Items = make([]analytics.Item, n) }, func(i int) *analytics.Item { return &r.Items[i] })
+	err := r.decode(b, false, func(n int) { r.Items = make([]analytics.Item, n) }, func(i int) *analytics.Item { return &r.Items[i] })
 	if err != nil {
 		return Record{}, err
 	}
@@ -127,9 +128,16 @@ func DecodeRecord(b []byte) (Record, error) {
 // once their count n is known it calls grow(n), then decodes item i into
 // at(i), in order. The flusher decodes a record's items straight into
 // its batch's rows this way, without a slice of items a record to copy
-// from.
-func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.Item) error {
-	d := decoder{b: b, all: string(b)}
+// from. With given, b is the caller's to give away (the log's reader
+// allocates it for the caller alone and nothing writes it again): the
+// strings are read in place, without the copy.
+func (r *Record) decode(b []byte, given bool, grow func(n int), at func(i int) *analytics.Item) error {
+	d := decoder{b: b}
+	if given {
+		d.all = unsafe.String(unsafe.SliceData(b), len(b))
+	} else {
+		d.all = string(b)
+	}
 	version := d.byte()
 	if version != codecVersion && version != codecVersionV2 && version != codecVersionV1 {
 		return errCorrupt

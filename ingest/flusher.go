@@ -254,7 +254,7 @@ func (f *Flusher) collect(b *flushBatch, r wal.Record, replayUntil uint64) {
 	// CPU in a 30-second bench run.
 	start := len(b.rows)
 	var rec Record
-	err := rec.decode(r.Data, func(n int) {
+	err := rec.decode(r.Data, true, func(n int) { // wal.Record.Data is ours
 		if need := start + n; need > cap(b.rows) {
 			b.rows = slices.Grow(b.rows, max(need, 2*cap(b.rows), f.opts.FlushMaxRows)-start)
 		}
