@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -13,17 +14,17 @@ import (
 // parseFast decodes a batch of the shape every SDK sends in a single pass
 // over the bytes, without reflection: the object {"items": [...]} whose
 // items are objects of the known fields (exact names, each at most once),
-// strings (escapes but \u only in values), JSON numbers and null. Strings
+// strings (escapes only in values), JSON numbers and null. Strings
 // are copied once each, a string equal to the same field's recent value
 // is shared, and the unique ones (id, args_hash, error_message) share one
 // slab per batch.
 //
 // ok is false when the body is anything else (an unknown or repeated key,
-// a \u escape, an escape in a key or a timestamp, a type the field does
-// not take, malformed JSON, no items or too many): the caller then decodes
-// it as before (sonic, else item by item), so every answer for such a body
-// is unchanged. When ok is true, the batch is the one that path would
-// give: FuzzParseFast checks it.
+// an unpaired surrogate, an escape in a key or a timestamp, a type the
+// field does not take, malformed JSON, no items or too many): the caller
+// then decodes it as before (sonic, else item by item), so every answer
+// for such a body is unchanged. When ok is true, the batch is the one
+// that path would give: FuzzParseFast checks it.
 func parseFast(body []byte, now time.Time) (b Batch, ok bool) {
 	d := fastDecoder{b: body}
 	d.ws()
@@ -230,7 +231,7 @@ func (d *fastDecoder) str() ([]byte, bool) {
 	return d.scan(false)
 }
 
-// text is str that also takes the escapes other than \u, decoded into
+// text is str that also takes escapes (but unpaired surrogates), decoded into
 // the decoder's scratch buffer (valid until the next text): what error
 // messages and attribute values carry (quotes, new lines, backslashes).
 func (d *fastDecoder) text() ([]byte, bool) {
@@ -291,7 +292,15 @@ func (d *fastDecoder) unescape(start, j int, ascii bool) ([]byte, bool) {
 				out = append(out, '\r')
 			case 't':
 				out = append(out, '\t')
-			default: // \u (surrogates, invalid ones) is the old path's
+			case 'u':
+				r, n := d.escapedRune(j)
+				if n == 0 {
+					return nil, false
+				}
+				out = utf8.AppendRune(out, r)
+				j += n
+				continue
+			default:
 				return nil, false
 			}
 			j += 2
@@ -305,6 +314,50 @@ func (d *fastDecoder) unescape(start, j int, ascii bool) ([]byte, bool) {
 		j++
 	}
 	return nil, false
+}
+
+// escapedRune decodes the \u escape at j, with the low half of a
+// surrogate pair when it is one, and its length in bytes; 0 for an
+// unpaired surrogate or bad hex, which the old path answers (encoding/json
+// makes them U+FFFD).
+func (d *fastDecoder) escapedRune(j int) (rune, int) {
+	r, ok := hex4(d.b, j+2)
+	if !ok {
+		return 0, 0
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	if len(d.b) < j+12 || d.b[j+6] != '\\' || d.b[j+7] != 'u' {
+		return 0, 0
+	}
+	lo, ok := hex4(d.b, j+8)
+	if r = utf16.DecodeRune(r, lo); !ok || r == utf8.RuneError {
+		return 0, 0
+	}
+	return r, 12
+}
+
+// hex4 reads the four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if len(b) < i+4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // null consumes a null literal when it is next.

@@ -62,8 +62,12 @@ func FuzzParseFast(f *testing.F) {
 func TestParseFastTakesWhatSDKsSend(t *testing.T) {
 	now := time.Now()
 	indented, _ := json.MarshalIndent(json.RawMessage(benchBodyOf(3, true)), "", "  ")
+	// encoding/json (and the Go client) escape <, > and & as \u003c...
+	escaped, _ := json.Marshal(map[string]any{"items": []any{map[string]any{"timestamp": now.UTC().Format(time.RFC3339Nano),
+		"method": "tools/call", "name": "q", "error_type": "E", "error_message": "expected <string> & \"x\"\n🚀"}}})
 	for name, body := range map[string][]byte{"plain": benchBodyOf(50, false), "failure": benchBodyOf(50, true), "indented": indented,
 		"seed":    []byte(strings.ReplaceAll(fastSeeds[3], "2026-11-20T10:00:00Z", now.UTC().Format(time.RFC3339))),
+		"html":    escaped,
 		"escapes": []byte(strings.ReplaceAll(escapedSeeds[0], "2026-11-20T10:00:00Z", now.UTC().Format(time.RFC3339)))} {
 		b, ok := parseFast(body, now)
 		if !ok || len(b.Items) == 0 || b.Dropped != 0 {
@@ -76,7 +80,9 @@ func TestParseFastTakesWhatSDKsSend(t *testing.T) {
 // leaves to the old path.
 var escapedSeeds = []string{
 	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_type":"E","error_message":"tool \"x\" failed:\n\tat a\\b \/ \r\b\f","attributes":{"k":"v \"q\""}}]}`,
-	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_message":"caf\u00e9"}]}`,
+	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_message":"caf\u00e9 \u003cb\u003e \ud83d\ude80 \u0000"}]}`,
+	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_message":"\ud800x \udc00\ud800"}]}`,
+	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_message":"\ud83d\u0041 \u12G4"}]}`,
 	`{"items":[{"timestamp":"2026-11-20T10:00:00\u005a","method":"ping"}]}`,
 	`{"items":[{"timestamp":"2026-11-20T10:00:00Z","method":"ping","error_message":"bad \x"}]}`,
 	"{\"items\":[{\"timestamp\":\"2026-11-20T10:00:00Z\",\"method\":\"ping\",\"error_message\":\"\\n\xc3\"}]}",
