@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -104,5 +103,5 @@ func (discardSink) RecentIDs(context.Context, time.Time, func(string, string, ti
 	return nil
 }
 func (discardSink) StoredIDs(context.Context, time.Time, map[string][]string, func(string, string, time.Time)) error {
-	return errors.New("discardSink: nothing stored")
+	return nil
 }
