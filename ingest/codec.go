@@ -132,12 +132,7 @@ func DecodeRecord(b []byte) (Record, error) {
 // allocates it for the caller alone and nothing writes it again): the
 // strings are read in place, without the copy.
 func (r *Record) decode(b []byte, given bool, grow func(n int), at func(i int) *analytics.Item) error {
-	d := decoder{b: b}
-	if given {
-		d.all = unsafe.String(unsafe.SliceData(b), len(b))
-	} else {
-		d.all = string(b)
-	}
+	d := decoder{b: b, all: recordText(b, given)}
 	version := d.byte()
 	if version != codecVersion && version != codecVersionV2 && version != codecVersionV1 {
 		return errCorrupt
@@ -150,10 +145,7 @@ func (r *Record) decode(b []byte, given bool, grow func(n int), at func(i int) *
 		return errCorrupt
 	}
 	grow(int(n))
-	// The numbers behind the items' pointers share one array a record,
-	// like the strings: one allocation a record instead of one an item.
-	var durations []float64
-	var sizes []int64
+	nums := recordNumbers{n: int(n)}
 	for i := range int(n) {
 		it := at(i)
 		it.ID = d.string()
@@ -163,11 +155,7 @@ func (r *Record) decode(b []byte, given bool, grow func(n int), at func(i int) *
 		it.Name = d.string()
 		flags := d.byte()
 		if flags&flagDuration != 0 {
-			if durations == nil {
-				durations = make([]float64, n)
-			}
-			durations[i] = math.Float64frombits(d.uint64())
-			it.DurationMs = &durations[i]
+			it.DurationMs = nums.duration(i, math.Float64frombits(d.uint64()))
 		}
 		it.Status = analytics.StatusOK
 		if flags&flagError != 0 {
@@ -199,11 +187,7 @@ func (r *Record) decode(b []byte, given bool, grow func(n int), at func(i int) *
 		if version >= 3 {
 			it.ErrorKind = d.string()
 			if flags&flagResponseBytes != 0 {
-				if sizes == nil {
-					sizes = make([]int64, n)
-				}
-				sizes[i] = d.varint()
-				it.ResponseBytes = &sizes[i]
+				it.ResponseBytes = nums.size(i, d.varint())
 			}
 			it.ArgsHash = d.string()
 		}
@@ -215,6 +199,39 @@ func (r *Record) decode(b []byte, given bool, grow func(n int), at func(i int) *
 		return errCorrupt
 	}
 	return nil
+}
+
+// recordText is b as a string: b itself when given, else a copy.
+func recordText(b []byte, given bool) string {
+	if given {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return string(b)
+}
+
+// recordNumbers holds the numbers behind the pointers of a record's n
+// items, like its strings: one array each a record instead of one
+// allocation an item.
+type recordNumbers struct {
+	n         int
+	durations []float64
+	sizes     []int64
+}
+
+func (r *recordNumbers) duration(i int, v float64) *float64 {
+	if r.durations == nil {
+		r.durations = make([]float64, r.n)
+	}
+	r.durations[i] = v
+	return &r.durations[i]
+}
+
+func (r *recordNumbers) size(i int, v int64) *int64 {
+	if r.sizes == nil {
+		r.sizes = make([]int64, r.n)
+	}
+	r.sizes[i] = v
+	return &r.sizes[i]
 }
 
 func appendString(dst []byte, s string) []byte {
