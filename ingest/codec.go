@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/mcpscope/telemetry/analytics"
 )
@@ -116,7 +117,7 @@ func (r Record) Encode(dst []byte) []byte {
 // instead of one a field (they live as long as the record's items anyway).
 func DecodeRecord(b []byte) (Record, error) {
 	var r Record
-	err := r.decode(b, func(n int) { r.Items = make([]analytics.Item, n) }, func(i int) *analytics.Item { return &r.Items[i] })
+	err := r.decode(b, false, func(n int) { r.Items = make([]analytics.Item, n) }, func(i int) *analytics.Item { return &r.Items[i] })
 	if err != nil {
 		return Record{}, err
 	}
@@ -127,9 +128,11 @@ func DecodeRecord(b []byte) (Record, error) {
 // once their count n is known it calls grow(n), then decodes item i into
 // at(i), in order. The flusher decodes a record's items straight into
 // its batch's rows this way, without a slice of items a record to copy
-// from.
-func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.Item) error {
-	d := decoder{b: b, all: string(b)}
+// from. With given, b is the caller's to give away (the log's reader
+// allocates it for the caller alone and nothing writes it again): the
+// strings are read in place, without the copy.
+func (r *Record) decode(b []byte, given bool, grow func(n int), at func(i int) *analytics.Item) error {
+	d := decoder{b: b, all: recordText(b, given)}
 	version := d.byte()
 	if version != codecVersion && version != codecVersionV2 && version != codecVersionV1 {
 		return errCorrupt
@@ -142,6 +145,7 @@ func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.It
 		return errCorrupt
 	}
 	grow(int(n))
+	nums := recordNumbers{n: int(n)}
 	for i := range int(n) {
 		it := at(i)
 		it.ID = d.string()
@@ -151,8 +155,7 @@ func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.It
 		it.Name = d.string()
 		flags := d.byte()
 		if flags&flagDuration != 0 {
-			v := math.Float64frombits(d.uint64())
-			it.DurationMs = &v
+			it.DurationMs = nums.duration(i, math.Float64frombits(d.uint64()))
 		}
 		it.Status = analytics.StatusOK
 		if flags&flagError != 0 {
@@ -184,8 +187,7 @@ func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.It
 		if version >= 3 {
 			it.ErrorKind = d.string()
 			if flags&flagResponseBytes != 0 {
-				v := d.varint()
-				it.ResponseBytes = &v
+				it.ResponseBytes = nums.size(i, d.varint())
 			}
 			it.ArgsHash = d.string()
 		}
@@ -197,6 +199,39 @@ func (r *Record) decode(b []byte, grow func(n int), at func(i int) *analytics.It
 		return errCorrupt
 	}
 	return nil
+}
+
+// recordText is b as a string: b itself when given, else a copy.
+func recordText(b []byte, given bool) string {
+	if given {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return string(b)
+}
+
+// recordNumbers holds the numbers behind the pointers of a record's n
+// items, like its strings: one array each a record instead of one
+// allocation an item.
+type recordNumbers struct {
+	n         int
+	durations []float64
+	sizes     []int64
+}
+
+func (r *recordNumbers) duration(i int, v float64) *float64 {
+	if r.durations == nil {
+		r.durations = make([]float64, r.n)
+	}
+	r.durations[i] = v
+	return &r.durations[i]
+}
+
+func (r *recordNumbers) size(i int, v int64) *int64 {
+	if r.sizes == nil {
+		r.sizes = make([]int64, r.n)
+	}
+	r.sizes[i] = v
+	return &r.sizes[i]
 }
 
 func appendString(dst []byte, s string) []byte {
