@@ -25,7 +25,8 @@ func claimNow(r *IngestIDs, node, mcpID string, ids []string, at time.Time) ([]s
 // are per MCP, idempotent for their record (node and receipt), and ids
 // older than the window are new again, before and after Expire.
 func TestIngestIDsClaimExpire(t *testing.T) {
-	t.Parallel()
+	// Not parallel: Expire moves the table's one sweep position
+	// (ingest_claims_sweep), which the other of these two tests reads.
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, 24*time.Hour)
@@ -303,7 +304,8 @@ func TestIngestIDsClaimGroupOneRefused(t *testing.T) {
 // window; the next sweep begins an eighth of the window after the last
 // one began.
 func TestIngestIDsExpireSweep(t *testing.T) {
-	t.Parallel()
+	// Not parallel: Expire moves the table's one sweep position
+	// (ingest_claims_sweep), which the other of these two tests reads.
 	db := testDB(t)
 	ctx := context.Background()
 	r := NewIngestIDs(db, time.Hour)
