@@ -37,9 +37,13 @@ export TELEMETRY_TEST_CLICKHOUSE_CLUSTER=$CLUSTER
 export TELEMETRY_TEST_POSTGRES_URL="postgres://telemetry@127.0.0.1:$PG_PORT/telemetry?sslmode=disable"
 export TELEMETRY_TEST_CLUSTER_BIN=$dir/telemetryd
 export TELEMETRY_TEST_CLUSTER_DIR=$dir # lets a test stop and start a shard
+# One test at a time on the clusters (-parallel 1; make test runs them
+# side by side on one server): four ClickHouse servers and ZooKeeper
+# already fill two cores, and replication waits are bounded.
+CLUSTER_PARALLEL=${CLUSTER_TEST_PARALLEL:-1}
 echo "== go test (cluster mode: two shards)"
-"$GO" test -count=1 -timeout 25m ${GOTEST_FLAGS:-} ./clickhouse
-"$GO" test -count=1 -timeout 25m ${GOTEST_FLAGS:-} -run 'TestCluster|TestTwoInstances|TestIngestAndReadBackThroughTheAPI|TestExport|TestDeletePersonAndMCP|TestDeletionWaitsForTheLog|TestRetention|TestRedactionEndToEnd' ./cmd/telemetryd
+"$GO" test -count=1 -timeout 25m -parallel "$CLUSTER_PARALLEL" ${GOTEST_FLAGS:-} ./clickhouse
+"$GO" test -count=1 -timeout 25m -parallel "$CLUSTER_PARALLEL" ${GOTEST_FLAGS:-} -run 'TestCluster|TestTwoInstances|TestIngestAndReadBackThroughTheAPI|TestExport|TestDeletePersonAndMCP|TestDeletionWaitsForTheLog|TestRetention|TestRedactionEndToEnd' ./cmd/telemetryd
 scripts/dbctl.sh stop "$dir"
 scripts/dbctl.sh start-pg "$dir" "$PG_PORT"
 # shellcheck disable=SC2086 # the ports are words
@@ -50,6 +54,6 @@ export TELEMETRY_TEST_CLICKHOUSE_CLUSTER=$R_CLUSTER
 export TELEMETRY_TEST_CLICKHOUSE_REPLICATED=1
 export TELEMETRY_TEST_CLUSTER_DIR=$rdir # lets a test kill and restart a replica
 echo "== go test (replicated: two shards of two replicas, ZooKeeper)"
-"$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./clickhouse
-"$GO" test -count=1 -timeout 30m ${GOTEST_FLAGS:-} -run 'TestReplicaLoss|TestClusterMatchesSingleServer|TestTwoInstances|TestIngestAndReadBackThroughTheAPI|TestExport|TestDeletePersonAndMCP|TestDeletionWaitsForTheLog|TestRetention|TestRedactionEndToEnd' ./cmd/telemetryd
+"$GO" test -count=1 -timeout 30m -parallel "$CLUSTER_PARALLEL" ${GOTEST_FLAGS:-} ./clickhouse
+"$GO" test -count=1 -timeout 30m -parallel "$CLUSTER_PARALLEL" ${GOTEST_FLAGS:-} -run 'TestReplicaLoss|TestClusterMatchesSingleServer|TestTwoInstances|TestIngestAndReadBackThroughTheAPI|TestExport|TestDeletePersonAndMCP|TestDeletionWaitsForTheLog|TestRetention|TestRedactionEndToEnd' ./cmd/telemetryd
 echo "== cluster tests passed"

@@ -82,6 +82,9 @@ func Run(ctx context.Context, j Job) error {
 				return nil
 			case <-t.C:
 			}
+			if ctx.Err() != nil {
+				return nil // both were ready and select took the tick: stopping wins
+			}
 			failing = j.once(ctx, failing)
 			j.then(ctx)
 		}
@@ -93,6 +96,9 @@ func Run(ctx context.Context, j Job) error {
 			t.Stop()
 			return nil
 		case <-t.C:
+		}
+		if ctx.Err() != nil {
+			return nil
 		}
 		failing = j.once(ctx, failing)
 		j.then(ctx)
