@@ -50,6 +50,16 @@ func pgURL(t *testing.T) string {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// ownServerConfig is testConfig on a ClickHouse of the test's own
+// (testenv.OwnClickHouse): one server, not a cluster, also under `make
+// test-cluster`.
+func ownServerConfig(t *testing.T, chAddr string) Config {
+	t.Helper()
+	cfg := testConfig(t, chAddr)
+	cfg.ClickHouse.Cluster, cfg.ClickHouse.Replicated = "", false
+	return cfg
+}
+
 // testConfig is the service's configuration on the test servers: its own
 // ClickHouse database, the package's Postgres database, a free port.
 func testConfig(t *testing.T, chAddr string) Config {

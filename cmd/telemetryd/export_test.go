@@ -224,7 +224,7 @@ func TestExportDeadlineMidBlockReleases(t *testing.T) {
 	// Not parallel, and on a ClickHouse of its own: its export must start
 	// within a 2 s deadline, which a test server busy with the other
 	// packages' tests (go test -p 4) does not always give.
-	cfg := testConfig(t, testenv.OwnClickHouse(t).Addr)
+	cfg := ownServerConfig(t, testenv.OwnClickHouse(t).Addr)
 	cfg.Server.DeadlineExport = 2 * time.Second
 	cfg.Export.Concurrent, cfg.Export.MaxConcurrentTotal, cfg.Export.PerMinute = 1, 1, 100
 	m, base := startMain(t, cfg)

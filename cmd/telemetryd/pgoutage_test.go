@@ -79,7 +79,7 @@ func TestPostgresOutageUnderLoad(t *testing.T) {
 	// A ClickHouse of its own too: the deletion's mutations must end within
 	// a bound, which a test server busy with other packages' merges and
 	// mutations does not always give.
-	cfg := testConfig(t, testenv.OwnClickHouse(t).Addr)
+	cfg := ownServerConfig(t, testenv.OwnClickHouse(t).Addr)
 	cfg.Postgres.URL = own.URL
 	bin := buildBinary(t)
 	svc := startBinary(t, bin, cfg, testenv.FreePort(t),
